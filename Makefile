@@ -1,0 +1,119 @@
+# skillbroker build. `make` builds everything; `make check` installs the
+# Debian dependencies if needed, builds, and runs every test layer.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+SBINDIR = $(PREFIX)/sbin
+BINDIR = $(PREFIX)/bin
+LIBEXECDIR = $(PREFIX)/libexec/skillbroker
+SYSCONFDIR ?= $(PREFIX)/etc/skillbroker
+
+CC ?= cc
+PKGS = libevent msgpack yaml-0.1 libcap libseccomp jansson libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Sanitizer builds live in their own tree: make SAN=1 check
+ifeq ($(SAN),1)
+OUT ?= build/san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+OUT ?= build
+SANFLAGS =
+endif
+BIN = $(if $(filter build,$(OUT)),bin,$(OUT)/bin)
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
+	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' $(PKG_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
+
+COMMON_SRC = $(wildcard lib/*.c) $(wildcard proto/*.c)
+MASTER_SRC = $(wildcard master/*.c)
+BROKER_SRC = $(wildcard broker/*.c)
+POLICYD_SRC = $(wildcard policyd/*.c)
+AUDITD_SRC = $(wildcard auditd/*.c)
+WORKER_SRC = $(wildcard worker/*.c)
+CLI_SRC = $(wildcard cli/*.c)
+
+obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
+
+PROGS = $(BIN)/skillbrokerd $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
+	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillctl
+
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
+# Role code linked into unit tests (everything but each role's main file).
+ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
+	$(WORKER_SRC) $(MASTER_SRC) $(CLI_SRC))
+
+.PHONY: all check unit integration run bench install clean deps format lint fuzz
+
+all: $(PROGS)
+
+$(OUT)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BIN)/skillbrokerd: $(call obj,$(MASTER_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
+$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(COMMON_SRC))
+
+$(PROGS):
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# Each unit test links the common code plus the role files it tests.
+$(OUT)/tests/%: tests/unit/%.c $(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC)) $(PKG_LIBS) -lcmocka
+
+deps:
+	@sh scripts/install-deps
+
+check: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory unit integration
+
+unit: $(UNIT_BINS)
+	@sh tests/run-unit.sh $(UNIT_BINS)
+
+integration: all
+	@SB_BIN=$(CURDIR)/$(BIN) sh tests/integration/run.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/run-dev
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@SB_BIN=$(CURDIR)/$(BIN) sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/policy.d
+	install -m 755 $(BIN)/skillbrokerd $(DESTDIR)$(SBINDIR)/
+	install -m 755 $(BIN)/skillctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
+		$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(DESTDIR)$(LIBEXECDIR)/
+	install -m 644 etc/skillbroker.yaml $(DESTDIR)$(SYSCONFDIR)/
+	install -m 644 etc/policy.d/*.yaml $(DESTDIR)$(SYSCONFDIR)/policy.d/
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr --suppress=missingIncludeSystem -D__linux__ \
+		lib proto master broker policyd auditd worker cli
+
+clean:
+	rm -rf build bin run var
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,33 @@
+/* util.h: small helpers with no process role: time, UTF-8, fds, names. */
+#ifndef SB_UTIL_H
+#define SB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Milliseconds on the monotonic clock. */
+uint64_t now_mono_ms(void);
+/* Nanoseconds on the monotonic clock. */
+uint64_t now_mono_ns(void);
+/* Write the current UTC time as RFC 3339 with milliseconds into buf. */
+void now_rfc3339(char *buf, size_t len);
+/* 1 if [s, s+len) is well-formed UTF-8 without NUL, else 0. */
+int utf8_valid(const char *s, size_t len);
+/* 1 if s is a safe identifier: 1..max of [A-Za-z0-9._-], not "." or "..". */
+int ident_valid(const char *s, size_t max);
+int set_nonblock(int fd);
+int set_cloexec(int fd, int on);
+/* Close every fd >= lowfd. */
+void close_from(int lowfd);
+/* Write all of buf, retrying on EINTR; -1 on error. */
+int write_full(int fd, const void *buf, size_t len);
+/* Read exactly len bytes; 0 ok, -1 error, -2 EOF before len. */
+int read_full(int fd, void *buf, size_t len);
+/* Parse an unsigned decimal within [min, max]; -1 on error. */
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Fill buf with len random bytes from the kernel. */
+int random_bytes(void *buf, size_t len);
+/* Hex-encode len bytes into out (2*len+1 bytes). */
+void hex_encode(const uint8_t *in, size_t len, char *out);
+
+#endif

@@ -1,0 +1,225 @@
+/* client.c: strict decoding and encoding of client requests. */
+#include "client.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "frame.h"
+#include "msg.h"
+
+static const char *const creq_names[CREQ__COUNT] = {
+	[CREQ_HELLO] = "hello",
+	[CREQ_INVOKE] = "invoke",
+	[CREQ_AUTHORIZE] = "authorize",
+	[CREQ_SKILLS] = "skills",
+	[CREQ_APPROVE] = "approve",
+	[CREQ_CANCEL] = "cancel",
+	[CREQ_STATS] = "stats",
+};
+
+const char *
+creq_type_name(enum creq_type t)
+{
+	return (unsigned)t < CREQ__COUNT ? creq_names[t] : "unknown";
+}
+
+/* The id may be a string or an unsigned integer. */
+static int
+client_id_dec(const msgpack_object *map, struct client_id *id,
+    struct error *e)
+{
+	const msgpack_object *o = mp_get(map, "id");
+
+	if (o == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "missing field \"id\"");
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		id->is_num = 1;
+		id->num = o->via.u64;
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 ||
+	    o->via.str.size > CLIENT_ID_MAX)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"id\" must be a string of 1..%d bytes or an "
+		    "unsigned integer", CLIENT_ID_MAX);
+	id->str = xstrndup(o->via.str.ptr, o->via.str.size);
+	return 0;
+}
+
+/* The env map: string keys and values, bounded, turned into KEY=VALUE. */
+static int
+client_env_dec(const msgpack_object *map, struct client_req *req,
+    struct error *e)
+{
+	const msgpack_object *o = NULL;
+	uint32_t i;
+
+	if (mp_submap(map, "env", 0, &o, e) == -1)
+		return -1;
+	if (o == NULL)
+		return 0;
+	if (o->via.map.size > CLIENT_ENV_MAX)
+		return error_set(e, ERR_BAD_REQUEST, "too many env entries");
+	req->env = xcalloc(o->via.map.size + 1, sizeof(char *));
+	for (i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *k = &o->via.map.ptr[i].key;
+		const msgpack_object *v = &o->via.map.ptr[i].val;
+		if (v->type != MSGPACK_OBJECT_STR ||
+		    v->via.str.size > ARG_MAX_LEN ||
+		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "env entries must be NAME: string");
+		xasprintf(&req->env[i], "%.*s=%.*s", (int)k->via.str.size,
+		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
+		req->nenv++;
+	}
+	return 0;
+}
+
+static int
+client_type_dec(const msgpack_object *map, enum creq_type *t,
+    struct error *e)
+{
+	char *s = NULL;
+	int i;
+
+	if (mp_str(map, "type", 1, 32, &s, e) == -1)
+		return -1;
+	for (i = 0; i < CREQ__COUNT; i++)
+		if (strcmp(s, creq_names[i]) == 0) {
+			*t = (enum creq_type)i;
+			free(s);
+			return 0;
+		}
+	error_set(e, ERR_BAD_REQUEST, "unknown request type \"%s\"", s);
+	free(s);
+	return -1;
+}
+
+/* invoke and authorize share their fields. */
+static int
+client_call_dec(const msgpack_object *o, struct client_req *r,
+    struct error *e)
+{
+	static const char *const keys[] = { "type", "id", "skill", "command",
+		"args", "stdin", "env", "session", "phase", "timeout_ms",
+		NULL };
+
+	if (mp_only_keys(o, keys, e) ||
+	    mp_str(o, "skill", 1, NAME_MAX_LEN, &r->skill, e) ||
+	    mp_str(o, "command", 0, NAME_MAX_LEN, &r->command, e) ||
+	    mp_strarr(o, "args", 0, ARGS_MAX, ARG_MAX_LEN, &r->args,
+	    &r->nargs, e) ||
+	    mp_bin(o, "stdin", 0, FRAME_MAX_DEFAULT, &r->stdin_data,
+	    &r->stdin_len, e) ||
+	    client_env_dec(o, r, e) ||
+	    mp_str(o, "session", 0, SESSION_MAX_LEN, &r->session, e) ||
+	    mp_str(o, "phase", 0, 32, &r->phase, e) ||
+	    mp_uint(o, "timeout_ms", 0, 86400000, &r->timeout_ms, e))
+		return -1;
+	if (r->session != NULL && !ident_valid(r->session, SESSION_MAX_LEN))
+		return error_set(e, ERR_BAD_REQUEST,
+		    "session must be 1..64 of [A-Za-z0-9._-]");
+	if (r->session == NULL)
+		r->session = xstrdup(DEFAULT_SESSION);
+	if (r->command == NULL)
+		r->command = xstrdup("");
+	if (r->phase == NULL)
+		r->phase = xstrdup("planning");
+	return 0;
+}
+
+int
+client_req_dec(const struct mp_doc *d, struct client_req *r,
+    struct error *e)
+{
+	static const char *const plain[] = { "type", "id", NULL };
+	const msgpack_object *o = d->root;
+
+	memset(r, 0, sizeof(*r));
+	if (client_id_dec(o, &r->id, e) == -1 ||
+	    client_type_dec(o, &r->type, e) == -1)
+		return -1;
+	switch (r->type) {
+	case CREQ_INVOKE:
+	case CREQ_AUTHORIZE:
+		return client_call_dec(o, r, e);
+	case CREQ_HELLO:
+	case CREQ_SKILLS:
+	case CREQ_STATS:
+		return mp_only_keys(o, plain, e);
+	default:
+		return error_set(e, ERR_BAD_REQUEST,
+		    "request type \"%s\" is not supported yet",
+		    creq_type_name(r->type));
+	}
+}
+
+void
+client_req_free(struct client_req *r)
+{
+	free(r->id.str);
+	free(r->skill);
+	free(r->command);
+	free(r->session);
+	free(r->phase);
+	strarr_free(r->args, r->nargs);
+	free(r->stdin_data);
+	strarr_free(r->env, r->nenv);
+	memset(r, 0, sizeof(*r));
+}
+
+void
+client_id_enc(struct mp_enc *m, const struct client_id *id)
+{
+	if (id->is_num)
+		enc_uint(m, id->num);
+	else if (id->str != NULL)
+		enc_str(m, id->str);
+	else
+		enc_nil(m);
+}
+
+/* Encode only the fields that are set. */
+void
+client_req_enc(struct mp_enc *m, const struct client_req *r)
+{
+	size_t n = 2, i;
+	int call = r->type == CREQ_INVOKE || r->type == CREQ_AUTHORIZE;
+
+	if (call)
+		n += 1 + (r->command && *r->command) + 1 +
+		    (r->stdin_data != NULL) + (r->session != NULL) +
+		    (r->phase != NULL) + (r->timeout_ms != 0) + (r->nenv > 0);
+	enc_map(m, n);
+	enc_kstr(m, "type", creq_type_name(r->type));
+	enc_str(m, "id");
+	client_id_enc(m, &r->id);
+	if (!call)
+		return;
+	enc_kstr(m, "skill", r->skill);
+	if (r->command && *r->command)
+		enc_kstr(m, "command", r->command);
+	enc_kstrarr(m, "args", r->args, r->nargs);
+	if (r->stdin_data != NULL)
+		enc_kbin(m, "stdin", r->stdin_data, r->stdin_len);
+	if (r->session != NULL)
+		enc_kstr(m, "session", r->session);
+	if (r->phase != NULL)
+		enc_kstr(m, "phase", r->phase);
+	if (r->timeout_ms != 0)
+		enc_kuint(m, "timeout_ms", r->timeout_ms);
+	if (r->nenv > 0) {
+		enc_str(m, "env");
+		enc_map(m, r->nenv);
+		for (i = 0; i < r->nenv; i++) {
+			const char *eq = strchr(r->env[i], '=');
+			size_t kl = eq ? (size_t)(eq - r->env[i]) :
+			    strlen(r->env[i]);
+			enc_strn(m, r->env[i], kl);
+			enc_str(m, eq ? eq + 1 : "");
+		}
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * client.h: the client protocol on the local socket. Requests are one
+ * msgpack map with "type" and a client-chosen "id" (string or unsigned
+ * integer) echoed in the reply. Decoding is strict: unknown fields,
+ * wrong types and out-of-range values are bad_request.
+ */
+#ifndef SB_CLIENT_H
+#define SB_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/error.h"
+#include "mp.h"
+
+enum creq_type {
+	CREQ_HELLO,
+	CREQ_INVOKE,
+	CREQ_AUTHORIZE,
+	CREQ_SKILLS,
+	CREQ_APPROVE,
+	CREQ_CANCEL,
+	CREQ_STATS,
+	CREQ__COUNT
+};
+
+#define CLIENT_ID_MAX 128
+#define CLIENT_ENV_MAX 64
+#define DEFAULT_SESSION "default"
+
+struct client_id {
+	int is_num;
+	uint64_t num;
+	char *str;
+};
+
+struct client_req {
+	enum creq_type type;
+	struct client_id id;
+	char *skill, *command, *session, *phase;
+	char **args;
+	size_t nargs;
+	uint8_t *stdin_data;
+	size_t stdin_len;
+	char **env;   /* KEY=VALUE pairs from the "env" map */
+	size_t nenv;
+	uint64_t timeout_ms;
+};
+
+const char *creq_type_name(enum creq_type t);
+/*
+ * Decode a request. Even on failure, req->id is set when the request
+ * carried a usable id, so the error reply can echo it.
+ */
+int client_req_dec(const struct mp_doc *d, struct client_req *req,
+    struct error *e);
+void client_req_free(struct client_req *req);
+/* Encode a request (for skillctl and tests). */
+void client_req_enc(struct mp_enc *m, const struct client_req *req);
+void client_id_enc(struct mp_enc *m, const struct client_id *id);
+
+#endif

@@ -1,0 +1,83 @@
+/* frame.c: length-prefixed frames. */
+#include "frame.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+
+enum frame_status
+frame_check(const uint8_t *data, size_t avail, size_t max, size_t *body_len,
+    struct error *e)
+{
+	uint32_t len;
+
+	if (avail < FRAME_HDR_LEN)
+		return FRAME_NEED_MORE;
+	len = ((uint32_t)data[0] << 24) | ((uint32_t)data[1] << 16) |
+	    ((uint32_t)data[2] << 8) | (uint32_t)data[3];
+	if (len == 0) {
+		error_set(e, ERR_BAD_REQUEST, "empty frame");
+		return FRAME_BAD;
+	}
+	if (len > max) {
+		error_set(e, ERR_BAD_REQUEST,
+		    "frame of %u bytes exceeds the limit of %zu", len, max);
+		return FRAME_BAD;
+	}
+	if (avail - FRAME_HDR_LEN < len)
+		return FRAME_NEED_MORE;
+	*body_len = len;
+	return FRAME_READY;
+}
+
+void
+frame_put_len(uint8_t hdr[FRAME_HDR_LEN], size_t len)
+{
+	hdr[0] = (uint8_t)(len >> 24);
+	hdr[1] = (uint8_t)(len >> 16);
+	hdr[2] = (uint8_t)(len >> 8);
+	hdr[3] = (uint8_t)len;
+}
+
+int
+frame_send(int fd, const void *body, size_t len, struct error *e)
+{
+	uint8_t hdr[FRAME_HDR_LEN];
+
+	if (len == 0 || len > UINT32_MAX)
+		return error_set(e, ERR_INTERNAL, "bad frame length %zu", len);
+	frame_put_len(hdr, len);
+	if (write_full(fd, hdr, sizeof(hdr)) == -1 ||
+	    write_full(fd, body, len) == -1)
+		return error_set(e, ERR_INTERNAL, "write: %s",
+		    strerror(errno));
+	return 0;
+}
+
+int
+frame_recv(int fd, size_t max, uint8_t **body, size_t *len, struct error *e)
+{
+	uint8_t hdr[FRAME_HDR_LEN];
+	size_t n;
+	int r;
+
+	if ((r = read_full(fd, hdr, sizeof(hdr))) != 0)
+		return error_set(e, ERR_INTERNAL, "%s",
+		    r == -2 ? "connection closed" : strerror(errno));
+	if (frame_check(hdr, sizeof(hdr), max, &n, e) == FRAME_BAD)
+		return -1;
+	n = ((size_t)hdr[0] << 24) | ((size_t)hdr[1] << 16) |
+	    ((size_t)hdr[2] << 8) | hdr[3];
+	*body = xmalloc(n);
+	if ((r = read_full(fd, *body, n)) != 0) {
+		free(*body);
+		*body = NULL;
+		return error_set(e, ERR_INTERNAL, "%s",
+		    r == -2 ? "truncated frame" : strerror(errno));
+	}
+	*len = n;
+	return 0;
+}

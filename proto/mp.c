@@ -1,0 +1,438 @@
+/* mp.c: strict msgpack decoder and encoder helpers. */
+#include "mp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+
+const struct mp_limits mp_limits_default = {
+	.max_depth = 6,
+	.max_str = 1024 * 1024,
+	.max_elems = 4096,
+	.max_key = 64,
+};
+
+/* Walk one object, enforcing types, bounds, UTF-8 and unique keys. */
+static int
+mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
+    struct error *e)
+{
+	uint32_t i, j;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+	case MSGPACK_OBJECT_BOOLEAN:
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return 0;
+	case MSGPACK_OBJECT_STR:
+		if (o->via.str.size > lim->max_str)
+			return error_set(e, ERR_BAD_REQUEST, "string too long");
+		if (!utf8_valid(o->via.str.ptr, o->via.str.size))
+			return error_set(e, ERR_BAD_REQUEST, "invalid UTF-8");
+		return 0;
+	case MSGPACK_OBJECT_BIN:
+		if (o->via.bin.size > lim->max_str)
+			return error_set(e, ERR_BAD_REQUEST, "binary too long");
+		return 0;
+	case MSGPACK_OBJECT_ARRAY:
+		if (depth >= lim->max_depth)
+			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+		if (o->via.array.size > lim->max_elems)
+			return error_set(e, ERR_BAD_REQUEST, "array too long");
+		for (i = 0; i < o->via.array.size; i++)
+			if (mp_check(&o->via.array.ptr[i], depth + 1, lim, e))
+				return -1;
+		return 0;
+	case MSGPACK_OBJECT_MAP:
+		if (depth >= lim->max_depth)
+			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+		if (o->via.map.size > lim->max_elems)
+			return error_set(e, ERR_BAD_REQUEST, "map too large");
+		for (i = 0; i < o->via.map.size; i++) {
+			const msgpack_object *k = &o->via.map.ptr[i].key;
+			if (k->type != MSGPACK_OBJECT_STR ||
+			    k->via.str.size == 0 ||
+			    k->via.str.size > lim->max_key ||
+			    !utf8_valid(k->via.str.ptr, k->via.str.size))
+				return error_set(e, ERR_BAD_REQUEST,
+				    "map key must be a short string");
+			for (j = 0; j < i; j++) {
+				const msgpack_object *k2 =
+				    &o->via.map.ptr[j].key;
+				if (k2->via.str.size == k->via.str.size &&
+				    memcmp(k2->via.str.ptr, k->via.str.ptr,
+				    k->via.str.size) == 0)
+					return error_set(e, ERR_BAD_REQUEST,
+					    "duplicate key \"%.*s\"",
+					    (int)k->via.str.size,
+					    k->via.str.ptr);
+			}
+			if (mp_check(&o->via.map.ptr[i].val, depth + 1, lim,
+			    e))
+				return -1;
+		}
+		return 0;
+	default:
+		return error_set(e, ERR_BAD_REQUEST,
+		    "unsupported msgpack type (float or ext)");
+	}
+}
+
+int
+mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
+    const struct mp_limits *lim, struct error *e)
+{
+	size_t off = 0;
+	msgpack_unpack_return r;
+
+	memset(d, 0, sizeof(*d));
+	if (lim == NULL)
+		lim = &mp_limits_default;
+	if (len == 0)
+		return error_set(e, ERR_BAD_REQUEST, "empty message");
+	msgpack_unpacked_init(&d->up);
+	d->live = 1;
+	r = msgpack_unpack_next(&d->up, (const char *)buf, len, &off);
+	if (r != MSGPACK_UNPACK_SUCCESS) {
+		mp_doc_free(d);
+		return error_set(e, ERR_BAD_REQUEST, "%s",
+		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack" :
+		    "malformed msgpack");
+	}
+	if (off != len) {
+		mp_doc_free(d);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "%zu trailing bytes after message", len - off);
+	}
+	if (d->up.data.type != MSGPACK_OBJECT_MAP) {
+		mp_doc_free(d);
+		return error_set(e, ERR_BAD_REQUEST, "message is not a map");
+	}
+	if (mp_check(&d->up.data, 0, lim, e) == -1) {
+		mp_doc_free(d);
+		return -1;
+	}
+	d->root = &d->up.data;
+	return 0;
+}
+
+void
+mp_doc_free(struct mp_doc *d)
+{
+	if (d->live)
+		msgpack_unpacked_destroy(&d->up);
+	d->live = 0;
+	d->root = NULL;
+}
+
+const msgpack_object *
+mp_get(const msgpack_object *map, const char *key)
+{
+	size_t klen = strlen(key);
+	uint32_t i;
+
+	if (map == NULL || map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == klen &&
+		    memcmp(k->via.str.ptr, key, klen) == 0)
+			return &map->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+/* Reject any key not listed: nothing in a message goes unread. */
+int
+mp_only_keys(const msgpack_object *map, const char *const *allowed,
+    struct error *e)
+{
+	uint32_t i;
+	size_t j;
+
+	for (i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+		int found = 0;
+		for (j = 0; allowed[j] != NULL; j++)
+			if (strlen(allowed[j]) == k->via.str.size &&
+			    memcmp(allowed[j], k->via.str.ptr,
+			    k->via.str.size) == 0)
+				found = 1;
+		if (!found)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "unknown field \"%.*s\"", (int)k->via.str.size,
+			    k->via.str.ptr);
+	}
+	return 0;
+}
+
+/* Look up key; -1 with an error if required and absent, 1 if absent. */
+static int
+mp_field(const msgpack_object *map, const char *key, int required,
+    const msgpack_object **out, struct error *e)
+{
+	*out = mp_get(map, key);
+	if (*out == NULL || (*out)->type == MSGPACK_OBJECT_NIL) {
+		*out = NULL;
+		if (required)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "missing field \"%s\"", key);
+		return 1;
+	}
+	return 0;
+}
+
+int
+mp_str(const msgpack_object *map, const char *key, int required,
+    size_t maxlen, char **out, struct error *e)
+{
+	const msgpack_object *o;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_STR)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be a string", key);
+	if (o->via.str.size > maxlen)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" longer than %zu bytes", key, maxlen);
+	if (!utf8_valid(o->via.str.ptr, o->via.str.size))
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" is not valid UTF-8", key);
+	free(*out);
+	*out = xstrndup(o->via.str.ptr, o->via.str.size);
+	return 0;
+}
+
+int
+mp_uint(const msgpack_object *map, const char *key, int required,
+    uint64_t max, uint64_t *out, struct error *e)
+{
+	const msgpack_object *o;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be a non-negative integer", key);
+	if (o->via.u64 > max)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" above %llu", key, (unsigned long long)max);
+	*out = o->via.u64;
+	return 0;
+}
+
+int
+mp_int(const msgpack_object *map, const char *key, int required,
+    int64_t min, int64_t max, int64_t *out, struct error *e)
+{
+	const msgpack_object *o;
+	int64_t v;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		if (o->via.u64 > (uint64_t)INT64_MAX)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "field \"%s\" out of range", key);
+		v = (int64_t)o->via.u64;
+	} else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		v = o->via.i64;
+	else
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be an integer", key);
+	if (v < min || v > max)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" out of range", key);
+	*out = v;
+	return 0;
+}
+
+int
+mp_bool(const msgpack_object *map, const char *key, int required, int *out,
+    struct error *e)
+{
+	const msgpack_object *o;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_BOOLEAN)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be a boolean", key);
+	*out = o->via.boolean ? 1 : 0;
+	return 0;
+}
+
+/* Binary payload; a str is accepted too, for clients without bin. */
+int
+mp_bin(const msgpack_object *map, const char *key, int required,
+    size_t maxlen, uint8_t **out, size_t *outlen, struct error *e)
+{
+	const msgpack_object *o;
+	const char *p;
+	size_t len;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type == MSGPACK_OBJECT_BIN) {
+		p = o->via.bin.ptr;
+		len = o->via.bin.size;
+	} else if (o->type == MSGPACK_OBJECT_STR) {
+		p = o->via.str.ptr;
+		len = o->via.str.size;
+	} else
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be binary", key);
+	if (len > maxlen)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" longer than %zu bytes", key, maxlen);
+	free(*out);
+	*out = xmalloc(len + 1);
+	memcpy(*out, p, len);
+	(*out)[len] = 0;
+	*outlen = len;
+	return 0;
+}
+
+int
+mp_strarr(const msgpack_object *map, const char *key, int required,
+    size_t maxn, size_t maxlen, char ***out, size_t *n, struct error *e)
+{
+	const msgpack_object *o, *it;
+	char **v;
+	uint32_t i;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be an array of strings", key);
+	if (o->via.array.size > maxn)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" has more than %zu items", key, maxn);
+	for (i = 0; i < o->via.array.size; i++) {
+		it = &o->via.array.ptr[i];
+		if (it->type != MSGPACK_OBJECT_STR)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "field \"%s\" must be an array of strings", key);
+		if (it->via.str.size > maxlen)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "an item of \"%s\" is longer than %zu bytes", key,
+			    maxlen);
+		if (!utf8_valid(it->via.str.ptr, it->via.str.size))
+			return error_set(e, ERR_BAD_REQUEST,
+			    "an item of \"%s\" is not valid UTF-8", key);
+	}
+	v = xcalloc(o->via.array.size + 1, sizeof(*v));
+	for (i = 0; i < o->via.array.size; i++)
+		v[i] = xstrndup(o->via.array.ptr[i].via.str.ptr,
+		    o->via.array.ptr[i].via.str.size);
+	strarr_free(*out, *n);
+	*out = v;
+	*n = o->via.array.size;
+	return 0;
+}
+
+int
+mp_submap(const msgpack_object *map, const char *key, int required,
+    const msgpack_object **out, struct error *e)
+{
+	const msgpack_object *o;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be a map", key);
+	*out = o;
+	return 0;
+}
+
+void
+strarr_free(char **v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Encoding. msgpack-c only fails on allocation, which is fatal here. */
+#define ENC(x) do { if ((x) != 0) fatalx("msgpack encode failed"); } while (0)
+
+void
+enc_init(struct mp_enc *e)
+{
+	msgpack_sbuffer_init(&e->sb);
+	msgpack_packer_init(&e->pk, &e->sb, msgpack_sbuffer_write);
+}
+
+void
+enc_free(struct mp_enc *e)
+{
+	msgpack_sbuffer_destroy(&e->sb);
+}
+
+void enc_map(struct mp_enc *e, size_t n) { ENC(msgpack_pack_map(&e->pk, n)); }
+void enc_array(struct mp_enc *e, size_t n) { ENC(msgpack_pack_array(&e->pk, n)); }
+void enc_uint(struct mp_enc *e, uint64_t v) { ENC(msgpack_pack_uint64(&e->pk, v)); }
+void enc_int(struct mp_enc *e, int64_t v) { ENC(msgpack_pack_int64(&e->pk, v)); }
+void enc_nil(struct mp_enc *e) { ENC(msgpack_pack_nil(&e->pk)); }
+void enc_obj(struct mp_enc *e, const msgpack_object *o) { ENC(msgpack_pack_object(&e->pk, *o)); }
+
+void
+enc_bool(struct mp_enc *e, int v)
+{
+	ENC(v ? msgpack_pack_true(&e->pk) : msgpack_pack_false(&e->pk));
+}
+
+void
+enc_strn(struct mp_enc *e, const char *s, size_t len)
+{
+	ENC(msgpack_pack_str(&e->pk, len));
+	ENC(msgpack_pack_str_body(&e->pk, s, len));
+}
+
+void
+enc_str(struct mp_enc *e, const char *s)
+{
+	enc_strn(e, s ? s : "", s ? strlen(s) : 0);
+}
+
+void
+enc_bin(struct mp_enc *e, const void *p, size_t len)
+{
+	ENC(msgpack_pack_bin(&e->pk, len));
+	ENC(msgpack_pack_bin_body(&e->pk, p, len));
+}
+
+void enc_kstr(struct mp_enc *e, const char *k, const char *v) { enc_str(e, k); enc_str(e, v); }
+void enc_kuint(struct mp_enc *e, const char *k, uint64_t v) { enc_str(e, k); enc_uint(e, v); }
+void enc_kint(struct mp_enc *e, const char *k, int64_t v) { enc_str(e, k); enc_int(e, v); }
+void enc_kbool(struct mp_enc *e, const char *k, int v) { enc_str(e, k); enc_bool(e, v); }
+void enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len) { enc_str(e, k); enc_bin(e, p, len); }
+
+void
+enc_kstrarr(struct mp_enc *e, const char *k, char *const *v, size_t n)
+{
+	size_t i;
+
+	enc_str(e, k);
+	enc_array(e, n);
+	for (i = 0; i < n; i++)
+		enc_str(e, v[i]);
+}
