@@ -26,7 +26,7 @@ BIN = $(if $(filter build,$(OUT)),bin,$(OUT)/bin)
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
 	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
 
@@ -74,6 +74,12 @@ $(OUT)/tests/%: tests/unit/%.c $(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC))
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC)) $(PKG_LIBS) -lcmocka
 
+# Test tools (tests/tools/*.c) link the common code only, without cmocka.
+$(OUT)/tests/tools/%: tests/tools/%.c $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
+
 deps:
 	@sh scripts/install-deps
 
@@ -84,7 +90,7 @@ check: deps
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: all
+integration: all $(OUT)/tests/tools/rawclient
 	@SB_BIN=$(CURDIR)/$(BIN) sh tests/integration/run.sh
 
 run: deps

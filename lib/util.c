@@ -1,5 +1,4 @@
 /* util.c: small role-free helpers. */
-#define _GNU_SOURCE
 #include "util.h"
 
 #include <dirent.h>
@@ -9,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,4 +231,58 @@ hex_encode(const uint8_t *in, size_t len, char *out)
 		out[2 * i + 1] = digits[in[i] & 0xf];
 	}
 	out[2 * len] = '\0';
+}
+
+int
+mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t len = strlen(path), i;
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, mode) == -1 && errno != EEXIST)
+			return -1;
+		buf[i] = i == len ? '\0' : '/';
+	}
+	return 0;
+}
+
+/* Lexically drop ".", "..", and repeated slashes of an absolute path. */
+void
+path_normalize(char *path)
+{
+	char *out = path, *p = path, *seg;
+	size_t len;
+
+	while (*p == '/')
+		p++;
+	while (*p != '\0') {
+		seg = p;
+		while (*p != '\0' && *p != '/')
+			p++;
+		len = (size_t)(p - seg);
+		while (*p == '/')
+			p++;
+		if (len == 1 && seg[0] == '.')
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, seg, len);
+		out += len;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
 }

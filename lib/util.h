@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Milliseconds on the monotonic clock. */
 uint64_t now_mono_ms(void);
@@ -30,4 +31,10 @@ int random_bytes(void *buf, size_t len);
 /* Hex-encode len bytes into out (2*len+1 bytes). */
 void hex_encode(const uint8_t *in, size_t len, char *out);
 
+
+
+/* mkdir -p with mode for each created level; existing dirs are kept. */
+int mkdir_p(const char *path, mode_t mode);
+/* Lexically drop ".", ".." and repeated slashes of an absolute path. */
+void path_normalize(char *path);
 #endif

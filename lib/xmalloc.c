@@ -1,5 +1,4 @@
 /* xmalloc.c: checked allocation; overflow in a size product is fatal. */
-#define _GNU_SOURCE
 #include "xmalloc.h"
 
 #include <stdarg.h>

@@ -8,6 +8,9 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
+/* msgpack-c's parser stack holds 32 levels; nothing nests deeper. */
+#define MP_MAX_NEST 32
+
 const struct mp_limits mp_limits_default = {
 	.max_depth = 6,
 	.max_str = 1024 * 1024,
@@ -82,27 +85,145 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 	}
 }
 
+/* Read an n-byte big-endian length at p. */
+static uint64_t
+mp_be(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = (v << 8) | *p++;
+	return v;
+}
+
+/*
+ * msgpack-c allocates a container's slots as soon as it reads the
+ * header, so five bytes could ask for gigabytes. Walk the raw bytes
+ * first and check every declared length against the limits and
+ * against the bytes that are left.
+ */
+static int
+mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
+    struct error *e)
+{
+	/* payload bytes of float32/64, uint8..64, int8..64 (0xca..0xd3) */
+	static const uint8_t fixed[10] = { 4, 8, 1, 2, 4, 8, 1, 2, 4, 8 };
+	uint64_t left[MP_MAX_NEST + 1], n, skip;
+	size_t off = 0, hl;
+	unsigned sp = 1;
+	uint8_t b;
+	int is_map;
+
+	left[0] = 1;  /* the root object */
+	while (sp > 0) {
+		if (left[sp - 1] == 0) {
+			sp--;
+			continue;
+		}
+		left[sp - 1]--;
+		if (off >= len)
+			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+		b = p[off++];
+		hl = skip = 0;
+		n = 0;
+		is_map = -1;
+		if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 ||
+		    b == 0xc3)
+			continue;
+		if (b <= 0x8f) {
+			is_map = 1;
+			n = b & 0x0f;
+		} else if (b <= 0x9f) {
+			is_map = 0;
+			n = b & 0x0f;
+		} else if (b <= 0xbf)
+			skip = b & 0x1f;
+		else if (b == 0xc1)
+			return error_set(e, ERR_BAD_REQUEST, "malformed msgpack");
+		else if (b <= 0xc6)	/* bin 8/16/32 */
+			hl = (size_t)1 << (b - 0xc4);
+		else if (b <= 0xc9) {	/* ext 8/16/32: length, type, data */
+			hl = (size_t)1 << (b - 0xc7);
+			skip = 1;
+		} else if (b <= 0xd3)	/* float, uint, int */
+			skip = fixed[b - 0xca];
+		else if (b <= 0xd8)	/* fixext: type, data */
+			skip = 1 + ((uint64_t)1 << (b - 0xd4));
+		else if (b <= 0xdb)	/* str 8/16/32 */
+			hl = (size_t)1 << (b - 0xd9);
+		else if (b <= 0xdd) {	/* array 16/32 */
+			is_map = 0;
+			hl = (size_t)2 << (b - 0xdc);
+		} else {		/* map 16/32 */
+			is_map = 1;
+			hl = (size_t)2 << (b - 0xde);
+		}
+		if (hl > len - off)
+			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+		if (is_map == -1) {
+			skip += mp_be(p + off, hl);
+			off += hl;
+			if (skip > len - off)
+				return error_set(e, ERR_BAD_REQUEST,
+				    "truncated msgpack");
+			off += (size_t)skip;
+			continue;
+		}
+		if (hl > 0)
+			n = mp_be(p + off, hl);
+		off += hl;
+		if (sp > lim->max_depth || sp > MP_MAX_NEST)
+			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+		if (n > lim->max_elems)
+			return error_set(e, ERR_BAD_REQUEST, "%s",
+			    is_map ? "map too large" : "array too long");
+		if (is_map)
+			n *= 2;
+		/* Every item takes at least one byte. */
+		if (n > len - off)
+			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+		left[sp++] = n;
+	}
+	return 0;
+}
+
 int
 mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
     const struct mp_limits *lim, struct error *e)
 {
 	size_t off = 0;
 	msgpack_unpack_return r;
+	char *copy;
 
 	memset(d, 0, sizeof(*d));
 	if (lim == NULL)
 		lim = &mp_limits_default;
 	if (len == 0)
 		return error_set(e, ERR_BAD_REQUEST, "empty message");
+	if (mp_prescan(buf, len, lim, e) == -1)
+		return -1;
+	/*
+	 * msgpack-c points str and bin objects into the input buffer, which
+	 * callers reuse (chan_next compacts its read buffer): decode a
+	 * private copy that the document's zone frees.
+	 */
+	copy = xmalloc(len);
+	memcpy(copy, buf, len);
 	msgpack_unpacked_init(&d->up);
 	d->live = 1;
-	r = msgpack_unpack_next(&d->up, (const char *)buf, len, &off);
+	r = msgpack_unpack_next(&d->up, copy, len, &off);
 	if (r != MSGPACK_UNPACK_SUCCESS) {
 		mp_doc_free(d);
+		free(copy);
 		return error_set(e, ERR_BAD_REQUEST, "%s",
 		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack" :
 		    "malformed msgpack");
 	}
+	if (d->up.zone == NULL &&
+	    (d->up.zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE)) == NULL)
+		fatalx("msgpack_zone_new failed");
+	if (!msgpack_zone_push_finalizer(d->up.zone, free, copy))
+		fatalx("msgpack_zone_push_finalizer failed");
 	if (off != len) {
 		mp_doc_free(d);
 		return error_set(e, ERR_BAD_REQUEST,

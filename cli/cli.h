@@ -1,0 +1,59 @@
+/*
+ * cli.h: the pieces of skillctl. main.c parses arguments and dispatches;
+ * cli_conn.c talks to the broker; cli_print.c turns a reply into output
+ * and an exit status. Everything but main() lives outside main.c so the
+ * unit tests can link it.
+ */
+#ifndef SB_CLI_H
+#define SB_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../lib/error.h"
+#include "../proto/client.h"
+#include "../proto/frame.h"
+#include "../proto/mp.h"
+
+/* Exit statuses; the usage text documents them. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_FAILED 3	/* the broker answered ok=false */
+#define CLI_EXIT_PROTO 4	/* cannot connect, or a protocol error */
+
+#define CLI_SOCKET_ENV "SKILLBROKER_SOCKET"
+#define CLI_SOCKET_DEFAULT "/run/skillbroker/skillbroker.sock"
+#define CLI_SOCKET_DEV "run/skillbroker.sock"	/* `make run` layout */
+#define CLI_STDIN_MAX (1024 * 1024)
+#define CLI_REPLY_MAX FRAME_MAX_INTERNAL
+
+/* One decoded reply; the doc points into buf, so both live together. */
+struct cli_reply {
+	uint8_t *buf;
+	size_t len;
+	struct mp_doc doc;
+};
+
+/* cli_conn.c */
+const char *cli_socket_path(const char *opt);
+int cli_connect(const char *path, int *fdp, struct error *e);
+int cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen,
+    struct error *e);
+int cli_encode(const struct client_req *req, struct mp_enc *m,
+    struct error *e);
+int cli_id_matches(const msgpack_object *reply, const struct client_id *id);
+int cli_recv_reply(int fd, const struct client_id *id, FILE *err,
+    struct cli_reply *rep, struct error *e);
+int cli_call(const char *path, const void *msg, size_t len,
+    const struct client_id *id, FILE *err, struct cli_reply *rep,
+    struct error *e);
+void cli_reply_free(struct cli_reply *rep);
+
+/* cli_print.c */
+int cli_print_json(const msgpack_object *reply, FILE *out);
+int cli_print_reply(const msgpack_object *reply, enum creq_type type,
+    int json, FILE *out, FILE *err);
+void cli_put_safe(FILE *f, const char *s);
+
+#endif

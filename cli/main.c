@@ -1,0 +1,337 @@
+/* main.c: skillctl, the command-line client: arguments and dispatch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "../proto/msg.h"
+#include "cli.h"
+
+static const char synopsis[] =
+"usage: skillctl [-s SOCKET] invoke SKILL [COMMAND] [OPTIONS] [-- ARGS...]\n"
+"       skillctl [-s SOCKET] authorize SKILL [COMMAND] [OPTIONS] "
+"[-- ARGS...]\n"
+"       skillctl [-s SOCKET] skills [--json]\n"
+"       skillctl [-s SOCKET] hello [--json]\n";
+
+static const char usage_text[] =
+"\n"
+"options of invoke and authorize:\n"
+"  --session ID     the session to run in (default \"default\")\n"
+"  --phase P        the phase to run in (default \"planning\")\n"
+"  --timeout MS     ask for a run time limit, in milliseconds\n"
+"  --stdin-file F   send the contents of file F as the skill's stdin\n"
+"  --stdin          send skillctl's own stdin (at most 1 MiB)\n"
+"  --env K=V        set an environment variable (repeatable)\n"
+"  --json           print the whole reply as one line of JSON\n"
+"  -- ARGS...       everything after -- goes to the skill as arguments\n"
+"\n"
+"The socket is -s SOCKET, else $SKILLBROKER_SOCKET, else\n"
+"/run/skillbroker/skillbroker.sock, or run/skillbroker.sock in the\n"
+"current directory when only that one exists.\n"
+"\n"
+"Exit status:\n"
+"  0      success (invoke: the skill exited 0)\n"
+"  1-255  invoke: the skill's non-zero exit status, or 128+N when a\n"
+"         signal N killed it (these can overlap 2-4; --json tells)\n"
+"  2      usage error, or --stdin/--stdin-file input unreadable or "
+"too big\n"
+"  3      the broker refused or failed the request (ok=false)\n"
+"  4      cannot connect, a protocol error, or output cannot be written\n";
+
+struct opts {
+	const char *sock;
+	int json, from_stdin;
+	const char *stdin_file;
+	struct client_req req;
+};
+
+/* --help: the full text on stdout. */
+static void __attribute__((noreturn))
+usage_help(void)
+{
+	fputs(synopsis, stdout);
+	fputs(usage_text, stdout);
+	exit(0);
+}
+
+/* A usage error: what was wrong, then the synopsis, exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("skillctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	fputs(synopsis, stderr);
+	fputs("(skillctl -h for the options and exit statuses)\n", stderr);
+	exit(CLI_EXIT_USAGE);
+}
+
+/* The value of --name VALUE or --name=VALUE; NULL if argv[*i] is not it. */
+static const char *
+opt_value(const char *name, int argc, char **argv, int *i)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (*i + 1 >= argc)
+		usage_err("option %s needs a value", name);
+	return argv[++*i];
+}
+
+/* --env K=V: a later K replaces an earlier one, as env(1) does. */
+static void
+add_env(struct client_req *r, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t kl, i;
+
+	if (eq == NULL || eq == kv)
+		usage_err("--env wants KEY=VALUE, not \"%s\"", kv);
+	kl = (size_t)(eq - kv) + 1;
+	for (i = 0; i < r->nenv; i++)
+		if (strncmp(r->env[i], kv, kl) == 0) {
+			free(r->env[i]);
+			r->env[i] = xstrdup(kv);
+			return;
+		}
+	if (r->nenv >= CLIENT_ENV_MAX)
+		usage_err("at most %d --env options", CLIENT_ENV_MAX);
+	r->env = xreallocarray(r->env, r->nenv + 2, sizeof(char *));
+	r->env[r->nenv++] = xstrdup(kv);
+	r->env[r->nenv] = NULL;
+}
+
+/* Replace *slot with a copy of v (a repeated option: the last wins). */
+static void
+set_str(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = xstrdup(v);
+}
+
+/* One option of invoke/authorize at argv[*i]; 0 if it is none of them. */
+static int
+call_option(struct opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v;
+
+	if ((v = opt_value("--session", argc, argv, i)) != NULL)
+		set_str(&o->req.session, v);
+	else if ((v = opt_value("--phase", argc, argv, i)) != NULL)
+		set_str(&o->req.phase, v);
+	else if ((v = opt_value("--timeout", argc, argv, i)) != NULL) {
+		if (parse_uint(v, 1, 86400000, &o->req.timeout_ms) == -1)
+			usage_err("--timeout wants 1..86400000 ms, not \"%s\"",
+			    v);
+	} else if ((v = opt_value("--stdin-file", argc, argv, i)) != NULL)
+		o->stdin_file = v;
+	else if ((v = opt_value("--env", argc, argv, i)) != NULL)
+		add_env(&o->req, v);
+	else if (strcmp(a, "--stdin") == 0)
+		o->from_stdin = 1;
+	else if (strcmp(a, "--json") == 0)
+		o->json = 1;
+	else
+		return 0;
+	return 1;
+}
+
+/* Everything after --: the skill's arguments, copied. */
+static void
+take_args(struct client_req *r, int argc, char **argv, int first)
+{
+	int i;
+
+	if (first >= argc)
+		return;
+	r->args = xcalloc((size_t)(argc - first) + 1, sizeof(char *));
+	for (i = first; i < argc; i++)
+		r->args[r->nargs++] = xstrdup(argv[i]);
+}
+
+/* invoke/authorize SKILL [COMMAND] [options] [-- ARGS...]. */
+static void
+parse_call(struct opts *o, int argc, char **argv)
+{
+	const char *verb = argv[0];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			take_args(&o->req, argc, argv, i + 1);
+			break;
+		}
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			usage_help();
+		if (call_option(o, argc, argv, &i))
+			continue;
+		if (argv[i][0] == '-')
+			usage_err("unknown option \"%s\"", argv[i]);
+		if (o->req.skill == NULL)
+			o->req.skill = xstrdup(argv[i]);
+		else if (o->req.command == NULL)
+			o->req.command = xstrdup(argv[i]);
+		else
+			usage_err("unexpected \"%s\"; skill arguments go "
+			    "after --", argv[i]);
+	}
+	if (o->req.skill == NULL)
+		usage_err("%s needs a SKILL", verb);
+	if (o->from_stdin && o->stdin_file != NULL)
+		usage_err("--stdin and --stdin-file exclude each other");
+}
+
+/* skills/hello take --json and nothing else. */
+static void
+parse_plain(struct opts *o, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			usage_help();
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else
+			usage_err("%s takes no \"%s\"", argv[0], argv[i]);
+	}
+}
+
+/* The subcommand names the request type. */
+static void
+parse_verb(struct opts *o, int argc, char **argv)
+{
+	const char *v = argv[0];
+
+	if (strcmp(v, "invoke") == 0 || strcmp(v, "authorize") == 0) {
+		o->req.type = v[0] == 'i' ? CREQ_INVOKE : CREQ_AUTHORIZE;
+		parse_call(o, argc, argv);
+	} else if (strcmp(v, "skills") == 0 || strcmp(v, "hello") == 0) {
+		o->req.type = v[0] == 's' ? CREQ_SKILLS : CREQ_HELLO;
+		parse_plain(o, argc, argv);
+	} else if (strcmp(v, "help") == 0)
+		usage_help();
+	else
+		usage_err("unknown command \"%s\"", v);
+}
+
+/* [-s SOCKET] [-h] VERB ...: global options stop at the verb. */
+static void
+parse_args(struct opts *o, int argc, char **argv)
+{
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt(argc, argv, "+s:h")) != -1) {
+		switch (ch) {
+		case 's':
+			o->sock = optarg;
+			break;
+		case 'h':
+			usage_help();
+		default:
+			if (optopt == 's')
+				usage_err("-s needs a SOCKET");
+			usage_err("unknown option \"-%c\"", optopt);
+		}
+	}
+	if (optind >= argc)
+		usage_err("no command given");
+	parse_verb(o, argc - optind, argv + optind);
+}
+
+/* --stdin or --stdin-file: the bytes for the request's stdin field. */
+static void
+load_stdin(struct opts *o)
+{
+	const char *name = o->from_stdin ? "stdin" : o->stdin_file;
+	struct error e;
+	int fd = 0, r;
+
+	if (!o->from_stdin && o->stdin_file == NULL)
+		return;
+	if (o->stdin_file != NULL && strcmp(o->stdin_file, "-") != 0 &&
+	    (fd = open(o->stdin_file, O_RDONLY | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "skillctl: %s: %s\n", name, strerror(errno));
+		exit(CLI_EXIT_USAGE);
+	}
+	r = cli_read_all(fd, CLI_STDIN_MAX, &o->req.stdin_data,
+	    &o->req.stdin_len, &e);
+	if (fd != 0)
+		close(fd);
+	if (r == -1) {
+		fprintf(stderr, "skillctl: reading %s: %s\n", name, e.msg);
+		exit(CLI_EXIT_USAGE);
+	}
+}
+
+/* Send the request, print the reply, and return the exit status. */
+static int
+run(struct opts *o)
+{
+	struct cli_reply rep;
+	struct mp_enc m;
+	struct error e;
+	int status;
+
+	if (cli_encode(&o->req, &m, &e) == -1) {
+		fprintf(stderr, "skillctl: %s\n", e.msg);
+		return CLI_EXIT_USAGE;
+	}
+	/* A broker that hangs up must not kill us mid-conversation. */
+	signal(SIGPIPE, SIG_IGN);
+	status = cli_call(cli_socket_path(o->sock), m.sb.data, m.sb.size,
+	    &o->req.id, stderr, &rep, &e);
+	enc_free(&m);
+	signal(SIGPIPE, SIG_DFL);
+	if (status == -1) {
+		fprintf(stderr, "skillctl: ");
+		cli_put_safe(stderr, e.msg);
+		fputc('\n', stderr);
+		return CLI_EXIT_PROTO;
+	}
+	status = cli_print_reply(rep.doc.root, o->req.type, o->json, stdout,
+	    stderr);
+	cli_reply_free(&rep);
+	return status;
+}
+
+/* Parse, send, print; a failed write to stdout is an error too. */
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	int status;
+
+	log_init("skillctl", 1, 0);
+	memset(&o, 0, sizeof(o));
+	parse_args(&o, argc, argv);
+	load_stdin(&o);
+	xasprintf(&o.req.id.str, "skillctl-%d-1", (int)getpid());
+	status = run(&o);
+	client_req_free(&o.req);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "skillctl: writing output: %s\n",
+		    strerror(errno));
+		return CLI_EXIT_PROTO;
+	}
+	return status;
+}

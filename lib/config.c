@@ -1,0 +1,278 @@
+/* config.c: load and validate the daemon configuration. */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "xmalloc.h"
+#include "ydoc.h"
+
+static const struct limits default_limits = {
+	.timeout_ms = 10000,
+	.max_timeout_ms = 300000,
+	.output_bytes = 65536,
+	.memory_mb = 256,
+	.pids = 64,
+	.fsize_mb = 64,
+	.nofile = 64,
+};
+
+/* Make p absolute relative to base (the config file's directory). */
+static char *
+config_abspath(const char *base, const char *p)
+{
+	char *out;
+
+	if (p[0] == '/')
+		out = xstrdup(p);
+	else
+		xasprintf(&out, "%s/%s", base, p);
+	path_normalize(out);
+	return out;
+}
+
+static int
+config_path(struct ydoc *y, yaml_node_t *n, const char *base, char **out,
+    struct error *e)
+{
+	const char *s;
+
+	if (yscalar(y, n, &s, e) == -1)
+		return -1;
+	if (*s == '\0' || strlen(s) >= PATH_MAX)
+		return yerr(y, n, e, "path must be 1..%d bytes", PATH_MAX - 1);
+	free(*out);
+	*out = config_abspath(base, s);
+	return 0;
+}
+
+static int
+config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l,
+    struct error *e)
+{
+	static const char *const keys[] = { "timeout_ms", "max_timeout_ms",
+		"output_bytes", "memory_mb", "pids", "fsize_mb", "nofile",
+		NULL };
+	struct { const char *k; uint64_t *v; uint64_t min, max; } f[] = {
+		{ "timeout_ms", &l->timeout_ms, 1, 86400000 },
+		{ "max_timeout_ms", &l->max_timeout_ms, 1, 86400000 },
+		{ "output_bytes", &l->output_bytes, 1, 64 * 1024 * 1024 },
+		{ "memory_mb", &l->memory_mb, 8, 1024 * 1024 },
+		{ "pids", &l->pids, 1, 65536 },
+		{ "fsize_mb", &l->fsize_mb, 1, 1024 * 1024 },
+		{ "nofile", &l->nofile, 8, 65536 },
+	};
+	yaml_node_t *v;
+	size_t i;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "limits", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if ((v = ymap_get(y, n, f[i].k)) != NULL &&
+		    yuint(y, v, f[i].min, f[i].max, f[i].v, e) == -1)
+			return -1;
+	if (l->timeout_ms > l->max_timeout_ms)
+		return yerr(y, n, e, "timeout_ms exceeds max_timeout_ms");
+	return 0;
+}
+
+static int
+config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
+    struct error *e)
+{
+	static const char *const keys[] = { "uids", NULL };
+	yaml_node_t *u;
+	uint64_t first, last;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "worker", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if ((u = ymap_get(y, n, "uids")) == NULL)
+		return 0;
+	if (u->type != YAML_SEQUENCE_NODE ||
+	    u->data.sequence.items.top - u->data.sequence.items.start != 2)
+		return yerr(y, u, e, "worker.uids must be [first, last]");
+	if (yuint(y, yaml_document_get_node(&y->doc,
+	    u->data.sequence.items.start[0]), 1, 4294967294U, &first, e) ||
+	    yuint(y, yaml_document_get_node(&y->doc,
+	    u->data.sequence.items.start[1]), 1, 4294967294U, &last, e))
+		return -1;
+	if (first > last || last - first > 65535)
+		return yerr(y, u, e, "worker.uids: first must be <= last, "
+		    "at most 65536 uids");
+	c->worker_uid_first = (uint32_t)first;
+	c->worker_uid_last = (uint32_t)last;
+	return 0;
+}
+
+static int
+config_audit(struct ydoc *y, yaml_node_t *n, const char *base,
+    struct config *c, struct error *e)
+{
+	static const char *const keys[] = { "path", NULL };
+	yaml_node_t *p;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "audit", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if ((p = ymap_get(y, n, "path")) != NULL &&
+	    config_path(y, p, base, &c->audit_path, e) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+config_skills_dirs(struct ydoc *y, yaml_node_t *n, const char *base,
+    struct config *c, struct error *e)
+{
+	char **v;
+	size_t i, num;
+
+	if (ystrlist(y, n, 64, &v, &num, e) == -1)
+		return -1;
+	c->skills_dirs = xcalloc(num + 1, sizeof(char *));
+	for (i = 0; i < num; i++) {
+		c->skills_dirs[i] = config_abspath(base, v[i]);
+		free(v[i]);
+	}
+	free(v);
+	c->nskills_dirs = num;
+	return 0;
+}
+
+static int
+config_parse(struct ydoc *y, const char *base, struct config *c,
+    struct error *e)
+{
+	static const char *const keys[] = { "socket", "skills_dirs",
+		"policy_dir", "state_dir", "audit", "privsep_user", "worker",
+		"limits", "max_frame_bytes", "max_clients", NULL };
+	yaml_node_t *r = ydoc_root(y), *n;
+	const char *s;
+
+	if (yexpect(y, r, YAML_MAPPING_NODE, "the config", e) ||
+	    ymap_only(y, r, keys, e))
+		return -1;
+	if (((n = ymap_get(y, r, "socket")) && config_path(y, n, base,
+	    &c->socket, e)) ||
+	    ((n = ymap_get(y, r, "policy_dir")) && config_path(y, n, base,
+	    &c->policy_dir, e)) ||
+	    ((n = ymap_get(y, r, "state_dir")) && config_path(y, n, base,
+	    &c->state_dir, e)) ||
+	    ((n = ymap_get(y, r, "skills_dirs")) && config_skills_dirs(y, n,
+	    base, c, e)) ||
+	    ((n = ymap_get(y, r, "audit")) && config_audit(y, n, base, c, e)) ||
+	    ((n = ymap_get(y, r, "worker")) && config_worker(y, n, c, e)) ||
+	    ((n = ymap_get(y, r, "limits")) && config_limits(y, n,
+	    &c->limits, e)) ||
+	    ((n = ymap_get(y, r, "max_frame_bytes")) && yuint(y, n, 1024,
+	    16 * 1024 * 1024, &c->max_frame_bytes, e)) ||
+	    ((n = ymap_get(y, r, "max_clients")) && yuint(y, n, 1, 65536,
+	    &c->max_clients, e)))
+		return -1;
+	if ((n = ymap_get(y, r, "privsep_user")) != NULL) {
+		if (yscalar(y, n, &s, e) == -1)
+			return -1;
+		free(c->privsep_user);
+		c->privsep_user = xstrdup(s);
+	}
+	return 0;
+}
+
+/* Defaults that need the config's directory. */
+static void
+config_defaults(struct config *c, const char *base)
+{
+	memset(c, 0, sizeof(*c));
+	c->socket = config_abspath(base, "skillbroker.sock");
+	c->policy_dir = config_abspath(base, "policy.d");
+	c->state_dir = config_abspath(base, "state");
+	c->privsep_user = xstrdup("nobody");
+	c->worker_uid_first = 61000;
+	c->worker_uid_last = 61099;
+	c->max_frame_bytes = 1024 * 1024;
+	c->max_clients = 64;
+	c->limits = default_limits;
+}
+
+int
+config_load(struct config *c, const char *path, struct error *e)
+{
+	struct ydoc y;
+	char *abs, *dir, *tmp;
+	int r;
+
+	if ((abs = realpath(path, NULL)) == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "%s: %s", path,
+		    strerror(errno));
+	tmp = xstrdup(abs);
+	dir = xstrdup(dirname(tmp));
+	free(tmp);
+	config_defaults(c, dir);
+	c->path = abs;
+	r = ydoc_load_file(&y, abs, e);
+	if (r == 0)
+		r = config_parse(&y, dir, c, e);
+	ydoc_free(&y);
+	if (r == 0 && c->audit_path == NULL)
+		xasprintf(&c->audit_path, "%s/audit.jsonl", c->state_dir);
+	if (r == 0 && c->nskills_dirs == 0) {
+		c->skills_dirs = xcalloc(2, sizeof(char *));
+		c->skills_dirs[0] = config_abspath(dir, "skills");
+		c->nskills_dirs = 1;
+	}
+	if (r == 0 && strlen(c->socket) >= 108)
+		r = error_set(e, ERR_BAD_REQUEST,
+		    "%s: socket path longer than 107 bytes", abs);
+	free(dir);
+	return r;
+}
+
+int
+config_resolve_user(struct config *c, struct error *e)
+{
+	struct passwd *pw;
+	uint64_t id;
+
+	if ((pw = getpwnam(c->privsep_user)) != NULL) {
+		c->privsep_uid = pw->pw_uid;
+		c->privsep_gid = pw->pw_gid;
+	} else if (parse_uint(c->privsep_user, 1, 4294967294U, &id) == 0) {
+		c->privsep_uid = (uid_t)id;
+		c->privsep_gid = (gid_t)id;
+	} else
+		return error_set(e, ERR_BAD_REQUEST,
+		    "privsep_user \"%s\": no such user", c->privsep_user);
+	if (c->privsep_uid == 0)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "privsep_user must not be root");
+	if (c->privsep_uid >= c->worker_uid_first &&
+	    c->privsep_uid <= c->worker_uid_last)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "privsep_user's uid lies inside worker.uids");
+	return 0;
+}
+
+void
+config_free(struct config *c)
+{
+	size_t i;
+
+	free(c->path);
+	free(c->socket);
+	for (i = 0; i < c->nskills_dirs; i++)
+		free(c->skills_dirs[i]);
+	free(c->skills_dirs);
+	free(c->policy_dir);
+	free(c->state_dir);
+	free(c->audit_path);
+	free(c->privsep_user);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,67 @@
+/* master.h: skillbrokerd, the privileged supervisor and worker spawner. */
+#ifndef SB_MASTER_H
+#define SB_MASTER_H
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "../lib/config.h"
+#include "../proto/msg.h"
+#include "../proto/peer.h"
+
+/* Fixed fd numbers in the children (the contract with their main()). */
+#define FD_MASTER 3
+#define FD_BROKER_LISTEN 4
+#define FD_BROKER_POLICYD 5
+#define FD_BROKER_AUDITD 6
+#define FD_PEER_BROKER 4     /* in policyd and auditd */
+
+enum role_id { ROLE_BROKER, ROLE_POLICYD, ROLE_AUDITD, ROLE__COUNT };
+
+struct role {
+	const char *name;      /* for logs and READY */
+	const char *program;   /* helper executable */
+	const struct peer_handler *table;
+	pid_t pid;
+	int ready;
+	struct peer peer;
+};
+
+struct master {
+	struct config cfg;
+	struct event_base *base;
+	int foreground, verbose;
+	char *helper_dir;
+	int listen_fd;
+	struct role roles[ROLE__COUNT];
+	int nready;
+	int shutting_down;
+	uint64_t audit_ref;
+};
+
+extern struct master *M;
+
+/* master_proc.c */
+void proc_start_all(void);
+void proc_child_exited(pid_t pid, int status);
+void proc_stop_all(void);
+struct role *proc_role_of(struct peer *p);
+extern const struct peer_handler broker_table[], policyd_table[],
+    auditd_table[];
+
+/* master_grant.c */
+int grant_store_add(struct grant *g, struct error *e);
+struct grant *grant_store_take(const char *id);
+void grant_store_clear(void);
+void grant_store_init(void);
+
+/* master_worker.c */
+int worker_on_run(struct peer *p, const struct mp_doc *d);
+int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
+int worker_reap(pid_t pid, int status, const struct rusage *ru);
+void worker_kill_all(void);
+void worker_init(void);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * master_grant.c: grants the master received from policyd. The master
+ * runs only what is here; each grant is taken once, and expires unused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "master.h"
+
+#define GRANT_MAX 1024
+#define GRANT_TTL_MS 30000
+
+struct stored_grant {
+	struct grant g;
+	uint64_t expires;
+	int used;
+};
+
+static struct stored_grant store[GRANT_MAX];
+
+void
+grant_store_init(void)
+{
+	memset(store, 0, sizeof(store));
+}
+
+/* Drop grants whose time has passed. */
+static void
+grant_store_expire(void)
+{
+	uint64_t now = now_mono_ms();
+	int i;
+
+	for (i = 0; i < GRANT_MAX; i++)
+		if (store[i].used && store[i].expires <= now) {
+			log_info("grant %s for %s expired unused",
+			    store[i].g.grant_id, store[i].g.skill);
+			grant_free(&store[i].g);
+			store[i].used = 0;
+		}
+}
+
+/* The master's own checks on a grant, whatever policyd said. */
+static int
+grant_sane(const struct grant *g, struct error *e)
+{
+	char *workroot;
+	size_t n;
+	int ok;
+
+	if (strstr(g->entry, "..") != NULL || strstr(g->skill_dir, "/..") ||
+	    strstr(g->work_dir, "/.."))
+		return error_set(e, ERR_INTERNAL, "grant path has \"..\"");
+	xasprintf(&workroot, "%s/work/", M->cfg.state_dir);
+	n = strlen(workroot);
+	ok = strncmp(g->work_dir, workroot, n) == 0 && g->work_dir[n] != '\0';
+	free(workroot);
+	if (!ok)
+		return error_set(e, ERR_INTERNAL,
+		    "grant work_dir outside the state directory");
+	if (g->timeout_ms == 0 || g->timeout_ms > M->cfg.limits.max_timeout_ms)
+		return error_set(e, ERR_INTERNAL, "grant timeout out of range");
+	return 0;
+}
+
+/* Take ownership of *g (zeroed on success). */
+int
+grant_store_add(struct grant *g, struct error *e)
+{
+	int i;
+
+	grant_store_expire();
+	if (grant_sane(g, e) == -1)
+		return -1;
+	for (i = 0; i < GRANT_MAX; i++)
+		if (store[i].used && strcmp(store[i].g.grant_id,
+		    g->grant_id) == 0)
+			return error_set(e, ERR_INTERNAL, "duplicate grant id");
+	for (i = 0; i < GRANT_MAX; i++)
+		if (!store[i].used) {
+			store[i].g = *g;
+			memset(g, 0, sizeof(*g));
+			store[i].expires = now_mono_ms() + GRANT_TTL_MS;
+			store[i].used = 1;
+			return 0;
+		}
+	return error_set(e, ERR_OVERLOADED, "too many outstanding grants");
+}
+
+/* Remove and return the grant with this id; NULL if unknown or expired. */
+struct grant *
+grant_store_take(const char *id)
+{
+	struct grant *g;
+	int i;
+
+	grant_store_expire();
+	if (!grant_id_valid(id))
+		return NULL;
+	for (i = 0; i < GRANT_MAX; i++)
+		if (store[i].used && strcmp(store[i].g.grant_id, id) == 0) {
+			g = xmalloc(sizeof(*g));
+			*g = store[i].g;
+			memset(&store[i], 0, sizeof(store[i]));
+			return g;
+		}
+	return NULL;
+}
+
+void
+grant_store_clear(void)
+{
+	int i;
+
+	for (i = 0; i < GRANT_MAX; i++)
+		if (store[i].used) {
+			grant_free(&store[i].g);
+			store[i].used = 0;
+		}
+}

@@ -1,0 +1,350 @@
+/*
+ * policyd_skill.c: the skill registry. A skill is a directory with a
+ * SKILL.md whose YAML frontmatter names it and declares its commands.
+ * Every entry point is resolved by realpath and must stay inside the
+ * skill directory; a bad skill is kept as invalid (with the reason) and
+ * never runs, and it never stops the others from loading.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "../lib/ydoc.h"
+#include "policyd.h"
+
+/* Agent Skills names: 1..64 of a-z, 0-9 and single inner hyphens. */
+int
+skill_name_valid(const char *name)
+{
+	size_t i, len = strlen(name);
+
+	if (len == 0 || len > 64 || name[0] == '-' || name[len - 1] == '-')
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
+			return 0;
+		if (name[i] == '-' && name[i + 1] == '-')
+			return 0;
+	}
+	return 1;
+}
+
+static void
+skill_invalid(struct skill *s, const char *fmt, ...)
+{
+	char buf[ERROR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (s->valid || s->error == NULL) {
+		free(s->error);
+		s->error = xstrdup(buf);
+	}
+	s->valid = 0;
+}
+
+/* Read SKILL.md (a regular file, not a symlink, bounded). */
+static char *
+read_skill_md(struct skill *s, size_t *len)
+{
+	char *path, *buf;
+	struct stat st;
+	int fd;
+
+	xasprintf(&path, "%s/SKILL.md", s->dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	free(path);
+	if (fd == -1) {
+		skill_invalid(s, "SKILL.md: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > SKILL_MD_MAX) {
+		close(fd);
+		skill_invalid(s, "SKILL.md: not a regular file of at most "
+		    "%d bytes", SKILL_MD_MAX);
+		return NULL;
+	}
+	buf = xmalloc((size_t)st.st_size + 1);
+	if (read_full(fd, buf, (size_t)st.st_size) != 0) {
+		close(fd);
+		free(buf);
+		skill_invalid(s, "SKILL.md: read failed");
+		return NULL;
+	}
+	close(fd);
+	buf[st.st_size] = '\0';
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* The frontmatter is between a first line "---" and the next "---". */
+static int
+frontmatter(const char *md, size_t len, const char **start, size_t *flen)
+{
+	const char *end;
+
+	if (len < 4 || strncmp(md, "---\n", 4) != 0)
+		return -1;
+	*start = md + 4;
+	if (strncmp(*start, "---\n", 4) == 0 || strcmp(*start, "---") == 0) {
+		*flen = 0;
+		return 0;
+	}
+	if ((end = strstr(*start, "\n---\n")) == NULL &&
+	    ((end = strstr(*start, "\n---")) == NULL || end[4] != '\0'))
+		return -1;
+	*flen = (size_t)(end - *start) + 1;
+	return 0;
+}
+
+/* Resolve a command path and require it inside the skill, executable. */
+static int
+command_resolve(struct skill *s, const char *cmd, const char *rel,
+    struct error *e)
+{
+	char *joined, *real;
+	struct stat st;
+	size_t dlen = strlen(s->dir);
+	int ok;
+
+	if (rel[0] == '/' || strstr(rel, "..") != NULL || rel[0] == '\0' ||
+	    !utf8_valid(rel, strlen(rel)))
+		return error_set(e, ERR_BAD_REQUEST, "command %s: path \"%s\" "
+		    "must be relative, inside the skill, without \"..\"", cmd,
+		    rel);
+	xasprintf(&joined, "%s/%s", s->dir, rel);
+	real = realpath(joined, NULL);
+	free(joined);
+	if (real == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "command %s: %s: %s", cmd,
+		    rel, strerror(errno));
+	ok = strncmp(real, s->dir, dlen) == 0 && real[dlen] == '/';
+	if (ok && (stat(real, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 0111) == 0))
+		ok = -1;
+	free(real);
+	if (ok == 0)
+		return error_set(e, ERR_BAD_REQUEST, "command %s: %s resolves "
+		    "outside the skill directory", cmd, rel);
+	if (ok == -1)
+		return error_set(e, ERR_BAD_REQUEST, "command %s: %s is not "
+		    "an executable regular file", cmd, rel);
+	return 0;
+}
+
+static int
+skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n,
+    struct error *e)
+{
+	static const char *const long_keys[] = { "path", NULL };
+	yaml_node_pair_t *p;
+	yaml_node_t *k, *v;
+	const char *name, *path;
+	size_t count;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "commands", e))
+		return -1;
+	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	if (count == 0 || count > COMMANDS_MAX)
+		return yerr(y, n, e, "commands: 1..%d entries", COMMANDS_MAX);
+	s->cmds = xcalloc(count, sizeof(*s->cmds));
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	    p++) {
+		k = yaml_document_get_node(&y->doc, p->key);
+		v = yaml_document_get_node(&y->doc, p->value);
+		if (yscalar(y, k, &name, e))
+			return -1;
+		if (!ident_valid(name, NAME_MAX_LEN))
+			return yerr(y, k, e, "bad command name \"%s\"", name);
+		if (v->type == YAML_MAPPING_NODE) {
+			if (ymap_only(y, v, long_keys, e) ||
+			    yscalar(y, ymap_get(y, v, "path"), &path, e))
+				return -1;
+		} else if (yscalar(y, v, &path, e))
+			return -1;
+		if (command_resolve(s, name, path, e) == -1)
+			return yerr(y, v, e, "%s", e->msg);
+		s->cmds[s->ncmds].name = xstrdup(name);
+		s->cmds[s->ncmds].path = xstrdup(path);
+		s->ncmds++;
+	}
+	return 0;
+}
+
+static int
+skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
+    struct error *e)
+{
+	static const char *const keys[] = { "name", "description", "license",
+		"compatibility", "metadata", "allowed-tools", "commands",
+		"permissions", "limits", NULL };
+	yaml_node_t *r = ydoc_root(y), *n;
+	const char *v;
+
+	if (yexpect(y, r, YAML_MAPPING_NODE, "frontmatter", e) ||
+	    ymap_only(y, r, keys, e))
+		return -1;
+	if ((n = ymap_get(y, r, "name")) == NULL)
+		return yerr(y, r, e, "missing \"name\"");
+	if (yscalar(y, n, &v, e))
+		return -1;
+	if (!skill_name_valid(v))
+		return yerr(y, n, e, "name \"%s\": 1..64 of a-z, 0-9 and "
+		    "single hyphens", v);
+	if (strcmp(v, dname) != 0)
+		return yerr(y, n, e, "name \"%s\" differs from the directory "
+		    "name \"%s\"", v, dname);
+	free(s->name);
+	s->name = xstrdup(v);
+	if ((n = ymap_get(y, r, "description")) == NULL || yscalar(y, n, &v, e))
+		return yerr(y, r, e, "missing \"description\"");
+	if (strlen(v) == 0 || strlen(v) > 1024)
+		return yerr(y, n, e, "description: 1..1024 characters");
+	s->description = xstrdup(v);
+	if ((n = ymap_get(y, r, "commands")) == NULL)
+		return yerr(y, r, e, "missing \"commands\": only declared entry "
+		    "points can run");
+	return skill_commands(s, y, n, e);
+}
+
+void
+skill_load(struct skill *s, const char *parent, const char *dname)
+{
+	struct ydoc y;
+	struct error e;
+	struct stat st;
+	const char *fm;
+	char *path, *md;
+	size_t len, flen;
+
+	memset(s, 0, sizeof(*s));
+	memset(&y, 0, sizeof(y));
+	s->valid = 1;
+	s->name = xstrdup(utf8_valid(dname, strlen(dname)) ? dname : "?");
+	xasprintf(&path, "%s/%s", parent, dname);
+	if (!utf8_valid(dname, strlen(dname)))
+		skill_invalid(s, "directory name is not valid UTF-8");
+	else if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))
+		skill_invalid(s, "not a directory (a symlinked skill root is "
+		    "refused)");
+	else if ((s->dir = realpath(path, NULL)) == NULL)
+		skill_invalid(s, "realpath: %s", strerror(errno));
+	free(path);
+	if (!s->valid || (md = read_skill_md(s, &len)) == NULL)
+		return;
+	if (frontmatter(md, len, &fm, &flen) == -1)
+		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
+		    "\"---\" lines");
+	else if (ydoc_load_buf(&y, "SKILL.md", fm, flen, 1, &e) == -1 ||
+	    skill_frontmatter(s, &y, dname, &e) == -1)
+		skill_invalid(s, "%s", e.msg);
+	ydoc_free(&y);
+	free(md);
+}
+
+void
+skill_free(struct skill *s)
+{
+	size_t i;
+
+	free(s->name);
+	free(s->description);
+	free(s->dir);
+	free(s->error);
+	for (i = 0; i < s->ncmds; i++) {
+		free(s->cmds[i].name);
+		free(s->cmds[i].path);
+	}
+	free(s->cmds);
+	memset(s, 0, sizeof(*s));
+}
+
+static int
+skill_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct skill *)a)->name,
+	    ((const struct skill *)b)->name);
+}
+
+/* Scan one skills directory, appending each subdirectory as a skill. */
+static void
+registry_scan(struct registry *r, const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL) {
+		log_warn("skills directory %s", dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (r->n == SKILLS_MAX) {
+			log_warnx("more than %d skills; the rest are ignored",
+			    SKILLS_MAX);
+			break;
+		}
+		skill_load(&r->skills[r->n], dir, de->d_name);
+		if (registry_find(r, r->skills[r->n].name) != NULL) {
+			log_warnx("%s/%s: duplicate skill name; ignored", dir,
+			    de->d_name);
+			skill_free(&r->skills[r->n]);
+			continue;
+		}
+		if (!r->skills[r->n].valid)
+			log_warnx("skill %s/%s is invalid: %s", dir,
+			    de->d_name, r->skills[r->n].error);
+		r->n++;
+	}
+	closedir(d);
+}
+
+void
+registry_load(struct registry *r, char *const *dirs, size_t ndirs)
+{
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->skills = xcalloc(SKILLS_MAX, sizeof(*r->skills));
+	for (i = 0; i < ndirs; i++)
+		registry_scan(r, dirs[i]);
+	qsort(r->skills, r->n, sizeof(*r->skills), skill_cmp);
+	log_info("loaded %zu skills", r->n);
+}
+
+void
+registry_free(struct registry *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		skill_free(&r->skills[i]);
+	free(r->skills);
+	memset(r, 0, sizeof(*r));
+}
+
+const struct skill *
+registry_find(const struct registry *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->skills[i].name, name) == 0)
+			return &r->skills[i];
+	return NULL;
+}

@@ -1,0 +1,144 @@
+/* peer.c: internal channels on libevent with table-driven dispatch. */
+#include "peer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "msg.h"
+
+/* Find the handler for type t; -1 if this peer may not send it. */
+static int
+peer_lookup(const struct peer *p, uint64_t t)
+{
+	int i;
+
+	for (i = 0; p->table[i].fn != NULL; i++)
+		if (p->table[i].type == t)
+			return i;
+	return -1;
+}
+
+/* Run one message through the table; -1 on a protocol violation. */
+static int
+peer_dispatch(struct peer *p, const struct mp_doc *d)
+{
+	struct error e;
+	uint64_t t;
+	int i;
+
+	if (msg_type_of(d, &t, &e) == -1) {
+		log_warnx("%s: %s", p->name, e.msg);
+		return -1;
+	}
+	if ((i = peer_lookup(p, t)) == -1) {
+		log_warnx("%s: message type %llu not permitted", p->name,
+		    (unsigned long long)t);
+		return -1;
+	}
+	if (p->table[i].flags & PH_ONCE) {
+		if (p->seen & (1U << i)) {
+			log_warnx("%s: message type %llu repeated", p->name,
+			    (unsigned long long)t);
+			return -1;
+		}
+		p->seen |= 1U << i;
+	}
+	return p->table[i].fn(p, d);
+}
+
+static void
+peer_readcb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct peer *p = arg;
+	struct mp_doc d;
+	struct error e;
+	int r;
+
+	(void)fd;
+	(void)ev;
+	r = chan_read(&p->ch);
+	if (r == -2)
+		return;
+	if (r == 0 || r == -1) {
+		peer_kill(p, r == 0 ? "channel closed" : strerror(errno));
+		return;
+	}
+	while (p->alive && (r = chan_next(&p->ch, &d, &e)) == 1) {
+		r = peer_dispatch(p, &d);
+		mp_doc_free(&d);
+		if (r == -1 && p->alive) {
+			peer_kill(p, "protocol violation");
+			return;
+		}
+	}
+	if (r == -1 && p->alive) {
+		log_warnx("%s: %s", p->name, e.msg);
+		peer_kill(p, "malformed message");
+	}
+}
+
+static void
+peer_writecb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct peer *p = arg;
+	int r;
+
+	(void)fd;
+	(void)ev;
+	if ((r = chan_flush(&p->ch)) == -1)
+		peer_kill(p, strerror(errno));
+	else if (r == 1)
+		event_add(p->wev, NULL);
+}
+
+void
+peer_init(struct peer *p, struct event_base *base, int fd, const char *name,
+    const struct peer_handler *table,
+    void (*on_dead)(struct peer *, const char *), void *arg)
+{
+	memset(p, 0, sizeof(*p));
+	if (set_nonblock(fd) == -1)
+		fatal("%s: nonblock", name);
+	chan_init(&p->ch, fd, name);
+	p->name = name;
+	p->table = table;
+	p->on_dead = on_dead;
+	p->arg = arg;
+	p->rev = event_new(base, fd, EV_READ | EV_PERSIST, peer_readcb, p);
+	p->wev = event_new(base, fd, EV_WRITE, peer_writecb, p);
+	if (p->rev == NULL || p->wev == NULL || event_add(p->rev, NULL) == -1)
+		fatalx("%s: event setup", name);
+	p->alive = 1;
+}
+
+void
+peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
+{
+	int i;
+
+	if (!p->alive) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return;
+	}
+	chan_queue(&p->ch, m, fds, nfds);
+	peer_writecb(p->ch.fd, EV_WRITE, p);
+}
+
+void
+peer_kill(struct peer *p, const char *why)
+{
+	if (!p->alive)
+		return;
+	p->alive = 0;
+	event_free(p->rev);
+	event_free(p->wev);
+	p->rev = p->wev = NULL;
+	chan_close(&p->ch);
+	if (p->on_dead)
+		p->on_dead(p, why);
+}

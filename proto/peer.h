@@ -1,0 +1,45 @@
+/*
+ * peer.h: one internal channel bound to libevent, with a dispatch table
+ * that says which message types this peer may send. A type not in the
+ * table, a second ONCE message, or a handler's -1 is a protocol
+ * violation: the peer is cut off and on_dead runs (never "ignored").
+ */
+#ifndef SB_PEER_H
+#define SB_PEER_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "chan.h"
+
+struct peer;
+
+#define PH_ONCE 0x1  /* at most once per peer lifetime */
+
+struct peer_handler {
+	uint64_t type;
+	unsigned flags;
+	int (*fn)(struct peer *p, const struct mp_doc *d);
+};
+
+struct peer {
+	struct chan ch;
+	struct event *rev, *wev;
+	const char *name;
+	const struct peer_handler *table;
+	uint32_t seen;  /* bit per table index, for PH_ONCE */
+	void (*on_dead)(struct peer *p, const char *why);
+	void *arg;
+	int alive;
+};
+
+void peer_init(struct peer *p, struct event_base *base, int fd,
+    const char *name, const struct peer_handler *table,
+    void (*on_dead)(struct peer *, const char *), void *arg);
+/* Queue a message (the peer owns the fds) and arm the write event. */
+void peer_send(struct peer *p, const struct mp_enc *m, const int *fds,
+    int nfds);
+/* Close the channel; calls on_dead once with why. */
+void peer_kill(struct peer *p, const char *why);
+
+#endif

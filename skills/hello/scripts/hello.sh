@@ -1,0 +1,3 @@
+#!/bin/sh
+# Print the arguments after "hello".
+echo "hello $*"

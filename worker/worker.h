@@ -1,0 +1,18 @@
+/* worker.h: building one worker's sandbox from its grant. */
+#ifndef SB_WORKER_H
+#define SB_WORKER_H
+
+#include "../lib/error.h"
+#include "../proto/msg.h"
+
+#define WORKER_FD_SPEC 3
+#define WORKER_FD_STATUS 4
+
+/* Run every construction step in order; on failure *step names it. */
+int sandbox_build(const struct grant *g, const char **step, struct error *e);
+/* The last step before exec: limits that must not bind the builder. */
+int sandbox_final_limits(const struct grant *g, struct error *e);
+/* Give the work tree to the worker uid without following symlinks. */
+int workdir_prepare(const struct grant *g, struct error *e);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * worker_sandbox.c: the construction steps, in order. Each is one
+ * function; the table is the order. Later layers (namespaces, private
+ * root, seccomp, Landlock) are further rows of this table.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+static int
+step_workdir(const struct grant *g, struct error *e)
+{
+	return workdir_prepare(g, e);
+}
+
+/* A new session: no controlling terminal to inject into. */
+static int
+step_session(const struct grant *g, struct error *e)
+{
+	(void)g;
+	if (setsid() == -1 && getpgrp() != getpid())
+		return error_set(e, ERR_SANDBOX_FAILED, "setsid: %s",
+		    strerror(errno));
+	return 0;
+}
+
+static int
+set_limit(int res, rlim_t v, const char *name, struct error *e)
+{
+	struct rlimit rl = { v, v };
+
+	if (setrlimit(res, &rl) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "setrlimit %s: %s",
+		    name, strerror(errno));
+	return 0;
+}
+
+/* Limits that bind the skill; memory comes last, just before exec. */
+static int
+step_rlimits(const struct grant *g, struct error *e)
+{
+	rlim_t cpu = (rlim_t)(g->timeout_ms / 1000 + 1);
+
+	return set_limit(RLIMIT_CORE, 0, "CORE", e) ||
+	    set_limit(RLIMIT_CPU, cpu, "CPU", e) ||
+	    set_limit(RLIMIT_NOFILE, (rlim_t)g->nofile, "NOFILE", e) ||
+	    set_limit(RLIMIT_NPROC, (rlim_t)g->pids, "NPROC", e) ||
+	    set_limit(RLIMIT_FSIZE, (rlim_t)g->fsize_mb << 20, "FSIZE", e) ?
+	    -1 : 0;
+}
+
+/* Empty the bounding set while we still hold CAP_SETPCAP. */
+static int
+drop_bounding(struct error *e)
+{
+	cap_value_t c;
+
+	for (c = 0; c <= CAP_LAST_CAP; c++)
+		if (cap_drop_bound(c) == -1 && errno != EINVAL)
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "drop bounding cap %d: %s", (int)c,
+			    strerror(errno));
+	if (cap_reset_ambient() == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "reset ambient: %s",
+		    strerror(errno));
+	return 0;
+}
+
+/* Clear every capability set and prove nothing is left. */
+static int
+clear_caps(struct error *e)
+{
+	cap_t empty = cap_init(), now;
+	int same;
+
+	if (empty == NULL || cap_set_proc(empty) == -1) {
+		cap_free(empty);
+		return error_set(e, ERR_SANDBOX_FAILED, "cap_set_proc: %s",
+		    strerror(errno));
+	}
+	now = cap_get_proc();
+	same = now != NULL && cap_compare(now, empty) == 0;
+	cap_free(now);
+	cap_free(empty);
+	if (!same)
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "capabilities remain after the drop");
+	return 0;
+}
+
+/* setgroups, setresgid, setresuid; then regaining root must fail. */
+static int
+step_identity(const struct grant *g, struct error *e)
+{
+	uid_t uid = (uid_t)g->worker_uid, ru, eu, su;
+	gid_t gid = (gid_t)g->worker_gid;
+
+	if (uid == 0 || gid == 0)
+		return error_set(e, ERR_SANDBOX_FAILED, "worker uid 0 refused");
+	if (drop_bounding(e) == -1)
+		return -1;
+	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "drop to %u: %s",
+		    (unsigned)uid, strerror(errno));
+	if (getresuid(&ru, &eu, &su) == -1 || ru != uid || eu != uid ||
+	    su != uid || setuid(0) != -1 || setgid(0) != -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "could regain root");
+	return clear_caps(e);
+}
+
+static int
+step_no_new_privs(const struct grant *g, struct error *e)
+{
+	(void)g;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "no_new_privs: %s",
+		    strerror(errno));
+	return 0;
+}
+
+static int
+step_cwd(const struct grant *g, struct error *e)
+{
+	if (chdir(g->work_dir) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "chdir %s: %s",
+		    g->work_dir, strerror(errno));
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(const struct grant *, struct error *);
+} steps[] = {
+	{ "workdir", step_workdir },
+	{ "session", step_session },
+	{ "rlimits", step_rlimits },
+	{ "identity", step_identity },
+	{ "no_new_privs", step_no_new_privs },
+	{ "cwd", step_cwd },
+};
+
+int
+sandbox_build(const struct grant *g, const char **step, struct error *e)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		*step = steps[i].name;
+		if (steps[i].fn(g, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Address-space cap: set last, so it binds the skill, not the builder. */
+int
+sandbox_final_limits(const struct grant *g, struct error *e)
+{
+	rlim_t mem = (rlim_t)g->memory_mb << 20;
+
+	return set_limit(RLIMIT_AS, mem, "AS", e);
+}

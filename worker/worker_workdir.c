@@ -1,0 +1,112 @@
+/*
+ * worker_workdir.c: the per-session work dir. It lives under a
+ * root-owned tree, so only its contents can be hostile; those are
+ * walked without following symlinks and handed to this call's uid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#define WALK_MAX_DEPTH 32
+#define WALK_MAX_ENTRIES 100000
+
+static int
+chown_tree(int dfd, uid_t uid, gid_t gid, int depth, long *budget,
+    struct error *e)
+{
+	struct dirent *de;
+	DIR *d;
+	int sub, r = 0;
+
+	if (depth > WALK_MAX_DEPTH)
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "work dir nested deeper than %d", WALK_MAX_DEPTH);
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return error_set(e, ERR_SANDBOX_FAILED, "fdopendir: %s",
+		    strerror(errno));
+	}
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (--*budget < 0)
+			r = error_set(e, ERR_SANDBOX_FAILED,
+			    "work dir has more than %d entries",
+			    WALK_MAX_ENTRIES);
+		else if (fchownat(dirfd(d), de->d_name, uid, gid,
+		    AT_SYMLINK_NOFOLLOW) == -1 && errno != ENOENT)
+			r = error_set(e, ERR_SANDBOX_FAILED, "chown %s: %s",
+			    de->d_name, strerror(errno));
+		else if (de->d_type == DT_DIR &&
+		    (sub = openat(dirfd(d), de->d_name, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1)
+			r = chown_tree(sub, uid, gid, depth + 1, budget, e);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Open (creating) one level below dfd, refusing symlinks. */
+static int
+open_level(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid,
+    struct error *e)
+{
+	int fd;
+
+	if (mkdirat(dfd, name, mode) == -1 && errno != EEXIST)
+		return error_set(e, ERR_SANDBOX_FAILED, "mkdir %s: %s", name,
+		    strerror(errno));
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", name,
+		    strerror(errno));
+	if (fchown(fd, uid, gid) == -1 || fchmod(fd, mode) == -1) {
+		close(fd);
+		return error_set(e, ERR_SANDBOX_FAILED, "chown %s: %s", name,
+		    strerror(errno));
+	}
+	return fd;
+}
+
+/* work_dir is WORKROOT/<principal uid>/<session>; WORKROOT exists. */
+int
+workdir_prepare(const struct grant *g, struct error *e)
+{
+	char root[PATH_MAX_LEN], uidname[32];
+	const char *session;
+	long budget = WALK_MAX_ENTRIES;
+	int rfd, ufd, sfd;
+	size_t len;
+
+	session = strrchr(g->work_dir, '/');
+	len = (size_t)(session - g->work_dir);
+	snprintf(uidname, sizeof(uidname), "/%llu",
+	    (unsigned long long)g->principal_uid);
+	if (len < strlen(uidname) || len >= sizeof(root) ||
+	    strcmp(session + 1, g->session) != 0 ||
+	    strncmp(g->work_dir + len - strlen(uidname), uidname,
+	    strlen(uidname)) != 0)
+		return error_set(e, ERR_SANDBOX_FAILED, "malformed work dir");
+	memcpy(root, g->work_dir, len - strlen(uidname));
+	root[len - strlen(uidname)] = '\0';
+	if ((rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", root,
+		    strerror(errno));
+	ufd = open_level(rfd, uidname + 1, 0711, 0, 0, e);
+	close(rfd);
+	if (ufd == -1)
+		return -1;
+	sfd = open_level(ufd, g->session, 0700, (uid_t)g->worker_uid,
+	    (gid_t)g->worker_gid, e);
+	close(ufd);
+	if (sfd == -1)
+		return -1;
+	return chown_tree(sfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0,
+	    &budget, e);
+}
