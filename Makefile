@@ -53,9 +53,17 @@ ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) 
 
 all: $(PROGS)
 
+# Quiet by default; make V=1 shows the full commands.
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
 $(OUT)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BIN)/skillbrokerd: $(call obj,$(MASTER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
@@ -66,18 +74,21 @@ $(BIN)/skillctl: $(call obj,$(CLI_SRC) $(COMMON_SRC))
 
 $(PROGS):
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Each unit test links the common code plus the role files it tests.
 $(OUT)/tests/%: tests/unit/%.c $(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC)) $(PKG_LIBS) -lcmocka
 
 # Test tools (tests/tools/*.c) link the common code only, without cmocka.
 $(OUT)/tests/tools/%: tests/tools/%.c $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
 deps:
@@ -90,8 +101,14 @@ check: deps
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
+# LeakSanitizer cannot work in roles that chroot and drop uid (no /proc);
+# every other sanitizer check stays on, and errors are fatal.
+ifeq ($(SAN),1)
+INTEG_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+endif
+
 integration: all $(OUT)/tests/tools/rawclient
-	@SB_BIN=$(CURDIR)/$(BIN) sh tests/integration/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all

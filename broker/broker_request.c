@@ -19,6 +19,7 @@ static int on_authz_ans(struct peer *p, const struct mp_doc *d);
 static int on_skills_ans(struct peer *p, const struct mp_doc *d);
 static int on_run_started(struct peer *p, const struct mp_doc *d);
 static int on_run_exited(struct peer *p, const struct mp_doc *d);
+static int on_peer_channel(struct peer *p, const struct mp_doc *d);
 
 const struct peer_handler policyd_table[] = {
 	{ MSG_AUTHZ_ANS, 0, on_authz_ans },
@@ -28,6 +29,7 @@ const struct peer_handler policyd_table[] = {
 const struct peer_handler master_table[] = {
 	{ MSG_RUN_STARTED, 0, on_run_started },
 	{ MSG_RUN_EXITED, 0, on_run_exited },
+	{ MSG_PEER_CHANNEL, 0, on_peer_channel },
 	{ 0, 0, NULL },
 };
 const struct peer_handler auditd_table[] = {
@@ -300,5 +302,31 @@ on_run_exited(struct peer *p, const struct mp_doc *d)
 		return 0;
 	}
 	run_exited(r);
+	return 0;
+}
+
+/* The master restarted policyd or auditd: talk to it on the new fd. */
+static int
+on_peer_channel(struct peer *p, const struct mp_doc *d)
+{
+	struct peer *target;
+	struct error e;
+	char *role;
+	int fd = chan_take_fd(&p->ch);
+
+	if (fd == -1 || msg_peer_channel_dec(d, &role, &e) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	target = strcmp(role, "policyd") == 0 ? &B->policyd : &B->auditd;
+	free(role);
+	peer_kill(target, "replaced by a restarted process");
+	peer_init(target, B->base, fd, target == &B->policyd ? "policyd" :
+	    "auditd", target == &B->policyd ? policyd_table : auditd_table,
+	    target->on_dead, NULL);
+	if (target == &B->auditd)
+		B->audit_acked = B->audit_sent;
+	log_info("%s is back", target->name);
 	return 0;
 }

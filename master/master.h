@@ -27,6 +27,8 @@ struct role {
 	pid_t pid;
 	int ready;
 	struct peer peer;
+	uint64_t started_ms, backoff_ms;
+	struct event *restart_ev;
 };
 
 struct master {
@@ -62,6 +64,7 @@ int worker_on_run(struct peer *p, const struct mp_doc *d);
 int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int worker_reap(pid_t pid, int status, const struct rusage *ru);
 void worker_kill_all(void);
+void worker_audit_lost(void);
 void worker_init(void);
 
 #endif

@@ -19,6 +19,9 @@
 #include "master.h"
 
 #define STARTUP_TIMEOUT_S 10
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+#define HEALTHY_MS 60000
 
 static int on_ready(struct peer *p, const struct mp_doc *d);
 static int on_grant(struct peer *p, const struct mp_doc *d);
@@ -67,6 +70,10 @@ on_ready(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	msg_ready_free(&m);
+	if (r->ready) {  /* a restarted child */
+		log_info("%s restarted and ready", r->name);
+		return 0;
+	}
 	r->ready = 1;
 	if (++M->nready == ROLE__COUNT) {
 		evtimer_del(startup_timer);
@@ -114,6 +121,8 @@ on_peer_dead(struct peer *p, const char *why)
 		kill(r->pid, SIGKILL);
 	if (r - M->roles == ROLE_POLICYD)
 		grant_store_clear();
+	if (r - M->roles == ROLE_AUDITD)
+		worker_audit_lost();
 }
 
 static void
@@ -212,6 +221,7 @@ spawn_broker(int master_end, int pol, int aud)
 	argv[n++] = "-C";
 	argv[n++] = clients;
 	argv_common(argv, &n);
+	M->roles[ROLE_BROKER].started_ms = now_mono_ms();
 	M->roles[ROLE_BROKER].pid = proc_spawn(&M->roles[ROLE_BROKER], argv,
 	    fds, 4);
 	free(empty);
@@ -248,6 +258,7 @@ spawn_policyd(int master_end, int brk)
 	    vals[3], vals[4], vals[5], vals[6]);
 	argv[n++] = vals[7];
 	argv_common(argv, &n);
+	M->roles[ROLE_POLICYD].started_ms = now_mono_ms();
 	M->roles[ROLE_POLICYD].pid = proc_spawn(&M->roles[ROLE_POLICYD], argv,
 	    fds, 2);
 	for (i = 0; i < 8; i++)
@@ -264,6 +275,7 @@ spawn_auditd(int master_end, int brk)
 	argv[n++] = "-l";
 	argv[n++] = M->cfg.audit_path;
 	argv_common(argv, &n);
+	M->roles[ROLE_AUDITD].started_ms = now_mono_ms();
 	M->roles[ROLE_AUDITD].pid = proc_spawn(&M->roles[ROLE_AUDITD], argv,
 	    fds, 2);
 }
@@ -321,6 +333,54 @@ proc_start_all(void)
 	evtimer_add(startup_timer, &tv);
 }
 
+/* Start policyd or auditd again and give the broker its new channel. */
+static void
+proc_restart(evutil_socket_t fd, short ev, void *arg)
+{
+	struct role *r = arg;
+	int i = (int)(r - M->roles), mc[2], bc[2];
+	struct mp_enc m;
+
+	(void)fd;
+	(void)ev;
+	if (M->shutting_down || !M->roles[ROLE_BROKER].peer.alive)
+		return;
+	socketpair_or_die(mc);
+	socketpair_or_die(bc);
+	if (i == ROLE_POLICYD)
+		spawn_policyd(mc[1], bc[1]);
+	else
+		spawn_auditd(mc[1], bc[1]);
+	close(mc[1]);
+	close(bc[1]);
+	peer_init(&r->peer, M->base, mc[0], r->name, r->table, on_peer_dead,
+	    r);
+	enc_init(&m);
+	msg_peer_channel_enc(&m, r->name);
+	peer_send(&M->roles[ROLE_BROKER].peer, &m, &bc[0], 1);
+	enc_free(&m);
+	log_info("%s restarted as pid %d", r->name, (int)r->pid);
+}
+
+/* Back off: double the delay while the child keeps dying young. */
+static void
+proc_schedule_restart(struct role *r)
+{
+	struct timeval tv;
+
+	if (now_mono_ms() - r->started_ms > HEALTHY_MS || r->backoff_ms == 0)
+		r->backoff_ms = BACKOFF_MIN_MS;
+	else if ((r->backoff_ms *= 2) > BACKOFF_MAX_MS)
+		r->backoff_ms = BACKOFF_MAX_MS;
+	if (r->restart_ev == NULL)
+		r->restart_ev = evtimer_new(M->base, proc_restart, r);
+	tv.tv_sec = (time_t)(r->backoff_ms / 1000);
+	tv.tv_usec = (suseconds_t)(r->backoff_ms % 1000) * 1000;
+	evtimer_add(r->restart_ev, &tv);
+	log_warnx("restarting %s in %llu ms", r->name,
+	    (unsigned long long)r->backoff_ms);
+}
+
 /* A privsep child is gone: fail closed, and stop if it was the broker. */
 void
 proc_child_exited(pid_t pid, int status)
@@ -352,7 +412,8 @@ proc_child_exited(pid_t pid, int status)
 			    r->name);
 			proc_stop_all();
 			event_base_loopexit(M->base, NULL);
-		}
+		} else
+			proc_schedule_restart(r);
 		return;
 	}
 	log_debug("reaped unknown child %d", (int)pid);

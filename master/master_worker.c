@@ -531,3 +531,16 @@ worker_kill_all(void)
 		if (workers[i].st != W_FREE && workers[i].pid > 0)
 			kill(-workers[i].pid, SIGKILL);
 }
+
+/* auditd is gone: no start may wait for an acknowledgement forever. */
+void
+worker_audit_lost(void)
+{
+	size_t i;
+
+	audit_ack_floor = M->audit_ref;
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].st == W_AUDITING)
+			worker_fail(&workers[i], ERR_AUDIT_UNAVAILABLE,
+			    "auditd stopped before recording the start");
+}

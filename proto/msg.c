@@ -439,3 +439,27 @@ msg_ref_dec(const struct mp_doc *d, uint64_t *ref, struct error *e)
 		return -1;
 	return 0;
 }
+
+void
+msg_peer_channel_enc(struct mp_enc *m, const char *role)
+{
+	msg_begin(m, MSG_PEER_CHANNEL, 1);
+	enc_kstr(m, "role", role);
+}
+
+int
+msg_peer_channel_dec(const struct mp_doc *d, char **role, struct error *e)
+{
+	static const char *const keys[] = { "t", "role", NULL };
+
+	*role = NULL;
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_str(d->root, "role", 1, 32, role, e))
+		return -1;
+	if (strcmp(*role, "policyd") != 0 && strcmp(*role, "auditd") != 0) {
+		free(*role);
+		*role = NULL;
+		return error_set(e, ERR_INTERNAL, "unknown role");
+	}
+	return 0;
+}

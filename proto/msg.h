@@ -31,6 +31,7 @@ enum msg_type {
 	MSG_RUN = 48,
 	MSG_RUN_STARTED = 49,  /* carries stdin, stdout, stderr pipe fds */
 	MSG_RUN_EXITED = 50,
+	MSG_PEER_CHANNEL = 51, /* master -> broker: a restarted peer's fd */
 	/* broker, master -> auditd */
 	MSG_AUDIT = 64,
 	MSG_AUDIT_ACK = 65,
@@ -167,6 +168,11 @@ void msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a);
 int msg_audit_ack_dec(const struct mp_doc *d, struct msg_audit_ack *a,
     struct error *e);
 void msg_audit_ack_free(struct msg_audit_ack *a);
+
+/* PEER_CHANNEL: which role the attached fd now reaches. */
+void msg_peer_channel_enc(struct mp_enc *m, const char *role);
+int msg_peer_channel_dec(const struct mp_doc *d, char **role,
+    struct error *e);
 
 /* Simple {t, ref} messages (SKILLS_REQ). */
 void msg_ref_enc(struct mp_enc *m, enum msg_type t, uint64_t ref);

@@ -1,0 +1,3 @@
+#!/bin/sh
+printf '0123456789'
+head -c 100000 /dev/zero | tr '\0' 'e' >&2

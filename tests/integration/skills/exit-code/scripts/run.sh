@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "exiting 7"
+exit 7

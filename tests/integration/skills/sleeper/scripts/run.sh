@@ -1,0 +1,3 @@
+#!/bin/sh
+echo started
+exec sleep 30
