@@ -140,3 +140,19 @@ clean:
 	rm -rf build bin run var
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
+FUZZ_TIME ?= 30
+FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) $(PKG_LIBS)
+
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$${f##*/}; mkdir -p build/fuzz/corpus-$$n && \
+		$$f -max_total_time=$(FUZZ_TIME) -dict=tests/fuzz/$$n.dict \
+		-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
+		tests/fuzz/seeds/$$n || exit 1; done

@@ -25,7 +25,8 @@ struct client {
 	unsigned inflight;
 };
 
-enum rstate { R_AUTHZ, R_AUDIT_DECISION, R_RUN_WAIT, R_RUNNING, R_SKILLS };
+enum rstate { R_AUTHZ, R_AUDIT_DECISION, R_RUN_WAIT, R_RUNNING, R_SKILLS,
+	R_RELOAD };
 
 struct outstream {
 	int fd;
@@ -64,8 +65,8 @@ struct broker {
 	unsigned max_clients, nclients;
 	uint64_t next_ref, audit_sent, audit_acked;
 	uint64_t stat_requests, stat_invokes;
-	LIST_HEAD(, client) clients;
-	LIST_HEAD(, request) requests;
+	LIST_HEAD(client_list, client) clients;
+	LIST_HEAD(request_list, request) requests;
 };
 
 extern struct broker *B;

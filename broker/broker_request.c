@@ -17,6 +17,7 @@
 
 static int on_authz_ans(struct peer *p, const struct mp_doc *d);
 static int on_skills_ans(struct peer *p, const struct mp_doc *d);
+static int on_reload_ans(struct peer *p, const struct mp_doc *d);
 static int on_run_started(struct peer *p, const struct mp_doc *d);
 static int on_run_exited(struct peer *p, const struct mp_doc *d);
 static int on_peer_channel(struct peer *p, const struct mp_doc *d);
@@ -24,6 +25,7 @@ static int on_peer_channel(struct peer *p, const struct mp_doc *d);
 const struct peer_handler policyd_table[] = {
 	{ MSG_AUTHZ_ANS, 0, on_authz_ans },
 	{ MSG_SKILLS_ANS, 0, on_skills_ans },
+	{ MSG_RELOAD_ANS, 0, on_reload_ans },
 	{ 0, 0, NULL },
 };
 const struct peer_handler master_table[] = {
@@ -116,6 +118,8 @@ send_authz(struct request *r)
 	a.phase = r->cr.phase;
 	a.args = r->cr.args;
 	a.nargs = r->cr.nargs;
+	a.env = r->cr.env;
+	a.nenv = r->cr.nenv;
 	a.timeout_ms = r->cr.timeout_ms;
 	a.dry_run = r->cr.type == CREQ_AUTHORIZE;
 	enc_init(&m);
@@ -155,6 +159,17 @@ request_start(struct client *c, struct client_req *cr)
 		enc_free(&m);
 		return;
 	}
+	if (r->cr.type == CREQ_RELOAD) {  /* policyd decides who is admin */
+		r->st = R_RELOAD;
+		enc_init(&m);
+		msg_begin(&m, MSG_RELOAD_REQ, 3);
+		enc_kuint(&m, "ref", r->ref);
+		enc_kuint(&m, "uid", r->uid);
+		enc_kuint(&m, "gid", r->gid);
+		peer_send(&B->policyd, &m, NULL, 0);
+		enc_free(&m);
+		return;
+	}
 	if (!B->auditd.alive) {
 		request_reply_error(r, ERR_AUDIT_UNAVAILABLE,
 		    "auditd is not running; nothing runs unaudited");
@@ -187,6 +202,10 @@ on_authz_ans(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	r->ans = a;
+	if (*a.command != '\0') {  /* the command the decision resolved */
+		free(r->cr.command);
+		r->cr.command = xstrdup(a.command);
+	}
 	r->st = R_AUDIT_DECISION;
 	r->audit_ref = audit_request(r, "policy.decision",
 	    a.allowed ? "allowed" : "denied", a.allowed ? "success" : "failure");
@@ -328,5 +347,45 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 	if (target == &B->auditd)
 		B->audit_acked = B->audit_sent;
 	log_info("%s is back", target->name);
+	return 0;
+}
+
+static int
+on_reload_ans(struct peer *p, const struct mp_doc *d)
+{
+	static const char *const keys[] = { "t", "ref", "ok", "err",
+		"message", NULL };
+	uint64_t ref, err;
+	char *msg = NULL;
+	struct request *r;
+	struct mp_enc m;
+	struct error e;
+	int ok;
+
+	(void)p;
+	if (mp_only_keys(d->root, keys, &e) ||
+	    mp_uint(d->root, "ref", 1, UINT64_MAX, &ref, &e) ||
+	    mp_bool(d->root, "ok", 1, &ok, &e) ||
+	    mp_uint(d->root, "err", 1, ERR__COUNT - 1, &err, &e) ||
+	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &msg, &e) ||
+	    (r = request_find(ref)) == NULL || r->st != R_RELOAD) {
+		free(msg);
+		return -1;
+	}
+	if (!ok)
+		client_error(r->c, &r->cr.id, (enum err_type)err, msg, 0);
+	else if (r->c != NULL) {
+		enc_init(&m);
+		enc_map(&m, 4);
+		enc_kstr(&m, "type", "reload");
+		enc_str(&m, "id");
+		client_id_enc(&m, &r->cr.id);
+		enc_kbool(&m, "ok", 1);
+		enc_kstr(&m, "message", msg);
+		client_send(r->c, &m);
+		enc_free(&m);
+	}
+	free(msg);
+	request_end(r);
 	return 0;
 }

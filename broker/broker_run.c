@@ -234,12 +234,13 @@ reply_result(struct request *r)
 
 	if (r->c == NULL)
 		return;
-	if (r->cr.type == CREQ_SKILLS) {
+	if (r->cr.type == CREQ_SKILLS || r->cr.type == CREQ_RELOAD) {
 		client_error(r->c, &r->cr.id, err, r->x.message, 0);
 		return;
 	}
 	enc_init(&m);
-	enc_map(&m, 7 + (ran ? 2 : 0) + !ok);
+	enc_map(&m, 7 + (ran ? 2 : 0) + !ok + (r->ans.effective_len > 0 &&
+	    r->cr.type == CREQ_AUTHORIZE));
 	enc_kstr(&m, "type", "result");
 	enc_str(&m, "id");
 	client_id_enc(&m, &r->cr.id);
@@ -248,6 +249,12 @@ reply_result(struct request *r)
 	enc_kstr(&m, "command", r->cr.command);
 	enc_kstr(&m, "timestamp_utc", r->ts);
 	enc_policy(&m, r);
+	if (r->ans.effective_len > 0 && r->cr.type == CREQ_AUTHORIZE) {
+		enc_str(&m, "effective");
+		if (msgpack_sbuffer_write(&m.sb, (const char *)r->ans.effective,
+		    r->ans.effective_len))
+			fatalx("encode");
+	}
 	if (ran) {
 		enc_output(&m, r);
 		enc_effects(&m, r);

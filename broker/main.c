@@ -47,6 +47,8 @@ on_dead(struct peer *p, const char *why)
 		    "policyd stopped before deciding");
 		requests_fail_state(R_SKILLS, ERR_POLICY_UNAVAILABLE,
 		    "policyd stopped");
+		requests_fail_state(R_RELOAD, ERR_POLICY_UNAVAILABLE,
+		    "policyd stopped");
 	} else
 		requests_fail_state(R_AUDIT_DECISION, ERR_AUDIT_UNAVAILABLE,
 		    "auditd stopped before the decision was recorded");

@@ -71,6 +71,10 @@ prepare_dirs(void)
 	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
 		fatal("work dir %s", p);
 	free(p);
+	xasprintf(&p, "%s/data", c->state_dir);
+	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
+		fatal("data dir %s", p);
+	free(p);
 	tmp = xstrdup(c->audit_path);
 	p = dirname(tmp);
 	if (mkdir_p(p, 0750) == -1 ||

@@ -52,15 +52,23 @@ grant_sane(const struct grant *g, struct error *e)
 	int ok;
 
 	if (strstr(g->entry, "..") != NULL || strstr(g->skill_dir, "/..") ||
-	    strstr(g->work_dir, "/.."))
+	    strstr(g->work_dir, "/..") || strstr(g->data_dir, "/.."))
 		return error_set(e, ERR_INTERNAL, "grant path has \"..\"");
 	xasprintf(&workroot, "%s/work/", M->cfg.state_dir);
 	n = strlen(workroot);
 	ok = strncmp(g->work_dir, workroot, n) == 0 && g->work_dir[n] != '\0';
 	free(workroot);
+	if (ok) {
+		xasprintf(&workroot, "%s/data/", M->cfg.state_dir);
+		n = strlen(workroot);
+		ok = strncmp(g->data_dir, workroot, n) == 0 &&
+		    strchr(g->data_dir + n, '/') == NULL &&
+		    g->data_dir[n] != '\0';
+		free(workroot);
+	}
 	if (!ok)
 		return error_set(e, ERR_INTERNAL,
-		    "grant work_dir outside the state directory");
+		    "grant work or data dir outside the state directory");
 	if (g->timeout_ms == 0 || g->timeout_ms > M->cfg.limits.max_timeout_ms)
 		return error_set(e, ERR_INTERNAL, "grant timeout out of range");
 	return 0;

@@ -25,6 +25,7 @@
 
 static int on_ready(struct peer *p, const struct mp_doc *d);
 static int on_grant(struct peer *p, const struct mp_doc *d);
+static int on_policy_event(struct peer *p, const struct mp_doc *d);
 
 const struct peer_handler broker_table[] = {
 	{ MSG_READY, PH_ONCE, on_ready },
@@ -34,6 +35,7 @@ const struct peer_handler broker_table[] = {
 const struct peer_handler policyd_table[] = {
 	{ MSG_READY, PH_ONCE, on_ready },
 	{ MSG_GRANT, 0, on_grant },
+	{ MSG_POLICY_EVENT, 0, on_policy_event },
 	{ 0, 0, NULL },
 };
 const struct peer_handler auditd_table[] = {
@@ -106,6 +108,56 @@ on_grant(struct peer *p, const struct mp_doc *d)
 	enc_free(&m);
 	free(ack.grant_id);
 	return 0;
+}
+
+/* A policy load or reload, as policyd reports it: into the audit log. */
+static int
+on_policy_event(struct peer *p, const struct mp_doc *d)
+{
+	static const char *const keys[] = { "t", "action", "ok", "message",
+		"files", "rules", "skills", NULL };
+	static const char *const actions[] = { "policy.loaded",
+		"policy.reloaded", "policy.reload_failed", NULL };
+	struct peer *a = &M->roles[ROLE_AUDITD].peer;
+	uint64_t files, rules, skills;
+	char *action = NULL, *message = NULL;
+	struct mp_enc m;
+	struct error e;
+	int ok, i, known = 0;
+
+	(void)p;
+	if (mp_only_keys(d->root, keys, &e) ||
+	    mp_str(d->root, "action", 1, 32, &action, &e) ||
+	    mp_bool(d->root, "ok", 1, &ok, &e) ||
+	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &message, &e) ||
+	    mp_uint(d->root, "files", 1, UINT32_MAX, &files, &e) ||
+	    mp_uint(d->root, "rules", 1, UINT32_MAX, &rules, &e) ||
+	    mp_uint(d->root, "skills", 1, UINT32_MAX, &skills, &e)) {
+		free(action);
+		free(message);
+		return -1;
+	}
+	for (i = 0; actions[i] != NULL; i++)
+		known |= strcmp(actions[i], action) == 0;
+	if (known && a->alive) {
+		enc_init(&m);
+		msg_begin(&m, MSG_AUDIT, 2);
+		enc_kuint(&m, "ref", ++M->audit_ref);
+		enc_str(&m, "event");
+		enc_map(&m, 7);
+		enc_kstr(&m, "event.action", action);
+		enc_kstr(&m, "event.type", "change");
+		enc_kstr(&m, "event.outcome", ok ? "success" : "failure");
+		enc_kstr(&m, "event.reason", message);
+		enc_kuint(&m, "policy.files", files);
+		enc_kuint(&m, "policy.rules", rules);
+		enc_kuint(&m, "policy.skills", skills);
+		peer_send(a, &m, NULL, 0);
+		enc_free(&m);
+	}
+	free(action);
+	free(message);
+	return known ? 0 : -1;
 }
 
 /* A master channel died: a live child that misbehaved is ended. */
@@ -232,12 +284,13 @@ spawn_broker(int master_end, int pol, int aud)
 static void
 spawn_policyd(int master_end, int brk)
 {
-	char *argv[64 + 2 * 64], *vals[8], *work;
+	char *argv[64 + 2 * 64], *vals[8], *work, *data;
 	const struct limits *l = &M->cfg.limits;
 	int n = 1, fds[2] = { master_end, brk };
 	size_t i;
 
 	xasprintf(&work, "%s/work", M->cfg.state_dir);
+	xasprintf(&data, "%s/data", M->cfg.state_dir);
 	vals[0] = numstr(l->timeout_ms);
 	vals[1] = numstr(l->max_timeout_ms);
 	vals[2] = numstr(l->output_bytes);
@@ -253,6 +306,8 @@ spawn_policyd(int master_end, int brk)
 	argv[n++] = M->cfg.policy_dir;
 	argv[n++] = "-W";
 	argv[n++] = work;
+	argv[n++] = "-D";
+	argv[n++] = data;
 	argv[n++] = "-L";
 	xasprintf(&vals[7], "%s,%s,%s,%s,%s,%s,%s", vals[0], vals[1], vals[2],
 	    vals[3], vals[4], vals[5], vals[6]);
@@ -264,6 +319,7 @@ spawn_policyd(int master_end, int brk)
 	for (i = 0; i < 8; i++)
 		free(vals[i]);
 	free(work);
+	free(data);
 }
 
 static void

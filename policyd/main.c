@@ -30,6 +30,8 @@ struct pending_grant {
 
 static struct peer master_peer, broker_peer;
 static struct registry reg;
+static struct policy pol;
+static char *policy_dir;
 static struct policy_env penv;
 static char **skills_dirs;
 static size_t nskills_dirs;
@@ -39,10 +41,12 @@ static struct event_base *base;
 static int on_authz(struct peer *p, const struct mp_doc *d);
 static int on_skills(struct peer *p, const struct mp_doc *d);
 static int on_grant_ack(struct peer *p, const struct mp_doc *d);
+static int on_reload(struct peer *p, const struct mp_doc *d);
 
 static const struct peer_handler broker_table[] = {
 	{ MSG_AUTHZ_REQ, 0, on_authz },
 	{ MSG_SKILLS_REQ, 0, on_skills },
+	{ MSG_RELOAD_REQ, 0, on_reload },
 	{ 0, 0, NULL },
 };
 static const struct peer_handler master_table[] = {
@@ -91,25 +95,30 @@ on_authz(struct peer *p, const struct mp_doc *d)
 	struct decision dec;
 	struct error e;
 	struct grant g;
-	char *rules[1];
+	struct mp_enc eff;
 
 	(void)p;
 	if (msg_authz_req_dec(d, &req, &e) == -1) {
 		log_warnx("broker: bad AUTHZ_REQ: %s", e.msg);
 		return -1;
 	}
-	decide(&penv, &req, &dec);
+	decide(&penv, &req, now_mono_ms(), &dec);
 	memset(&a, 0, sizeof(a));
 	a.ref = req.ref;
 	a.allowed = dec.err == ERR_NONE;
 	a.err = dec.err;
 	a.reason = xstrdup(dec.reason);
-	rules[0] = (char *)dec.rule;
-	a.rules = xcalloc(2, sizeof(char *));
-	a.rules[0] = xstrdup(rules[0]);
-	a.nrules = 1;
-	a.timeout_ms = dec.timeout_ms;
-	a.output_bytes = penv.limits.output_bytes;
+	a.rules = decision_rules(&dec, &a.nrules);
+	a.command = xstrdup(dec.cmd ? dec.cmd->name : req.command);
+	a.timeout_ms = dec.limits.timeout_ms;
+	a.output_bytes = dec.limits.output_bytes ? dec.limits.output_bytes :
+	    penv.limits.output_bytes;
+	enc_init(&eff);
+	decision_effective_enc(&eff, &dec);
+	a.effective = xmalloc(eff.sb.size);
+	memcpy(a.effective, eff.sb.data, eff.sb.size);
+	a.effective_len = eff.sb.size;
+	enc_free(&eff);
 	if (!a.allowed || req.dry_run) {
 		send_answer(&a);
 		msg_authz_ans_free(&a);
@@ -208,19 +217,94 @@ on_dead(struct peer *p, const char *why)
 	fatalx("%s channel: %s", p->name, why);
 }
 
-/* SIGHUP: load a fresh registry; in-flight grants keep what they had. */
+/* Tell the master, which has it audited. */
+static void
+report_load(const char *action, int ok, const char *message)
+{
+	struct mp_enc m;
+
+	enc_init(&m);
+	msg_begin(&m, MSG_POLICY_EVENT, 6);
+	enc_kstr(&m, "action", action);
+	enc_kbool(&m, "ok", ok);
+	enc_kstr(&m, "message", message);
+	enc_kuint(&m, "files", pol.nfiles);
+	enc_kuint(&m, "rules", pol.nrules);
+	enc_kuint(&m, "skills", reg.n);
+	peer_send(&master_peer, &m, NULL, 0);
+	enc_free(&m);
+}
+
+/*
+ * Load policy and registry anew. A policy that does not validate is
+ * rejected whole and the old set stays; in-flight grants keep theirs.
+ */
+static int
+reload(struct error *e)
+{
+	struct registry fresh_reg;
+	struct policy fresh;
+
+	if (policy_load(&fresh, policy_dir, e) == -1) {
+		log_warnx("policy reload rejected, keeping the old policy: %s",
+		    e->msg);
+		report_load("policy.reload_failed", 0, e->msg);
+		return -1;
+	}
+	registry_load(&fresh_reg, skills_dirs, nskills_dirs);
+	policy_free(&pol);
+	registry_free(&reg);
+	pol = fresh;
+	reg = fresh_reg;
+	penv.pol = &pol;
+	penv.reg = &reg;
+	log_info("policy reloaded: %zu files, %zu rules, %zu skills",
+	    pol.nfiles, pol.nrules, reg.n);
+	report_load("policy.reloaded", 1, "");
+	return 0;
+}
+
 static void
 on_hup(evutil_socket_t sig, short ev, void *arg)
 {
-	struct registry fresh;
+	struct error e;
 
 	(void)sig;
 	(void)ev;
 	(void)arg;
-	registry_load(&fresh, skills_dirs, nskills_dirs);
-	registry_free(&reg);
-	reg = fresh;
-	penv.reg = &reg;
+	(void)reload(&e);
+}
+
+/* skillctl reload: only an admin principal may ask. */
+static int
+on_reload(struct peer *p, const struct mp_doc *d)
+{
+	static const char *const keys[] = { "t", "ref", "uid", "gid", NULL };
+	uint64_t ref, uid, gid;
+	struct error e;
+	struct mp_enc m;
+	int ok;
+
+	if (mp_only_keys(d->root, keys, &e) ||
+	    mp_uint(d->root, "ref", 1, UINT64_MAX, &ref, &e) ||
+	    mp_uint(d->root, "uid", 1, UINT32_MAX, &uid, &e) ||
+	    mp_uint(d->root, "gid", 1, UINT32_MAX, &gid, &e))
+		return -1;
+	if (!policy_is_admin(&pol, uid, gid)) {
+		ok = 0;
+		error_set(&e, ERR_PERMISSION_DENIED, "uid %llu is not an admin "
+		    "principal", (unsigned long long)uid);
+	} else
+		ok = reload(&e) == 0;
+	enc_init(&m);
+	msg_begin(&m, MSG_RELOAD_ANS, 4);
+	enc_kuint(&m, "ref", ref);
+	enc_kbool(&m, "ok", ok);
+	enc_kuint(&m, "err", ok ? ERR_NONE : e.type);
+	enc_kstr(&m, "message", ok ? "policy reloaded" : e.msg);
+	peer_send(p, &m, NULL, 0);
+	enc_free(&m);
+	return 0;
 }
 
 static int
@@ -250,12 +334,13 @@ main(int argc, char *argv[])
 	struct mp_enc m;
 
 	skills_dirs = xcalloc((size_t)argc, sizeof(char *));
-	while ((ch = getopt(argc, argv, "dg:L:P:S:u:vW:")) != -1) {
+	while ((ch = getopt(argc, argv, "D:dg:L:P:S:u:vW:")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
 		case 'g': if (parse_uint(optarg, 1, 4294967294U, &gid)) return 2; break;
 		case 'L': have_limits = parse_limits(optarg, &penv.limits) == 0; break;
-		case 'P': break;  /* policy files: read by the policy language */
+		case 'D': penv.dataroot = optarg; break;
+		case 'P': policy_dir = optarg; break;
 		case 'S': skills_dirs[nskills_dirs++] = optarg; break;
 		case 'u': if (parse_uint(optarg, 1, 4294967294U, &uid)) return 2; break;
 		case 'v': verbose = 1; break;
@@ -263,14 +348,19 @@ main(int argc, char *argv[])
 		default: return 2;
 		}
 	}
-	if (uid == 0 || gid == 0 || !have_limits || penv.workroot == NULL)
+	if (uid == 0 || gid == 0 || !have_limits || penv.workroot == NULL ||
+	    penv.dataroot == NULL || policy_dir == NULL)
 		return 2;
 	log_init("skillbroker-policyd", fg, verbose);
 	if (privdrop((uid_t)uid, (gid_t)gid, NULL, &e) == -1)
 		fatalx("%s", e.msg);
 	signal(SIGPIPE, SIG_IGN);
+	/* A policy that does not validate at start is fatal: fail closed. */
+	if (policy_load(&pol, policy_dir, &e) == -1)
+		fatalx("policy: %s", e.msg);
 	registry_load(&reg, skills_dirs, nskills_dirs);
 	penv.reg = &reg;
+	penv.pol = &pol;
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL);
@@ -282,6 +372,7 @@ main(int argc, char *argv[])
 	msg_ready_enc(&m, "policyd");
 	peer_send(&master_peer, &m, NULL, 0);
 	enc_free(&m);
+	report_load("policy.loaded", 1, "");
 	event_base_dispatch(base);
 	fatalx("event loop ended");
 }

@@ -8,6 +8,8 @@
 #include "../lib/config.h"
 #include "../lib/error.h"
 #include "../proto/msg.h"
+#include "policyd_perm.h"
+#include "policyd_policy.h"
 
 #define SKILL_MD_MAX (256 * 1024)
 #define SKILLS_MAX 1024
@@ -26,6 +28,9 @@ struct skill {
 	char *error;      /* why it is invalid */
 	struct skill_cmd *cmds;
 	size_t ncmds;
+	struct perms perms;     /* declared; empty = the minimal sandbox */
+	struct plimits limits;
+	char *manifest;         /* "SKILL.md" or "skill.yaml": where blocks live */
 };
 
 struct registry {
@@ -43,23 +48,32 @@ void skill_free(struct skill *s);
 int skill_name_valid(const char *name);
 
 /* policyd_decide.c */
+#define MATCHED_MAX 16
+
 struct decision {
 	enum err_type err;      /* ERR_NONE: allowed */
 	char reason[REASON_MAX_LEN];
-	const char *rule;
+	const struct rule *matched[MATCHED_MAX];  /* deciding rule first */
+	size_t nmatched;
+	const char *builtin;    /* a gate that decided before any rule */
 	const struct skill *skill;
 	const struct skill_cmd *cmd;
-	uint64_t timeout_ms;
+	struct plimits limits;  /* effective */
 };
 
 struct policy_env {
 	const struct registry *reg;
-	struct limits limits;
-	const char *workroot;
+	const struct policy *pol;
+	struct limits limits;   /* daemon defaults and maxima */
+	const char *workroot, *dataroot;
 };
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,
-    struct decision *out);
+    uint64_t now_ms, struct decision *out);
+/* "file:line name" for each matched rule, or the builtin gate. */
+char **decision_rules(const struct decision *d, size_t *n);
+/* The effective permissions and limits, as a msgpack map. */
+void decision_effective_enc(struct mp_enc *m, const struct decision *d);
 /* Fill g (caller frees) for an allowed decision. */
 void grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
     const struct decision *d, struct grant *g);

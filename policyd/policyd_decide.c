@@ -1,8 +1,9 @@
 /*
- * policyd_decide.c: decisions. Fail closed: anything not positively
- * allowed is denied with a typed error and one readable sentence.
- * (The admin policy language extends this; the registry gate, command
- * gate and phase gate stay.)
+ * policyd_decide.c: one decision. Fail closed: gates first (registry,
+ * enabled, command, phase), then rules: deny beats ask beats allow, and
+ * no matching rule means deny. An allowed skill must not declare more
+ * than the deciding rule's ceiling; limits are the smaller of skill,
+ * rule and daemon; a rate limit is per (principal uid, skill).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "policyd.h"
+#include "policyd_match.h"
+#include "policyd_rate.h"
 
 static void
 deny(struct decision *d, enum err_type err, const char *fmt, ...)
@@ -28,7 +31,6 @@ deny(struct decision *d, enum err_type err, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* "a, b, c": the commands a skill declares, for error messages. */
 static void
 command_list(const struct skill *s, char *buf, size_t len)
 {
@@ -56,50 +58,245 @@ command_find(const struct skill *s, const char *name)
 	return NULL;
 }
 
-void
-decide(const struct policy_env *pe, const struct msg_authz_req *req,
+/* Gates before any rule; 0 when the call may be weighed by rules. */
+static int
+gates(const struct policy_env *pe, const struct msg_authz_req *req,
     struct decision *d)
 {
 	char cmds[256];
 
-	memset(d, 0, sizeof(*d));
-	d->rule = "builtin:registry";
+	d->builtin = "builtin:registry";
 	if ((d->skill = registry_find(pe->reg, req->skill)) == NULL) {
 		deny(d, ERR_UNKNOWN_SKILL, "no skill named \"%s\" is "
 		    "registered", req->skill);
-		return;
+		return -1;
 	}
 	if (!d->skill->valid) {
-		deny(d, ERR_SKILL_NOT_ENABLED, "skill \"%s\" is invalid "
-		    "and never runs: %s", req->skill, d->skill->error);
-		return;
+		deny(d, ERR_SKILL_NOT_ENABLED, "skill \"%s\" is invalid and "
+		    "never runs: %s", req->skill, d->skill->error);
+		return -1;
 	}
+	d->builtin = "builtin:enabled";
+	if (!policy_skill_enabled(pe->pol, req->skill)) {
+		deny(d, ERR_SKILL_NOT_ENABLED, "skill \"%s\" is not enabled "
+		    "by policy (skills.enabled)", req->skill);
+		return -1;
+	}
+	d->builtin = "builtin:command";
 	command_list(d->skill, cmds, sizeof(cmds));
 	if ((d->cmd = command_find(d->skill, req->command)) == NULL) {
 		deny(d, ERR_UNKNOWN_COMMAND, *req->command ?
 		    "skill \"%s\" has no command \"%s\" (it has: %s)" :
 		    "skill \"%s\" needs a command%s (it has: %s)",
 		    req->skill, req->command, cmds);
-		return;
+		return -1;
 	}
-	d->rule = "builtin:phase";
+	d->builtin = "builtin:phase";
 	if (strcmp(req->phase, "planning") == 0) {
-		deny(d, ERR_PHASE_VIOLATION, "skills do not run in the "
-		    "planning phase; send phase \"execution\" to run");
-		return;
+		deny(d, ERR_PHASE_VIOLATION, "skills do not run in the planning "
+		    "phase; send phase \"execution\" to run");
+		return -1;
 	}
 	if (strcmp(req->phase, "execution") != 0) {
-		deny(d, ERR_PHASE_VIOLATION, "unknown phase \"%s\"; "
-		    "phases are planning and execution", req->phase);
+		deny(d, ERR_PHASE_VIOLATION, "unknown phase \"%s\"; phases are "
+		    "planning and execution", req->phase);
+		return -1;
+	}
+	d->builtin = NULL;
+	return 0;
+}
+
+static int
+list_has_glob(char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (glob_match(v[i], s))
+			return 1;
+	return 0;
+}
+
+/* Does rule r apply to this requester and call? */
+static int
+rule_applies(const struct policy *pol, const struct rule *r,
+    const struct msg_authz_req *req, const char *command)
+{
+	size_t i, j;
+	int who = 0;
+
+	for (i = 0; i < r->nprincipals && !who; i++) {
+		if (strcmp(r->principals[i], "*") == 0)
+			who = 1;
+		for (j = 0; j < pol->npr && !who; j++)
+			who = strcmp(pol->pr[j].name, r->principals[i]) == 0 &&
+			    principal_matches(&pol->pr[j], req->uid, req->gid);
+	}
+	return who && list_has_glob(r->skills, r->nskills, req->skill) &&
+	    list_has_glob(r->commands, r->ncommands, command) &&
+	    list_has_glob(r->phases, r->nphases, req->phase);
+}
+
+/* The rules of one action that apply, in file order. */
+static size_t
+collect(const struct policy *pol, const struct msg_authz_req *req,
+    const char *command, enum action act, const struct rule **out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pol->nrules && n < MATCHED_MAX; i++)
+		if (pol->rules[i].action == act &&
+		    rule_applies(pol, &pol->rules[i], req, command))
+			out[n++] = &pol->rules[i];
+	return n;
+}
+
+static void
+effective_limits(const struct policy_env *pe, const struct msg_authz_req *req,
+    const struct rule *r, struct decision *d)
+{
+	struct plimits *l = &d->limits;
+	const struct plimits *s = &d->skill->limits;
+
+	l->timeout_ms = limit_min(limit_min(s->timeout_ms, r->limits.timeout_ms),
+	    pe->limits.timeout_ms);
+	if (req->timeout_ms)  /* a caller may ask for less, or up to the cap */
+		l->timeout_ms = limit_min(limit_min(s->timeout_ms,
+		    r->limits.timeout_ms), limit_min(req->timeout_ms,
+		    pe->limits.max_timeout_ms));
+	l->memory_mb = limit_min(limit_min(s->memory_mb, r->limits.memory_mb),
+	    pe->limits.memory_mb);
+	l->pids = limit_min(limit_min(s->pids, r->limits.pids), pe->limits.pids);
+	l->output_bytes = limit_min(limit_min(s->output_bytes,
+	    r->limits.output_bytes), pe->limits.output_bytes);
+}
+
+/* The deciding allow rule: ceiling, limits, rate. */
+static void
+weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
+    const struct rule *r, uint64_t now_ms, struct decision *d)
+{
+	char missing[REASON_MAX_LEN - 128];
+
+	if (perms_missing(&d->skill->perms, &r->ceiling, missing,
+	    sizeof(missing)) > 0) {
+		deny(d, ERR_PERMISSION_DENIED, "skill \"%s\" declares more "
+		    "than rule \"%s\" allows: %s", req->skill, r->name, missing);
 		return;
 	}
-	d->timeout_ms = req->timeout_ms ? req->timeout_ms : pe->limits.timeout_ms;
-	if (d->timeout_ms > pe->limits.max_timeout_ms)
-		d->timeout_ms = pe->limits.max_timeout_ms;
+	effective_limits(pe, req, r, d);
+	if (!req->dry_run && !rate_take(req->uid, req->skill,
+	    r->rate.per_minute, r->rate.burst, now_ms)) {
+		deny(d, ERR_RATE_LIMITED, "rule \"%s\" allows %llu calls a "
+		    "minute (burst %llu) per principal for skill \"%s\"",
+		    r->name, (unsigned long long)r->rate.per_minute,
+		    (unsigned long long)r->rate.burst, req->skill);
+		return;
+	}
 	d->err = ERR_NONE;
-	snprintf(d->reason, sizeof(d->reason), "skill \"%s\" command \"%s\" "
-	    "is registered and the call is in phase execution", req->skill,
-	    d->cmd->name);
+	snprintf(d->reason, sizeof(d->reason), "allowed by rule \"%s\" "
+	    "(%s): uid %llu may run %s %s in phase execution", r->name,
+	    r->where, (unsigned long long)req->uid, req->skill, d->cmd->name);
+}
+
+void
+decide(const struct policy_env *pe, const struct msg_authz_req *req,
+    uint64_t now_ms, struct decision *d)
+{
+	const struct rule *hits[MATCHED_MAX];
+	size_t n;
+
+	memset(d, 0, sizeof(*d));
+	if (gates(pe, req, d) == -1)
+		return;
+	if ((n = collect(pe->pol, req, d->cmd->name, ACT_DENY, hits)) > 0) {
+		memcpy(d->matched, hits, n * sizeof(hits[0]));
+		d->nmatched = n;
+		deny(d, ERR_PERMISSION_DENIED, "denied by rule \"%s\" (%s)",
+		    hits[0]->name, hits[0]->where);
+		return;
+	}
+	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ASK, hits)) > 0) {
+		memcpy(d->matched, hits, n * sizeof(hits[0]));
+		d->nmatched = n;
+		deny(d, ERR_APPROVAL_DENIED, "rule \"%s\" (%s) requires "
+		    "approval, and approval requests are not available yet",
+		    hits[0]->name, hits[0]->where);
+		return;
+	}
+	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ALLOW, hits)) == 0) {
+		d->builtin = "builtin:default-deny";
+		deny(d, ERR_PERMISSION_DENIED, "no rule allows uid %llu (gid "
+		    "%llu) to run %s %s in phase %s", (unsigned long long)req->uid,
+		    (unsigned long long)req->gid, req->skill, d->cmd->name,
+		    req->phase);
+		return;
+	}
+	memcpy(d->matched, hits, n * sizeof(hits[0]));
+	d->nmatched = n;
+	weigh_allow(pe, req, hits[0], now_ms, d);
+}
+
+char **
+decision_rules(const struct decision *d, size_t *n)
+{
+	char **v;
+	size_t i;
+
+	if (d->nmatched == 0) {
+		v = xcalloc(2, sizeof(char *));
+		v[0] = xstrdup(d->builtin ? d->builtin : "builtin:none");
+		*n = 1;
+		return v;
+	}
+	v = xcalloc(d->nmatched + 1, sizeof(char *));
+	for (i = 0; i < d->nmatched; i++)
+		xasprintf(&v[i], "%s %s", d->matched[i]->where,
+		    d->matched[i]->name);
+	*n = d->nmatched;
+	return v;
+}
+
+void
+decision_effective_enc(struct mp_enc *m, const struct decision *d)
+{
+	if (d->err != ERR_NONE) {
+		enc_map(m, 0);
+		return;
+	}
+	enc_map(m, 2);
+	enc_str(m, "permissions");
+	perms_enc(m, &d->skill->perms);
+	enc_str(m, "limits");
+	plimits_enc(m, &d->limits);
+}
+
+/* Client env passes only for names the skill declares (and the rule let). */
+static void
+grant_env(const struct msg_authz_req *req, const struct decision *d,
+    struct grant *g)
+{
+	const struct perms *p = &d->skill->perms;
+	size_t i, k, nl;
+
+	g->env = xcalloc(7 + req->nenv, sizeof(char *));
+	g->env[g->nenv++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	g->env[g->nenv++] = xstrdup("LANG=C.UTF-8");
+	xasprintf(&g->env[g->nenv++], "HOME=%s", g->work_dir);
+	xasprintf(&g->env[g->nenv++], "SKILL_DIR=%s", g->skill_dir);
+	xasprintf(&g->env[g->nenv++], "WORK_DIR=%s", g->work_dir);
+	xasprintf(&g->env[g->nenv++], "DATA_DIR=%s", g->data_dir);
+	for (i = 0; i < req->nenv; i++) {
+		nl = strcspn(req->env[i], "=");
+		for (k = 0; k < p->n[PERM_ENV]; k++)
+			if (strlen(p->v[PERM_ENV][k]) == nl &&
+			    strncmp(p->v[PERM_ENV][k], req->env[i], nl) == 0 &&
+			    strcmp(p->v[PERM_ENV][k], "PATH") != 0 &&
+			    strcmp(p->v[PERM_ENV][k], "HOME") != 0) {
+				g->env[g->nenv++] = xstrdup(req->env[i]);
+				break;
+			}
+	}
 }
 
 void
@@ -107,7 +304,7 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
     const struct decision *d, struct grant *g)
 {
 	uint8_t rnd[GRANT_ID_LEN / 2];
-	size_t i;
+	size_t i, k;
 
 	memset(g, 0, sizeof(*g));
 	if (random_bytes(rnd, sizeof(rnd)) == -1)
@@ -124,17 +321,20 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	g->nargs = req->nargs;
 	xasprintf(&g->work_dir, "%s/%llu/%s", pe->workroot,
 	    (unsigned long long)req->uid, req->session);
-	g->env = xcalloc(5, sizeof(char *));
-	g->env[g->nenv++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
-	g->env[g->nenv++] = xstrdup("LANG=C.UTF-8");
-	xasprintf(&g->env[g->nenv++], "HOME=%s", g->work_dir);
-	xasprintf(&g->env[g->nenv++], "SKILL_DIR=%s", g->skill_dir);
+	xasprintf(&g->data_dir, "%s/%s", pe->dataroot, d->skill->name);
+	for (k = 0; k < 5; k++) {
+		g->perm[k] = xcalloc(d->skill->perms.n[k] + 1, sizeof(char *));
+		for (i = 0; i < d->skill->perms.n[k]; i++)
+			g->perm[k][i] = xstrdup(d->skill->perms.v[k][i]);
+		g->nperm[k] = d->skill->perms.n[k];
+	}
+	grant_env(req, d, g);
 	g->principal_uid = req->uid;
 	g->session = xstrdup(req->session);
-	g->timeout_ms = d->timeout_ms;
-	g->output_bytes = pe->limits.output_bytes;
-	g->memory_mb = pe->limits.memory_mb;
-	g->pids = pe->limits.pids;
+	g->timeout_ms = d->limits.timeout_ms;
+	g->output_bytes = d->limits.output_bytes;
+	g->memory_mb = d->limits.memory_mb;
+	g->pids = d->limits.pids;
 	g->fsize_mb = pe->limits.fsize_mb;
 	g->nofile = pe->limits.nofile;
 }

@@ -185,6 +185,121 @@ skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n,
 	return 0;
 }
 
+/* "Bash(git:*) Read" or a list: each Bash(PROG...) adds PROG to exec. */
+static void
+allowed_tools(struct skill *s, struct ydoc *y, yaml_node_t *n)
+{
+	yaml_node_item_t *it;
+	const char *v, *p, *end;
+	char prog[65];
+	size_t len;
+	struct error e;
+
+	if (n->type == YAML_SEQUENCE_NODE) {
+		for (it = n->data.sequence.items.start;
+		    it < n->data.sequence.items.top; it++)
+			allowed_tools(s, y, yaml_document_get_node(&y->doc, *it));
+		return;
+	}
+	if (yscalar(y, n, &v, &e) == -1)
+		return;
+	for (p = v; (p = strstr(p, "Bash(")) != NULL; p = end) {
+		p += 5;
+		end = p + strcspn(p, ":) ");
+		len = (size_t)(end - p);
+		if (len == 0 || len >= sizeof(prog) || s->perms.n[PERM_EXEC] >=
+		    PERM_ITEMS_MAX)
+			continue;
+		memcpy(prog, p, len);
+		prog[len] = '\0';
+		if (strspn(prog, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != len)
+			continue;
+		s->perms.v[PERM_EXEC] = xreallocarray(s->perms.v[PERM_EXEC],
+		    s->perms.n[PERM_EXEC] + 2, sizeof(char *));
+		s->perms.v[PERM_EXEC][s->perms.n[PERM_EXEC]++] = xstrdup(prog);
+		s->perms.v[PERM_EXEC][s->perms.n[PERM_EXEC]] = NULL;
+	}
+}
+
+/* A $SKILL_DIR glob's fixed prefix must resolve inside the skill. */
+static int
+skill_globs_contained(struct skill *s, struct error *e)
+{
+	char *path, *real, *cut;
+	size_t i, dlen = strlen(s->dir);
+	int k, ok;
+
+	for (k = PERM_FS_READ; k <= PERM_FS_WRITE; k++)
+		for (i = 0; i < s->perms.n[k]; i++) {
+			const char *g = s->perms.v[k][i];
+			if (strncmp(g, "$SKILL_DIR", 10) != 0)
+				continue;
+			xasprintf(&path, "%s%s", s->dir, g + 10);
+			if ((cut = strpbrk(path, "*?")) != NULL) {
+				*cut = '\0';
+				if ((cut = strrchr(path, '/')) != NULL)
+					*cut = '\0';
+			}
+			real = realpath(path, NULL);
+			ok = real == NULL ? errno == ENOENT :
+			    strncmp(real, s->dir, dlen) == 0 &&
+			    (real[dlen] == '/' || real[dlen] == '\0');
+			free(path);
+			free(real);
+			if (!ok)
+				return error_set(e, ERR_BAD_REQUEST, "%s %s "
+				    "resolves outside the skill directory",
+				    perm_kind_name((enum perm_kind)k), g);
+		}
+	return 0;
+}
+
+/* commands, permissions and limits, from SKILL.md or skill.yaml. */
+static int
+skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r,
+    struct error *e)
+{
+	yaml_node_t *n;
+
+	if ((n = ymap_get(y, r, "commands")) == NULL)
+		return yerr(y, r, e, "missing \"commands\": only declared entry "
+		    "points can run");
+	if (skill_commands(s, y, n, e) == -1)
+		return -1;
+	if ((n = ymap_get(y, r, "permissions")) != NULL &&
+	    perms_parse(y, n, 0, &s->perms, e) == -1)
+		return -1;
+	if ((n = ymap_get(y, r, "limits")) != NULL &&
+	    plimits_parse(y, n, &s->limits, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* The sidecar skill.yaml holds only the three blocks. */
+static int
+skill_sidecar(struct skill *s, struct error *e)
+{
+	static const char *const keys[] = { "commands", "permissions",
+		"limits", NULL };
+	struct ydoc y;
+	char *path;
+	int r;
+
+	xasprintf(&path, "%s/skill.yaml", s->dir);
+	r = ydoc_load_file(&y, path, e);
+	free(path);
+	if (r == 0) {
+		free(y.name);
+		y.name = xstrdup("skill.yaml");
+		r = yexpect(&y, ydoc_root(&y), YAML_MAPPING_NODE, "skill.yaml",
+		    e) || ymap_only(&y, ydoc_root(&y), keys, e) ||
+		    skill_blocks(s, &y, ydoc_root(&y), e) ? -1 : 0;
+	}
+	ydoc_free(&y);
+	return r;
+}
+
 static int
 skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
     struct error *e)
@@ -194,6 +309,8 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 		"permissions", "limits", NULL };
 	yaml_node_t *r = ydoc_root(y), *n;
 	const char *v;
+	char *side;
+	int inline_blocks, has_side;
 
 	if (yexpect(y, r, YAML_MAPPING_NODE, "frontmatter", e) ||
 	    ymap_only(y, r, keys, e))
@@ -215,10 +332,21 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 	if (strlen(v) == 0 || strlen(v) > 1024)
 		return yerr(y, n, e, "description: 1..1024 characters");
 	s->description = xstrdup(v);
-	if ((n = ymap_get(y, r, "commands")) == NULL)
-		return yerr(y, r, e, "missing \"commands\": only declared entry "
-		    "points can run");
-	return skill_commands(s, y, n, e);
+	inline_blocks = ymap_get(y, r, "commands") != NULL ||
+	    ymap_get(y, r, "permissions") != NULL ||
+	    ymap_get(y, r, "limits") != NULL;
+	xasprintf(&side, "%s/skill.yaml", s->dir);
+	has_side = access(side, F_OK) == 0;
+	free(side);
+	if (inline_blocks && has_side)
+		return yerr(y, r, e, "commands/permissions/limits are in both "
+		    "SKILL.md and skill.yaml; keep one");
+	if (has_side ? skill_sidecar(s, e) : skill_blocks(s, y, r, e))
+		return -1;
+	s->manifest = xstrdup(has_side ? "skill.yaml" : "SKILL.md");
+	if ((n = ymap_get(y, r, "allowed-tools")) != NULL)
+		allowed_tools(s, y, n);
+	return skill_globs_contained(s, e);
 }
 
 void
@@ -270,6 +398,8 @@ skill_free(struct skill *s)
 		free(s->cmds[i].path);
 	}
 	free(s->cmds);
+	perms_free(&s->perms);
+	free(s->manifest);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -17,6 +17,7 @@ static const char *const creq_names[CREQ__COUNT] = {
 	[CREQ_APPROVE] = "approve",
 	[CREQ_CANCEL] = "cancel",
 	[CREQ_STATS] = "stats",
+	[CREQ_RELOAD] = "reload",
 };
 
 const char *
@@ -149,6 +150,7 @@ client_req_dec(const struct mp_doc *d, struct client_req *r,
 	case CREQ_HELLO:
 	case CREQ_SKILLS:
 	case CREQ_STATS:
+	case CREQ_RELOAD:
 		return mp_only_keys(o, plain, e);
 	default:
 		return error_set(e, ERR_BAD_REQUEST,

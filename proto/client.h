@@ -21,6 +21,7 @@ enum creq_type {
 	CREQ_APPROVE,
 	CREQ_CANCEL,
 	CREQ_STATS,
+	CREQ_RELOAD,
 	CREQ__COUNT
 };
 

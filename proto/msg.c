@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../lib/log.h"
+#include "../lib/xmalloc.h"
 
 int
 msg_type_of(const struct mp_doc *d, uint64_t *type, struct error *e)
@@ -63,7 +64,7 @@ msg_ready_free(struct msg_ready *r)
 void
 msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 {
-	msg_begin(m, MSG_AUTHZ_REQ, 11);
+	msg_begin(m, MSG_AUTHZ_REQ, 12);
 	enc_kuint(m, "ref", r->ref);
 	enc_kuint(m, "uid", r->uid);
 	enc_kuint(m, "gid", r->gid);
@@ -73,6 +74,7 @@ msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 	enc_kstr(m, "session", r->session);
 	enc_kstr(m, "phase", r->phase);
 	enc_kstrarr(m, "args", r->args, r->nargs);
+	enc_kstrarr(m, "env", r->env, r->nenv);
 	enc_kuint(m, "timeout_ms", r->timeout_ms);
 	enc_kbool(m, "dry_run", r->dry_run);
 }
@@ -82,8 +84,8 @@ msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
     struct error *e)
 {
 	static const char *const keys[] = { "t", "ref", "uid", "gid", "pid",
-		"skill", "command", "session", "phase", "args", "timeout_ms",
-		"dry_run", NULL };
+		"skill", "command", "session", "phase", "args", "env",
+		"timeout_ms", "dry_run", NULL };
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -98,6 +100,7 @@ msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
 	    mp_str(o, "phase", 1, 32, &r->phase, e) ||
 	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &r->args,
 	    &r->nargs, e) ||
+	    mp_strarr(o, "env", 1, 64, ARG_MAX_LEN, &r->env, &r->nenv, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &r->timeout_ms, e) ||
 	    mp_bool(o, "dry_run", 1, &r->dry_run, e)) {
 		msg_authz_req_free(r);
@@ -114,13 +117,14 @@ msg_authz_req_free(struct msg_authz_req *r)
 	free(r->session);
 	free(r->phase);
 	strarr_free(r->args, r->nargs);
+	strarr_free(r->env, r->nenv);
 	memset(r, 0, sizeof(*r));
 }
 
 void
 msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 {
-	msg_begin(m, MSG_AUTHZ_ANS, 8);
+	msg_begin(m, MSG_AUTHZ_ANS, 10);
 	enc_kuint(m, "ref", a->ref);
 	enc_kbool(m, "allowed", a->allowed);
 	enc_kuint(m, "err", a->err);
@@ -129,6 +133,33 @@ msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 	enc_kstr(m, "grant_id", a->grant_id ? a->grant_id : "");
 	enc_kuint(m, "timeout_ms", a->timeout_ms);
 	enc_kuint(m, "output_bytes", a->output_bytes);
+	enc_kstr(m, "command", a->command ? a->command : "");
+	enc_str(m, "effective");
+	if (a->effective_len > 0) {
+		if (msgpack_sbuffer_write(&m->sb, (const char *)a->effective,
+		    a->effective_len))
+			fatalx("msgpack encode failed");
+	} else
+		enc_map(m, 0);
+}
+
+/* Keep a decoded map as its own msgpack bytes, to pass it on as is. */
+static int
+mp_keep_map(const msgpack_object *map, const char *key, uint8_t **out,
+    size_t *len, struct error *e)
+{
+	const msgpack_object *o = NULL;
+	struct mp_enc m;
+
+	if (mp_submap(map, key, 1, &o, e) == -1)
+		return -1;
+	enc_init(&m);
+	enc_obj(&m, o);
+	*out = xmalloc(m.sb.size);
+	memcpy(*out, m.sb.data, m.sb.size);
+	*len = m.sb.size;
+	enc_free(&m);
+	return 0;
 }
 
 int
@@ -137,7 +168,7 @@ msg_authz_ans_dec(const struct mp_doc *d, struct msg_authz_ans *a,
 {
 	static const char *const keys[] = { "t", "ref", "allowed", "err",
 		"reason", "rules", "grant_id", "timeout_ms", "output_bytes",
-		NULL };
+		"command", "effective", NULL };
 	const msgpack_object *o = d->root;
 
 	memset(a, 0, sizeof(*a));
@@ -149,7 +180,9 @@ msg_authz_ans_dec(const struct mp_doc *d, struct msg_authz_ans *a,
 	    mp_strarr(o, "rules", 1, 64, 512, &a->rules, &a->nrules, e) ||
 	    mp_str(o, "grant_id", 1, GRANT_ID_LEN, &a->grant_id, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &a->timeout_ms, e) ||
-	    mp_uint(o, "output_bytes", 1, UINT32_MAX, &a->output_bytes, e)) {
+	    mp_uint(o, "output_bytes", 1, UINT32_MAX, &a->output_bytes, e) ||
+	    mp_str(o, "command", 1, NAME_MAX_LEN, &a->command, e) ||
+	    mp_keep_map(o, "effective", &a->effective, &a->effective_len, e)) {
 		msg_authz_ans_free(a);
 		return -1;
 	}
@@ -166,13 +199,20 @@ msg_authz_ans_free(struct msg_authz_ans *a)
 	free(a->reason);
 	strarr_free(a->rules, a->nrules);
 	free(a->grant_id);
+	free(a->command);
+	free(a->effective);
 	memset(a, 0, sizeof(*a));
 }
+
+static const char *const grant_perm_keys[5] = { "fs_read", "fs_write",
+	"network", "exec", "env_names" };
 
 void
 grant_enc(struct mp_enc *m, const struct grant *g)
 {
-	msg_begin(m, MSG_GRANT, 19);
+	size_t i;
+
+	msg_begin(m, MSG_GRANT, 25);
 	enc_kstr(m, "grant_id", g->grant_id);
 	enc_kstr(m, "skill", g->skill);
 	enc_kstr(m, "command", g->command);
@@ -181,6 +221,9 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 	enc_kstrarr(m, "args", g->args, g->nargs);
 	enc_kstrarr(m, "env", g->env, g->nenv);
 	enc_kstr(m, "work_dir", g->work_dir);
+	enc_kstr(m, "data_dir", g->data_dir);
+	for (i = 0; i < 5; i++)
+		enc_kstrarr(m, grant_perm_keys[i], g->perm[i], g->nperm[i]);
 	enc_kuint(m, "principal_uid", g->principal_uid);
 	enc_kstr(m, "session", g->session);
 	enc_kuint(m, "timeout_ms", g->timeout_ms);
@@ -194,12 +237,25 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 	enc_kuint(m, "v", PROTO_VERSION);
 }
 
+static int
+grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (mp_strarr(o, grant_perm_keys[i], 1, 64, 1024, &g->perm[i],
+		    &g->nperm[i], e) == -1)
+			return -1;
+	return 0;
+}
+
 int
 grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 {
 	static const char *const keys[] = { "t", "grant_id", "skill",
 		"command", "skill_dir", "entry", "args", "env", "work_dir",
-		"principal_uid", "session", "timeout_ms", "output_bytes",
+		"data_dir", "fs_read", "fs_write", "network", "exec",
+		"env_names", "principal_uid", "session", "timeout_ms", "output_bytes",
 		"memory_mb", "pids", "fsize_mb", "nofile", "worker_uid",
 		"worker_gid", "v", NULL };
 	const msgpack_object *o = d->root;
@@ -217,6 +273,8 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    &g->nargs, e) ||
 	    mp_strarr(o, "env", 1, 64, ARG_MAX_LEN, &g->env, &g->nenv, e) ||
 	    mp_str(o, "work_dir", 1, PATH_MAX_LEN, &g->work_dir, e) ||
+	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
+	    grant_perms_dec(o, g, e) ||
 	    mp_uint(o, "principal_uid", 1, UINT32_MAX, &g->principal_uid, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &g->session, e) ||
 	    mp_uint(o, "timeout_ms", 1, 86400000, &g->timeout_ms, e) ||
@@ -233,6 +291,7 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	}
 	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
 	    g->skill_dir[0] != '/' || g->work_dir[0] != '/' ||
+	    g->data_dir[0] != '/' ||
 	    g->entry[0] == '/' || g->entry[0] == '\0') {
 		grant_free(g);
 		return error_set(e, ERR_INTERNAL, "malformed grant");
@@ -243,6 +302,8 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 void
 grant_free(struct grant *g)
 {
+	int i;
+
 	free(g->grant_id);
 	free(g->skill);
 	free(g->command);
@@ -251,6 +312,9 @@ grant_free(struct grant *g)
 	strarr_free(g->args, g->nargs);
 	strarr_free(g->env, g->nenv);
 	free(g->work_dir);
+	free(g->data_dir);
+	for (i = 0; i < 5; i++)
+		strarr_free(g->perm[i], g->nperm[i]);
 	free(g->session);
 	memset(g, 0, sizeof(*g));
 }

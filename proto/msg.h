@@ -24,9 +24,12 @@ enum msg_type {
 	MSG_AUTHZ_ANS = 17,
 	MSG_SKILLS_REQ = 18,
 	MSG_SKILLS_ANS = 19,
+	MSG_RELOAD_REQ = 20,   /* an admin's reload: {ref, uid, gid} */
+	MSG_RELOAD_ANS = 21,   /* {ref, ok, err, message} */
 	/* policyd <-> master */
 	MSG_GRANT = 32,
 	MSG_GRANT_ACK = 33,
+	MSG_POLICY_EVENT = 34, /* policyd -> master: a load, for the audit log */
 	/* broker <-> master */
 	MSG_RUN = 48,
 	MSG_RUN_STARTED = 49,  /* carries stdin, stdout, stderr pipe fds */
@@ -57,6 +60,8 @@ struct msg_authz_req {
 	char *skill, *command, *session, *phase;
 	char **args;
 	size_t nargs;
+	char **env;           /* KEY=VALUE from the client, not yet filtered */
+	size_t nenv;
 	uint64_t timeout_ms;  /* 0: the policy's default */
 	int dry_run;
 };
@@ -69,7 +74,10 @@ struct msg_authz_ans {
 	char **rules;
 	size_t nrules;
 	char *grant_id;  /* set when allowed and not a dry run */
+	char *command;   /* the command the decision resolved to */
 	uint64_t timeout_ms, output_bytes;
+	uint8_t *effective;   /* msgpack map: permissions and limits */
+	size_t effective_len;
 };
 
 /* The complete worker spec: only what policyd decided, nothing from a client. */
@@ -83,6 +91,9 @@ struct grant {
 	char **env;         /* KEY=VALUE */
 	size_t nenv;
 	char *work_dir;     /* absolute */
+	char *data_dir;     /* absolute, per skill, persistent */
+	char **perm[5];     /* effective fs.read, fs.write, network, exec, env */
+	size_t nperm[5];
 	uint64_t principal_uid;
 	char *session;
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;

@@ -14,5 +14,6 @@ int sandbox_build(const struct grant *g, const char **step, struct error *e);
 int sandbox_final_limits(const struct grant *g, struct error *e);
 /* Give the work tree to the worker uid without following symlinks. */
 int workdir_prepare(const struct grant *g, struct error *e);
+int datadir_prepare(const struct grant *g, struct error *e);
 
 #endif

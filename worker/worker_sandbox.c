@@ -17,7 +17,8 @@
 static int
 step_workdir(const struct grant *g, struct error *e)
 {
-	return workdir_prepare(g, e);
+	return workdir_prepare(g, e) == -1 || datadir_prepare(g, e) == -1 ?
+	    -1 : 0;
 }
 
 /* A new session: no controlling terminal to inject into. */

@@ -110,3 +110,29 @@ workdir_prepare(const struct grant *g, struct error *e)
 	return chown_tree(sfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0,
 	    &budget, e);
 }
+
+/* data_dir is DATAROOT/<skill>: persistent, handed to this call's uid. */
+int
+datadir_prepare(const struct grant *g, struct error *e)
+{
+	char root[PATH_MAX_LEN];
+	const char *name = strrchr(g->data_dir, '/');
+	long budget = WALK_MAX_ENTRIES;
+	size_t len = (size_t)(name - g->data_dir);
+	int rfd, dfd;
+
+	if (len == 0 || len >= sizeof(root) || strcmp(name + 1, g->skill) != 0)
+		return error_set(e, ERR_SANDBOX_FAILED, "malformed data dir");
+	memcpy(root, g->data_dir, len);
+	root[len] = '\0';
+	if ((rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", root,
+		    strerror(errno));
+	dfd = open_level(rfd, g->skill, 0700, (uid_t)g->worker_uid,
+	    (gid_t)g->worker_gid, e);
+	close(rfd);
+	if (dfd == -1)
+		return -1;
+	return chown_tree(dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0,
+	    &budget, e);
+}

@@ -1,3 +1,5 @@
 #!/bin/sh
+# Not exec: the sleep is a child, so a timeout must kill the whole group.
 echo started
-exec sleep 30
+sleep 30
+echo "not reached"

@@ -1,0 +1,277 @@
+/* policyd_perm.c: parse, compare and encode permission sets. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "policyd_match.h"
+#include "policyd_perm.h"
+
+static const char *const kind_names[PERM__COUNT] = {
+	"fs.read", "fs.write", "network.allow", "exec", "env"
+};
+
+const char *
+perm_kind_name(enum perm_kind k)
+{
+	return kind_names[k];
+}
+
+/* fs globs are rooted at a variable or at "/", and never climb. */
+static int
+fs_item_ok(const char *s)
+{
+	static const char *const roots[] = { "$SKILL_DIR", "$WORK_DIR",
+		"$DATA_DIR", NULL };
+	size_t i, l;
+
+	if (strstr(s, "/../") || strstr(s, "/./") ||
+	    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0))
+		return 0;
+	if (s[0] == '/')
+		return 1;
+	for (i = 0; roots[i] != NULL; i++) {
+		l = strlen(roots[i]);
+		if (strncmp(s, roots[i], l) == 0 && (s[l] == '/' || !s[l]))
+			return 1;
+	}
+	return 0;
+}
+
+static int
+name_ok(const char *s, int wild, int env)
+{
+	size_t i;
+
+	if (*s == '\0' || strlen(s) > 128)
+		return 0;
+	if (wild && strcmp(s, "*") == 0)
+		return 1;
+	for (i = 0; s[i] != '\0'; i++) {
+		char c = s[i];
+		if (c == '*' && wild)
+			continue;
+		if (env ? !(c == '_' || (c >= 'A' && c <= 'Z') ||
+		    (c >= 'a' && c <= 'z') || (i > 0 && c >= '0' && c <= '9')) :
+		    !(c == '_' || c == '-' || c == '.' || c == '+' ||
+		    (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9')))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+item_ok(enum perm_kind k, const char *s, int ceiling)
+{
+	char h[300], p[8];
+
+	switch (k) {
+	case PERM_FS_READ:
+	case PERM_FS_WRITE:
+		return fs_item_ok(s);
+	case PERM_NET:
+		return hostport_parse(s, h, sizeof(h), p, sizeof(p)) == 0;
+	case PERM_EXEC:
+		return name_ok(s, ceiling, 0);
+	case PERM_ENV:
+		return name_ok(s, ceiling, 1);
+	default:
+		return 0;
+	}
+}
+
+static int
+perms_list(struct ydoc *y, yaml_node_t *n, enum perm_kind k, int ceiling,
+    struct perms *p, struct error *e)
+{
+	size_t i;
+
+	if (n == NULL)
+		return 0;
+	if (ystrlist(y, n, PERM_ITEMS_MAX, &p->v[k], &p->n[k], e) == -1)
+		return -1;
+	for (i = 0; i < p->n[k]; i++)
+		if (!item_ok(k, p->v[k][i], ceiling))
+			return yerr(y, n, e, "%s: invalid entry \"%s\"",
+			    kind_names[k], p->v[k][i]);
+	return 0;
+}
+
+int
+perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
+    struct error *e)
+{
+	static const char *const keys[] = { "fs", "network", "exec", "env",
+		NULL };
+	static const char *const fs_keys[] = { "read", "write", NULL };
+	static const char *const net_keys[] = { "allow", NULL };
+	yaml_node_t *fs, *net;
+
+	memset(p, 0, sizeof(*p));
+	if (yexpect(y, n, YAML_MAPPING_NODE, "permissions", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	fs = ymap_get(y, n, "fs");
+	net = ymap_get(y, n, "network");
+	if ((fs && (yexpect(y, fs, YAML_MAPPING_NODE, "fs", e) ||
+	    ymap_only(y, fs, fs_keys, e))) ||
+	    (net && (yexpect(y, net, YAML_MAPPING_NODE, "network", e) ||
+	    ymap_only(y, net, net_keys, e))))
+		return -1;
+	if (perms_list(y, fs ? ymap_get(y, fs, "read") : NULL, PERM_FS_READ,
+	    ceiling, p, e) ||
+	    perms_list(y, fs ? ymap_get(y, fs, "write") : NULL, PERM_FS_WRITE,
+	    ceiling, p, e) ||
+	    perms_list(y, net ? ymap_get(y, net, "allow") : NULL, PERM_NET,
+	    ceiling, p, e) ||
+	    perms_list(y, ymap_get(y, n, "exec"), PERM_EXEC, ceiling, p, e) ||
+	    perms_list(y, ymap_get(y, n, "env"), PERM_ENV, ceiling, p, e))
+		return -1;
+	return 0;
+}
+
+int
+plimits_parse(struct ydoc *y, yaml_node_t *n, struct plimits *l,
+    struct error *e)
+{
+	static const char *const keys[] = { "timeout_ms", "memory_mb", "pids",
+		"output_bytes", NULL };
+	yaml_node_t *v;
+
+	memset(l, 0, sizeof(*l));
+	if (yexpect(y, n, YAML_MAPPING_NODE, "limits", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if (((v = ymap_get(y, n, "timeout_ms")) &&
+	    yuint(y, v, 1, 86400000, &l->timeout_ms, e)) ||
+	    ((v = ymap_get(y, n, "memory_mb")) &&
+	    yuint(y, v, 8, 1024 * 1024, &l->memory_mb, e)) ||
+	    ((v = ymap_get(y, n, "pids")) && yuint(y, v, 1, 65536, &l->pids, e)) ||
+	    ((v = ymap_get(y, n, "output_bytes")) &&
+	    yuint(y, v, 1, 64 * 1024 * 1024, &l->output_bytes, e)))
+		return -1;
+	return 0;
+}
+
+void
+perms_free(struct perms *p)
+{
+	int k;
+
+	for (k = 0; k < PERM__COUNT; k++)
+		strarr_free(p->v[k], p->n[k]);
+	memset(p, 0, sizeof(*p));
+}
+
+void
+perms_copy(struct perms *dst, const struct perms *src)
+{
+	size_t i;
+	int k;
+
+	memset(dst, 0, sizeof(*dst));
+	for (k = 0; k < PERM__COUNT; k++) {
+		dst->v[k] = xcalloc(src->n[k] + 1, sizeof(char *));
+		for (i = 0; i < src->n[k]; i++)
+			dst->v[k][i] = xstrdup(src->v[k][i]);
+		dst->n[k] = src->n[k];
+	}
+}
+
+/* Always granted: the skill reads itself and owns its work dir. */
+static int
+baseline_covers(enum perm_kind k, const char *want)
+{
+	if (k == PERM_FS_READ)
+		return path_covers("$SKILL_DIR/**", want) ||
+		    strcmp(want, "$SKILL_DIR") == 0 ||
+		    path_covers("$WORK_DIR/**", want) ||
+		    strcmp(want, "$WORK_DIR") == 0;
+	if (k == PERM_FS_WRITE)
+		return path_covers("$WORK_DIR/**", want) ||
+		    strcmp(want, "$WORK_DIR") == 0;
+	return 0;
+}
+
+static int
+item_covered(enum perm_kind k, const char *want, const struct perms *ceil)
+{
+	size_t i;
+
+	if (baseline_covers(k, want))
+		return 1;
+	for (i = 0; i < ceil->n[k]; i++) {
+		const char *c = ceil->v[k][i];
+		if (k == PERM_NET ? hostport_covers(c, want) :
+		    (k == PERM_FS_READ || k == PERM_FS_WRITE) ?
+		    path_covers(c, want) : glob_match(c, want))
+			return 1;
+		/* A writable path may also be read. */
+	}
+	if (k == PERM_FS_READ)
+		for (i = 0; i < ceil->n[PERM_FS_WRITE]; i++)
+			if (path_covers(ceil->v[PERM_FS_WRITE][i], want))
+				return 1;
+	return 0;
+}
+
+size_t
+perms_missing(const struct perms *want, const struct perms *ceil, char *buf,
+    size_t len)
+{
+	size_t i, missing = 0, off = 0;
+	int k, w;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (k = 0; k < PERM__COUNT; k++)
+		for (i = 0; i < want->n[k]; i++) {
+			if (item_covered((enum perm_kind)k, want->v[k][i], ceil))
+				continue;
+			missing++;
+			if (off < len) {
+				w = snprintf(buf + off, len - off, "%s%s %s",
+				    off ? ", " : "", kind_names[k],
+				    want->v[k][i]);
+				off += w > 0 ? (size_t)w : 0;
+			}
+		}
+	return missing;
+}
+
+void
+perms_enc(struct mp_enc *m, const struct perms *p)
+{
+	enc_map(m, 4);
+	enc_str(m, "fs");
+	enc_map(m, 2);
+	enc_kstrarr(m, "read", p->v[PERM_FS_READ], p->n[PERM_FS_READ]);
+	enc_kstrarr(m, "write", p->v[PERM_FS_WRITE], p->n[PERM_FS_WRITE]);
+	enc_str(m, "network");
+	enc_map(m, 1);
+	enc_kstrarr(m, "allow", p->v[PERM_NET], p->n[PERM_NET]);
+	enc_kstrarr(m, "exec", p->v[PERM_EXEC], p->n[PERM_EXEC]);
+	enc_kstrarr(m, "env", p->v[PERM_ENV], p->n[PERM_ENV]);
+}
+
+void
+plimits_enc(struct mp_enc *m, const struct plimits *l)
+{
+	enc_map(m, 4);
+	enc_kuint(m, "timeout_ms", l->timeout_ms);
+	enc_kuint(m, "memory_mb", l->memory_mb);
+	enc_kuint(m, "pids", l->pids);
+	enc_kuint(m, "output_bytes", l->output_bytes);
+}
+
+uint64_t
+limit_min(uint64_t a, uint64_t b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return a < b ? a : b;
+}

@@ -1,0 +1,48 @@
+/*
+ * policyd_perm.h: permission sets (what a skill declares, what a rule's
+ * ceiling allows) and limits. The same shape serves both.
+ */
+#ifndef SB_POLICYD_PERM_H
+#define SB_POLICYD_PERM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/ydoc.h"
+#include "../proto/mp.h"
+
+enum perm_kind { PERM_FS_READ, PERM_FS_WRITE, PERM_NET, PERM_EXEC, PERM_ENV,
+	PERM__COUNT };
+
+#define PERM_ITEMS_MAX 64
+
+struct perms {
+	char **v[PERM__COUNT];
+	size_t n[PERM__COUNT];
+};
+
+struct plimits {  /* 0 = not set */
+	uint64_t timeout_ms, memory_mb, pids, output_bytes;
+};
+
+const char *perm_kind_name(enum perm_kind k);
+/* ceiling=1 allows wildcards in exec and env (rules), 0 for skills. */
+int perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
+    struct error *e);
+int plimits_parse(struct ydoc *y, yaml_node_t *n, struct plimits *l,
+    struct error *e);
+void perms_free(struct perms *p);
+void perms_copy(struct perms *dst, const struct perms *src);
+/*
+ * List in buf every item of want that ceil does not cover (the implicit
+ * baseline, $SKILL_DIR read and $WORK_DIR read-write, is always
+ * covered). Returns how many are missing.
+ */
+size_t perms_missing(const struct perms *want, const struct perms *ceil,
+    char *buf, size_t len);
+void perms_enc(struct mp_enc *m, const struct perms *p);
+void plimits_enc(struct mp_enc *m, const struct plimits *l);
+/* The smaller of two limits where set. */
+uint64_t limit_min(uint64_t a, uint64_t b);
+
+#endif

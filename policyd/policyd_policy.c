@@ -1,0 +1,394 @@
+/* policyd_policy.c: load and validate the admin policy files. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "../lib/ydoc.h"
+#include "policyd_match.h"
+#include "policyd_policy.h"
+
+static int
+uint_list(struct ydoc *y, yaml_node_t *n, uint64_t **out, size_t *count,
+    struct error *e)
+{
+	yaml_node_item_t *it;
+	size_t num;
+
+	if (yexpect(y, n, YAML_SEQUENCE_NODE, "uids/gids", e))
+		return -1;
+	num = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (num > 1024)
+		return yerr(y, n, e, "more than 1024 ids");
+	*out = xcalloc(num + 1, sizeof(uint64_t));
+	*count = 0;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	    it++)
+		if (yuint(y, yaml_document_get_node(&y->doc, *it), 0,
+		    4294967294U, &(*out)[(*count)++], e) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
+    struct policy *p, struct error *e)
+{
+	static const char *const keys[] = { "uids", "gids", "admin", NULL };
+	struct principal *pr;
+	const char *name, *adm;
+	yaml_node_t *n;
+	size_t i;
+
+	if (yscalar(y, k, &name, e))
+		return -1;
+	if (!ident_valid(name, 64))
+		return yerr(y, k, e, "bad principal name \"%s\"", name);
+	for (i = 0; i < p->npr; i++)
+		if (strcmp(p->pr[i].name, name) == 0)
+			return yerr(y, k, e, "principal \"%s\" defined twice",
+			    name);
+	if (yexpect(y, v, YAML_MAPPING_NODE, "a principal", e) ||
+	    ymap_only(y, v, keys, e))
+		return -1;
+	p->pr = xreallocarray(p->pr, p->npr + 1, sizeof(*p->pr));
+	pr = &p->pr[p->npr++];
+	memset(pr, 0, sizeof(*pr));
+	pr->name = xstrdup(name);
+	if (((n = ymap_get(y, v, "uids")) &&
+	    uint_list(y, n, &pr->uids, &pr->nuids, e)) ||
+	    ((n = ymap_get(y, v, "gids")) &&
+	    uint_list(y, n, &pr->gids, &pr->ngids, e)))
+		return -1;
+	if (pr->nuids == 0 && pr->ngids == 0)
+		return yerr(y, v, e, "principal \"%s\" names no uid or gid",
+		    name);
+	if ((n = ymap_get(y, v, "admin")) != NULL) {
+		if (yscalar(y, n, &adm, e))
+			return -1;
+		if (strcmp(adm, "true") != 0 && strcmp(adm, "false") != 0)
+			return yerr(y, n, e, "admin must be true or false");
+		pr->admin = strcmp(adm, "true") == 0;
+	}
+	return 0;
+}
+
+static int
+parse_principals(struct ydoc *y, yaml_node_t *n, struct policy *p,
+    struct error *e)
+{
+	yaml_node_pair_t *pair;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "principals", e))
+		return -1;
+	for (pair = n->data.mapping.pairs.start;
+	    pair < n->data.mapping.pairs.top; pair++)
+		if (parse_principal(y, yaml_document_get_node(&y->doc,
+		    pair->key), yaml_document_get_node(&y->doc, pair->value), p,
+		    e) == -1)
+			return -1;
+	return 0;
+}
+
+/* Append a list of strings to *v. */
+static int
+append_list(struct ydoc *y, yaml_node_t *n, char ***v, size_t *count,
+    struct error *e)
+{
+	char **items;
+	size_t num, i;
+
+	if (ystrlist(y, n, 1024, &items, &num, e) == -1)
+		return -1;
+	*v = xreallocarray(*v, *count + num + 1, sizeof(char *));
+	for (i = 0; i < num; i++)
+		(*v)[(*count)++] = items[i];
+	(*v)[*count] = NULL;
+	free(items);
+	return 0;
+}
+
+static int
+parse_skills(struct ydoc *y, yaml_node_t *n, struct policy *p,
+    struct error *e)
+{
+	static const char *const keys[] = { "enabled", NULL };
+	yaml_node_t *en;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "skills", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if ((en = ymap_get(y, n, "enabled")) != NULL)
+		return append_list(y, en, &p->enabled, &p->nenabled, e);
+	return 0;
+}
+
+static int
+parse_action(struct ydoc *y, yaml_node_t *n, enum action *a, struct error *e)
+{
+	const char *s;
+
+	if (n == NULL)
+		return yerr(y, n, e, "rule needs an action");
+	if (yscalar(y, n, &s, e))
+		return -1;
+	if (strcmp(s, "allow") == 0)
+		*a = ACT_ALLOW;
+	else if (strcmp(s, "ask") == 0)
+		*a = ACT_ASK;
+	else if (strcmp(s, "deny") == 0)
+		*a = ACT_DENY;
+	else
+		return yerr(y, n, e, "action must be allow, ask or deny");
+	return 0;
+}
+
+static int
+parse_rate(struct ydoc *y, yaml_node_t *n, struct rate *r, struct error *e)
+{
+	static const char *const keys[] = { "per_minute", "burst", NULL };
+	yaml_node_t *v;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "rate", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if ((v = ymap_get(y, n, "per_minute")) == NULL)
+		return yerr(y, n, e, "rate needs per_minute");
+	if (yuint(y, v, 1, 1000000, &r->per_minute, e) ||
+	    ((v = ymap_get(y, n, "burst")) && yuint(y, v, 1, 1000000,
+	    &r->burst, e)))
+		return -1;
+	if (r->burst == 0)
+		r->burst = r->per_minute;
+	return 0;
+}
+
+/* Every principal a rule names must exist ("*" means anyone). */
+static int
+check_rule_refs(struct ydoc *y, yaml_node_t *n, const struct policy *p,
+    const struct rule *r, struct error *e)
+{
+	size_t i, j;
+	int found;
+
+	for (i = 0; i < r->nprincipals; i++) {
+		if (strcmp(r->principals[i], "*") == 0)
+			continue;
+		for (found = 0, j = 0; j < p->npr; j++)
+			found |= strcmp(p->pr[j].name, r->principals[i]) == 0;
+		if (!found)
+			return yerr(y, n, e, "rule \"%s\": unknown principal "
+			    "\"%s\" (define it under principals: first)",
+			    r->name, r->principals[i]);
+	}
+	for (i = 0; i < r->nphases; i++)
+		if (strcmp(r->phases[i], "execution") != 0 &&
+		    strcmp(r->phases[i], "planning") != 0)
+			return yerr(y, n, e, "rule \"%s\": unknown phase \"%s\"",
+			    r->name, r->phases[i]);
+	return 0;
+}
+
+static int
+parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname,
+    struct policy *p, struct error *e)
+{
+	static const char *const keys[] = { "name", "principals", "skills",
+		"commands", "phases", "action", "ceiling", "limits", "rate",
+		NULL };
+	struct rule *r;
+	yaml_node_t *v;
+	const char *name;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "a rule", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	if ((v = ymap_get(y, n, "name")) == NULL || yscalar(y, v, &name, e))
+		return yerr(y, n, e, "rule needs a name");
+	if (p->nrules == POLICY_RULES_MAX)
+		return yerr(y, n, e, "more than %d rules", POLICY_RULES_MAX);
+	p->rules = xreallocarray(p->rules, p->nrules + 1, sizeof(*p->rules));
+	r = &p->rules[p->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->name = xstrdup(name);
+	xasprintf(&r->where, "%s:%u", fname, ynode_line(y, n));
+	if ((v = ymap_get(y, n, "principals")) == NULL)
+		return yerr(y, n, e, "rule \"%s\" needs principals", name);
+	if (append_list(y, v, &r->principals, &r->nprincipals, e) ||
+	    ((v = ymap_get(y, n, "skills")) == NULL ?
+	    yerr(y, n, e, "rule \"%s\" needs skills", name) :
+	    append_list(y, v, &r->skills, &r->nskills, e)) ||
+	    ((v = ymap_get(y, n, "commands")) &&
+	    append_list(y, v, &r->commands, &r->ncommands, e)) ||
+	    ((v = ymap_get(y, n, "phases")) &&
+	    append_list(y, v, &r->phases, &r->nphases, e)) ||
+	    parse_action(y, ymap_get(y, n, "action"), &r->action, e) ||
+	    ((v = ymap_get(y, n, "ceiling")) &&
+	    perms_parse(y, v, 1, &r->ceiling, e)) ||
+	    ((v = ymap_get(y, n, "limits")) &&
+	    plimits_parse(y, v, &r->limits, e)) ||
+	    ((v = ymap_get(y, n, "rate")) && parse_rate(y, v, &r->rate, e)))
+		return -1;
+	if (r->ncommands == 0) {
+		r->commands = xcalloc(2, sizeof(char *));
+		r->commands[r->ncommands++] = xstrdup("*");
+	}
+	if (r->nphases == 0) {
+		r->phases = xcalloc(2, sizeof(char *));
+		r->phases[r->nphases++] = xstrdup("execution");
+	}
+	return check_rule_refs(y, n, p, r, e);
+}
+
+static int
+parse_rules(struct ydoc *y, yaml_node_t *n, const char *fname,
+    struct policy *p, struct error *e)
+{
+	yaml_node_item_t *it;
+
+	if (yexpect(y, n, YAML_SEQUENCE_NODE, "rules", e))
+		return -1;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	    it++)
+		if (parse_rule(y, yaml_document_get_node(&y->doc, *it), fname,
+		    p, e) == -1)
+			return -1;
+	return 0;
+}
+
+int
+policy_load_file(struct policy *p, const char *path, const char *name,
+    struct error *e)
+{
+	static const char *const keys[] = { "principals", "skills", "rules",
+		NULL };
+	struct ydoc y;
+	yaml_node_t *r, *n;
+	int rc = -1;
+
+	if (ydoc_load_file(&y, path, e) == -1) {
+		ydoc_free(&y);
+		return -1;
+	}
+	free(y.name);
+	y.name = xstrdup(name);
+	r = ydoc_root(&y);
+	if (yexpect(&y, r, YAML_MAPPING_NODE, "a policy file", e) == 0 &&
+	    ymap_only(&y, r, keys, e) == 0 &&
+	    (!(n = ymap_get(&y, r, "principals")) ||
+	    parse_principals(&y, n, p, e) == 0) &&
+	    (!(n = ymap_get(&y, r, "skills")) || parse_skills(&y, n, p, e) == 0) &&
+	    (!(n = ymap_get(&y, r, "rules")) ||
+	    parse_rules(&y, n, name, p, e) == 0))
+		rc = 0;
+	ydoc_free(&y);
+	p->nfiles++;
+	return rc;
+}
+
+static int
+yaml_name(const struct dirent *de)
+{
+	size_t l = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && l > 5 &&
+	    strcmp(de->d_name + l - 5, ".yaml") == 0;
+}
+
+/* All files or none: an error anywhere leaves *p empty. */
+int
+policy_load(struct policy *p, const char *dir, struct error *e)
+{
+	struct dirent **list;
+	char *path;
+	int n, i, rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1)
+		return error_set(e, ERR_BAD_REQUEST, "%s: %s", dir,
+		    strerror(errno));
+	if (n > POLICY_FILES_MAX)
+		rc = error_set(e, ERR_BAD_REQUEST, "%s: more than %d files",
+		    dir, POLICY_FILES_MAX);
+	for (i = 0; i < n; i++) {
+		if (rc == 0) {
+			xasprintf(&path, "%s/%s", dir, list[i]->d_name);
+			rc = policy_load_file(p, path, list[i]->d_name, e);
+			free(path);
+		}
+		free(list[i]);
+	}
+	free(list);
+	if (rc == -1)
+		policy_free(p);
+	return rc;
+}
+
+static void
+rule_free(struct rule *r)
+{
+	free(r->name);
+	free(r->where);
+	strarr_free(r->principals, r->nprincipals);
+	strarr_free(r->skills, r->nskills);
+	strarr_free(r->commands, r->ncommands);
+	strarr_free(r->phases, r->nphases);
+	perms_free(&r->ceiling);
+}
+
+void
+policy_free(struct policy *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->npr; i++) {
+		free(p->pr[i].name);
+		free(p->pr[i].uids);
+		free(p->pr[i].gids);
+	}
+	free(p->pr);
+	strarr_free(p->enabled, p->nenabled);
+	for (i = 0; i < p->nrules; i++)
+		rule_free(&p->rules[i]);
+	free(p->rules);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid)
+{
+	size_t i;
+
+	for (i = 0; i < pr->nuids; i++)
+		if (pr->uids[i] == uid)
+			return 1;
+	for (i = 0; i < pr->ngids; i++)
+		if (pr->gids[i] == gid)
+			return 1;
+	return 0;
+}
+
+int
+policy_skill_enabled(const struct policy *p, const char *skill)
+{
+	size_t i;
+
+	for (i = 0; i < p->nenabled; i++)
+		if (glob_match(p->enabled[i], skill))
+			return 1;
+	return 0;
+}
+
+int
+policy_is_admin(const struct policy *p, uint64_t uid, uint64_t gid)
+{
+	size_t i;
+
+	for (i = 0; i < p->npr; i++)
+		if (p->pr[i].admin && principal_matches(&p->pr[i], uid, gid))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * policyd_policy.h: the admin policy: principals (by uid/gid from
+ * SO_PEERCRED), enabled skills, and rules. Loaded from every *.yaml of
+ * the policy directory in lexical order, all or nothing.
+ */
+#ifndef SB_POLICYD_POLICY_H
+#define SB_POLICYD_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/error.h"
+#include "policyd_perm.h"
+
+#define POLICY_FILES_MAX 256
+#define POLICY_RULES_MAX 1024
+
+enum action { ACT_ALLOW, ACT_ASK, ACT_DENY };
+
+struct principal {
+	char *name;
+	uint64_t *uids, *gids;
+	size_t nuids, ngids;
+	int admin;
+};
+
+struct rate {
+	uint64_t per_minute, burst;  /* per_minute 0: unlimited */
+};
+
+struct rule {
+	char *name;
+	char *where;           /* "file:line" */
+	char **principals, **skills, **commands, **phases;
+	size_t nprincipals, nskills, ncommands, nphases;
+	enum action action;
+	struct perms ceiling;
+	struct plimits limits;
+	struct rate rate;
+};
+
+struct policy {
+	struct principal *pr;
+	size_t npr;
+	char **enabled;
+	size_t nenabled;
+	struct rule *rules;
+	size_t nrules;
+	size_t nfiles;
+};
+
+int policy_load(struct policy *p, const char *dir, struct error *e);
+/* Parse one file into p (merging); name is used in file:line. */
+int policy_load_file(struct policy *p, const char *path, const char *name,
+    struct error *e);
+void policy_free(struct policy *p);
+int principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid);
+int policy_skill_enabled(const struct policy *p, const char *skill);
+/* 1 if some principal matching uid/gid is marked admin. */
+int policy_is_admin(const struct policy *p, uint64_t uid, uint64_t gid);
+
+#endif

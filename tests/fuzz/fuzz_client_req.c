@@ -1,0 +1,88 @@
+/* fuzz_client_req.c: libFuzzer harness for what a client can send. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../proto/client.h"
+#include "../../proto/frame.h"
+#include "../../proto/mp.h"
+#include "../../proto/mpjson.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A decoded request re-encodes to one that decodes the same. */
+static void
+check_round_trip(const struct client_req *r)
+{
+	struct client_req r2;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	size_t i;
+
+	enc_init(&m);
+	client_req_enc(&m, r);
+	if (mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL,
+	    &e) != 0 || client_req_dec(&d, &r2, &e) != 0)
+		abort();
+	if (r2.type != r->type || r2.id.is_num != r->id.is_num ||
+	    r2.id.num != r->id.num || r2.nargs != r->nargs ||
+	    r2.nenv != r->nenv || r2.stdin_len != r->stdin_len ||
+	    r2.timeout_ms != r->timeout_ms)
+		abort();
+	if ((r->id.str != NULL) != (r2.id.str != NULL) ||
+	    (r->id.str != NULL && strcmp(r->id.str, r2.id.str) != 0))
+		abort();
+	for (i = 0; i < r->nargs; i++)
+		if (strcmp(r->args[i], r2.args[i]) != 0)
+			abort();
+	for (i = 0; i < r->nenv; i++)
+		if (strcmp(r->env[i], r2.env[i]) != 0)
+			abort();
+	if (r->stdin_len > 0 &&
+	    memcmp(r->stdin_data, r2.stdin_data, r->stdin_len) != 0)
+		abort();
+	client_req_free(&r2);
+	mp_doc_free(&d);
+	enc_free(&m);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct client_req req;
+	struct mp_doc d;
+	struct error e;
+	enum frame_status st;
+	size_t blen = 0;
+	json_t *j;
+
+	/* The framing layer sees the raw stream first. */
+	st = frame_check(data, size, FRAME_MAX_DEFAULT, &blen, &e);
+	if (st == FRAME_READY && (blen == 0 || blen > FRAME_MAX_DEFAULT ||
+	    blen > size - FRAME_HDR_LEN))
+		abort();
+
+	memset(&e, 0, sizeof(e));
+	if (mp_decode(&d, data, size, NULL, &e) != 0) {
+		if (e.type != ERR_BAD_REQUEST || d.live || d.root != NULL)
+			abort();
+		return 0;
+	}
+	if (d.root == NULL || d.root->type != MSGPACK_OBJECT_MAP)
+		abort();
+	/* skillctl --json and the audit log render documents as JSON. */
+	j = mp_to_json(d.root);
+	json_decref(j);
+	memset(&e, 0, sizeof(e));
+	if (client_req_dec(&d, &req, &e) == 0)
+		check_round_trip(&req);
+	else if (e.type != ERR_BAD_REQUEST)
+		abort();
+	client_req_free(&req);
+	mp_doc_free(&d);
+	return 0;
+}
