@@ -37,6 +37,9 @@ POLICYD_SRC = $(wildcard policyd/*.c)
 AUDITD_SRC = $(wildcard auditd/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
 CLI_SRC = $(wildcard cli/*.c)
+# skillctl policy check lints with policyd's own parsers.
+POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
+	policyd/policyd_match.c policyd/policyd_skill.c
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
@@ -70,7 +73,7 @@ $(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
-$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(COMMON_SRC))
+$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(POLICY_LINT_SRC) $(COMMON_SRC))
 
 $(PROGS):
 	@mkdir -p $(dir $@)

@@ -50,6 +50,9 @@ int cli_call(const char *path, const void *msg, size_t len,
     struct error *e);
 void cli_reply_free(struct cli_reply *rep);
 
+/* cli_policy.c: `skillctl policy check`; returns the exit status. */
+int cli_policy_check(int argc, char **argv);
+
 /* cli_print.c */
 int cli_print_json(const msgpack_object *reply, FILE *out);
 int cli_print_reply(const msgpack_object *reply, enum creq_type type,

@@ -393,6 +393,9 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 		return print_skills(reply, out, e);
 	case CREQ_HELLO:
 		return print_hello(reply, out, e);
+	case CREQ_RELOAD:
+		fprintf(out, "policy reloaded\n");
+		return 0;
 	default:
 		return 0;
 	}

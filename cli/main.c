@@ -19,7 +19,9 @@ static const char synopsis[] =
 "       skillctl [-s SOCKET] authorize SKILL [COMMAND] [OPTIONS] "
 "[-- ARGS...]\n"
 "       skillctl [-s SOCKET] skills [--json]\n"
-"       skillctl [-s SOCKET] hello [--json]\n";
+"       skillctl [-s SOCKET] hello [--json]\n"
+"       skillctl [-s SOCKET] reload [--json]\n"
+"       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n";
 
 static const char usage_text[] =
 "\n"
@@ -44,7 +46,12 @@ static const char usage_text[] =
 "  2      usage error, or --stdin/--stdin-file input unreadable or "
 "too big\n"
 "  3      the broker refused or failed the request (ok=false)\n"
-"  4      cannot connect, a protocol error, or output cannot be written\n";
+"  4      cannot connect, a protocol error, or output cannot be written\n"
+"\n"
+"reload asks policyd to load its policy files and skills again (admin\n"
+"principals only). policy check lints policy files and skill\n"
+"directories offline with the daemon's own parser: it prints\n"
+"FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n";
 
 struct opts {
 	const char *sock;
@@ -224,9 +231,15 @@ parse_verb(struct opts *o, int argc, char **argv)
 	if (strcmp(v, "invoke") == 0 || strcmp(v, "authorize") == 0) {
 		o->req.type = v[0] == 'i' ? CREQ_INVOKE : CREQ_AUTHORIZE;
 		parse_call(o, argc, argv);
-	} else if (strcmp(v, "skills") == 0 || strcmp(v, "hello") == 0) {
-		o->req.type = v[0] == 's' ? CREQ_SKILLS : CREQ_HELLO;
+	} else if (strcmp(v, "skills") == 0 || strcmp(v, "hello") == 0 ||
+	    strcmp(v, "reload") == 0) {
+		o->req.type = v[0] == 's' ? CREQ_SKILLS : v[0] == 'h' ?
+		    CREQ_HELLO : CREQ_RELOAD;
 		parse_plain(o, argc, argv);
+	} else if (strcmp(v, "policy") == 0) {
+		if (argc < 2 || strcmp(argv[1], "check") != 0)
+			usage_err("policy wants the subcommand \"check\"");
+		exit(cli_policy_check(argc - 2, argv + 2));
 	} else if (strcmp(v, "help") == 0)
 		usage_help();
 	else

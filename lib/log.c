@@ -59,6 +59,8 @@ log_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_verbose < 0)
+		return;
 	va_start(ap, fmt);
 	vlog(LOG_WARNING, 1, fmt, ap);
 	va_end(ap);
@@ -69,6 +71,8 @@ log_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_verbose < 0)
+		return;
 	va_start(ap, fmt);
 	vlog(LOG_WARNING, 0, fmt, ap);
 	va_end(ap);
@@ -79,6 +83,8 @@ log_info(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_verbose < 0)
+		return;
 	va_start(ap, fmt);
 	vlog(LOG_INFO, 0, fmt, ap);
 	va_end(ap);
@@ -89,7 +95,7 @@ log_debug(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!log_verbose)
+	if (log_verbose <= 0)
 		return;
 	va_start(ap, fmt);
 	vlog(LOG_DEBUG, 0, fmt, ap);

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+/* verbose: 1 adds debug lines; -1 silences all but fatal (offline tools). */
 void log_init(const char *procname, int foreground, int verbose);
 void log_setproc(const char *procname);
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

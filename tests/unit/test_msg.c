@@ -143,6 +143,17 @@ dec_audit_ack(const struct mp_doc *d, struct error *e)
 }
 
 static int
+dec_peer_channel(const struct mp_doc *d, struct error *e)
+{
+	char *role;
+
+	if (msg_peer_channel_dec(d, &role, e) == -1)
+		return -1;
+	free(role);
+	return 0;
+}
+
+static int
 dec_ref(const struct mp_doc *d, struct error *e)
 {
 	uint64_t ref;
@@ -154,6 +165,23 @@ dec_ref(const struct mp_doc *d, struct error *e)
 static char *sample_args[] = { "--flag", "value with spaces", "" };
 static char *sample_env[] = { "LANG=C.UTF-8", "TZ=UTC" };
 static char *sample_rules[] = { "allow:hello", "phase:planning" };
+static char *sample_read[] = { "/usr/share/dict" };
+static char *sample_write[] = { "/tmp/out", "/var/tmp/x" };
+static char *sample_net[] = { "example.org:443" };
+static char *sample_exec[] = { "/bin/sh" };
+static char *sample_envnames[] = { "LANG", "TZ" };
+
+/* An "effective" permissions map: {"network": false, "fs_read": ["/x"]}. */
+static void
+enc_effective(struct mp_enc *m)
+{
+	enc_init(m);
+	enc_map(m, 2);
+	enc_kbool(m, "network", 0);
+	enc_str(m, "fs_read");
+	enc_array(m, 1);
+	enc_str(m, "/x");
+}
 
 static void
 enc_sample_authz_req(struct mp_enc *m)
@@ -162,7 +190,7 @@ enc_sample_authz_req(struct mp_enc *m)
 		.ref = 9, .uid = 1000, .gid = 1000, .pid = 4242,
 		.skill = "hello", .command = "greet", .session = "s1",
 		.phase = "planning", .args = sample_args, .nargs = 3,
-		.timeout_ms = 5000, .dry_run = 1,
+		.env = sample_env, .nenv = 2, .timeout_ms = 5000, .dry_run = 1,
 	};
 
 	enc_init(m);
@@ -175,12 +203,17 @@ enc_sample_authz_ans(struct mp_enc *m, int allowed, uint64_t err)
 	struct msg_authz_ans a = {
 		.ref = 9, .allowed = allowed, .err = err, .reason = "because",
 		.rules = sample_rules, .nrules = 2,
-		.grant_id = allowed ? GID : NULL,
+		.grant_id = allowed ? GID : NULL, .command = "greet",
 		.timeout_ms = 30000, .output_bytes = 65536,
 	};
+	struct mp_enc eff;
 
+	enc_effective(&eff);
+	a.effective = (uint8_t *)eff.sb.data;
+	a.effective_len = eff.sb.size;
 	enc_init(m);
 	msg_authz_ans_enc(m, &a);
+	enc_free(&eff);
 }
 
 static struct grant
@@ -191,6 +224,10 @@ sample_grant(void)
 		.skill_dir = "/var/lib/skillbroker/skills/hello",
 		.entry = "scripts/hello.sh", .args = sample_args, .nargs = 3,
 		.env = sample_env, .nenv = 2, .work_dir = "/tmp/work",
+		.data_dir = "/var/lib/skillbroker/data/hello",
+		.perm = { sample_read, sample_write, sample_net, sample_exec,
+		    sample_envnames },
+		.nperm = { 1, 2, 1, 1, 2 },
 		.principal_uid = 1000, .session = "default",
 		.timeout_ms = 30000, .output_bytes = 1 << 20, .memory_mb = 256,
 		.pids = 64, .fsize_mb = 16, .nofile = 128, .worker_uid = 61000,
@@ -270,6 +307,9 @@ test_authz_req_round_trip(void **state)
 	assert_string_equal(r.args[1], "value with spaces");
 	assert_string_equal(r.args[2], "");
 	assert_null(r.args[3]);
+	assert_int_equal(r.nenv, 2);
+	assert_string_equal(r.env[0], "LANG=C.UTF-8");
+	assert_string_equal(r.env[1], "TZ=UTC");
 	assert_int_equal(r.timeout_ms, 5000);
 	assert_int_equal(r.dry_run, 1);
 	msg_authz_req_free(&r);
@@ -280,7 +320,7 @@ test_authz_req_round_trip(void **state)
 static void
 test_authz_ans_round_trip(void **state)
 {
-	struct mp_enc m;
+	struct mp_enc m, eff;
 	struct mp_doc d;
 	struct msg_authz_ans a;
 	struct error e;
@@ -300,6 +340,12 @@ test_authz_ans_round_trip(void **state)
 	assert_string_equal(a.grant_id, GID);
 	assert_int_equal(a.timeout_ms, 30000);
 	assert_int_equal(a.output_bytes, 65536);
+	assert_string_equal(a.command, "greet");
+	/* The effective map comes back as the same msgpack bytes. */
+	enc_effective(&eff);
+	assert_int_equal(a.effective_len, eff.sb.size);
+	assert_memory_equal(a.effective, eff.sb.data, eff.sb.size);
+	enc_free(&eff);
 	msg_authz_ans_free(&a);
 	mp_doc_free(&d);
 	enc_free(&m);
@@ -314,6 +360,25 @@ test_authz_ans_round_trip(void **state)
 	msg_authz_ans_free(&a);
 	mp_doc_free(&d);
 	enc_free(&m);
+
+	/* No effective map and no command: "{}" and "" go over. */
+	{
+		struct msg_authz_ans b = {
+			.ref = 1, .allowed = 0, .err = ERR_UNKNOWN_SKILL,
+			.reason = "no such skill",
+		};
+		enc_init(&m);
+		msg_authz_ans_enc(&m, &b);
+		decode_enc(&m, &d);
+		assert_int_equal(msg_authz_ans_dec(&d, &a, &e), 0);
+		assert_string_equal(a.command, "");
+		assert_int_equal(a.effective_len, 1);
+		assert_memory_equal(a.effective, "\x80", 1);
+		assert_int_equal(a.nrules, 0);
+		msg_authz_ans_free(&a);
+		mp_doc_free(&d);
+		enc_free(&m);
+	}
 }
 
 static void
@@ -341,6 +406,17 @@ test_grant_round_trip(void **state)
 	assert_string_equal(g.env[1], "TZ=UTC");
 	assert_null(g.env[2]);
 	assert_string_equal(g.work_dir, "/tmp/work");
+	assert_string_equal(g.data_dir, "/var/lib/skillbroker/data/hello");
+	assert_int_equal(g.nperm[0], 1);
+	assert_string_equal(g.perm[0][0], "/usr/share/dict");
+	assert_int_equal(g.nperm[1], 2);
+	assert_string_equal(g.perm[1][1], "/var/tmp/x");
+	assert_int_equal(g.nperm[2], 1);
+	assert_string_equal(g.perm[2][0], "example.org:443");
+	assert_int_equal(g.nperm[3], 1);
+	assert_string_equal(g.perm[3][0], "/bin/sh");
+	assert_int_equal(g.nperm[4], 2);
+	assert_string_equal(g.perm[4][1], "TZ");
 	assert_int_equal(g.principal_uid, 1000);
 	assert_string_equal(g.session, "default");
 	assert_int_equal(g.timeout_ms, 30000);
@@ -637,6 +713,47 @@ test_strict_decoders(void **state)
 	msg_ref_enc(&m, MSG_SKILLS_REQ, 1);
 	check_strict(&m, dec_ref, "ref");
 	enc_free(&m);
+	enc_init(&m);
+	msg_peer_channel_enc(&m, "auditd");
+	check_strict(&m, dec_peer_channel, "peer_channel");
+	enc_free(&m);
+}
+
+static void
+test_peer_channel(void **state)
+{
+	const char *roles[] = { "policyd", "auditd" };
+	const char *bad[] = { "broker", "master", "", "policyd2", "Auditd" };
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	char *role;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		enc_init(&m);
+		msg_peer_channel_enc(&m, roles[i]);
+		decode_enc(&m, &d);
+		assert_type(&d, MSG_PEER_CHANNEL);
+		assert_int_equal(msg_peer_channel_dec(&d, &role, &e), 0);
+		assert_string_equal(role, roles[i]);
+		free(role);
+		mp_doc_free(&d);
+		enc_free(&m);
+	}
+	/* Only the restartable peers can be handed over. */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enc_init(&m);
+		msg_peer_channel_enc(&m, bad[i]);
+		decode_enc(&m, &d);
+		role = (char *)"unset";
+		assert_err(msg_peer_channel_dec(&d, &role, &e), &e,
+		    ERR_INTERNAL, "unknown role");
+		assert_null(role);
+		mp_doc_free(&d);
+		enc_free(&m);
+	}
 }
 
 /* Encode a grant, decode it, expect "malformed grant". */
@@ -686,6 +803,11 @@ test_grant_rejects(void **state)
 
 	g = sample_grant();
 	g.work_dir = "tmp/work";
+	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
+	g = sample_grant();
+	g.data_dir = "data/hello";
+	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
+	g.data_dir = NULL;  /* encodes as "" */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
 
 	g = sample_grant();
@@ -906,6 +1028,7 @@ main(void)
 		cmocka_unit_test(test_authz_ans_consistency),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_grant_id_valid),
+		cmocka_unit_test(test_peer_channel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,117 @@
+/*
+ * cli_policy.c: `skillctl policy check`, an offline lint of policy files
+ * and skill directories with policyd's own parsers, so what passes here
+ * is what the daemon accepts.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/config.h"
+#include "../lib/log.h"
+#include "../lib/xmalloc.h"
+#include "../policyd/policyd.h"
+#include "../policyd/policyd_match.h"
+#include "cli.h"
+
+static int
+yaml_name(const struct dirent *de)
+{
+	size_t l = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && l > 5 &&
+	    strcmp(de->d_name + l - 5, ".yaml") == 0;
+}
+
+/* Each file in order; an error is reported and the next file checked. */
+static int
+check_policy_dir(const char *dir, struct policy *pol)
+{
+	struct dirent **list;
+	struct error e;
+	char *path;
+	int n, i, bad = 0;
+
+	memset(pol, 0, sizeof(*pol));
+	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1) {
+		printf("%s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		xasprintf(&path, "%s/%s", dir, list[i]->d_name);
+		if (policy_load_file(pol, path, path, &e) == -1) {
+			printf("%s\n", e.msg);
+			bad = 1;
+		}
+		free(path);
+		free(list[i]);
+	}
+	free(list);
+	return bad;
+}
+
+/* Invalid skills are errors; enabled names with no skill are warnings. */
+static int
+check_skills(char **dirs, size_t ndirs, const struct policy *pol)
+{
+	struct registry reg;
+	size_t i, j;
+	int bad = 0, found;
+
+	registry_load(&reg, dirs, ndirs);
+	for (i = 0; i < reg.n; i++)
+		if (!reg.skills[i].valid) {
+			printf("skill %s: %s\n", reg.skills[i].name,
+			    reg.skills[i].error);
+			bad = 1;
+		}
+	for (i = 0; i < pol->nenabled; i++) {
+		for (found = 0, j = 0; j < reg.n; j++)
+			found |= glob_match(pol->enabled[i],
+			    reg.skills[j].name);
+		if (!found)
+			printf("warning: skills.enabled \"%s\" matches no "
+			    "skill\n", pol->enabled[i]);
+	}
+	registry_free(&reg);
+	return bad;
+}
+
+int
+cli_policy_check(int argc, char **argv)
+{
+	struct config cfg;
+	struct policy pol;
+	struct error e;
+	char **dirs;
+	size_t ndirs = 0;
+	int bad, i, from_config = argc >= 2 && strcmp(argv[0], "-f") == 0;
+
+	log_init("skillctl", 1, -1);  /* quiet: findings go to stdout */
+	memset(&cfg, 0, sizeof(cfg));
+	if (from_config) {
+		if (config_load(&cfg, argv[1], &e) == -1) {
+			printf("%s\n", e.msg);
+			return 1;
+		}
+		bad = check_policy_dir(cfg.policy_dir, &pol);
+		bad |= check_skills(cfg.skills_dirs, cfg.nskills_dirs, &pol);
+		config_free(&cfg);
+	} else {
+		bad = check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d",
+		    &pol);
+		dirs = xcalloc((size_t)argc + 1, sizeof(char *));
+		for (i = 1; i < argc; i++)
+			dirs[ndirs++] = argv[i];
+		if (ndirs > 0)
+			bad |= check_skills(dirs, ndirs, &pol);
+		free(dirs);
+	}
+	if (!bad)
+		printf("policy OK: %zu files, %zu principals, %zu rules\n",
+		    pol.nfiles, pol.npr, pol.nrules);
+	policy_free(&pol);
+	return bad ? 1 : 0;
+}
