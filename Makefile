@@ -80,12 +80,18 @@ $(PROGS):
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-# Each unit test links the common code plus the role files it tests.
-$(OUT)/tests/%: tests/unit/%.c $(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC))
+# Unit tests link role code from an archive, so each pulls in only the
+# files it tests (a test of master code defines the master's globals).
+ROLE_AR = $(OUT)/librole.a
+$(ROLE_AR): $(call obj,$(ROLE_LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUT)/tests/%: tests/unit/%.c $(ROLE_AR) $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		$(call obj,$(COMMON_SRC) $(ROLE_LIB_SRC)) $(PKG_LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(ROLE_AR) \
+		$(call obj,$(COMMON_SRC)) $(PKG_LIBS) -lcmocka
 
 # Test tools (tests/tools/*.c) link the common code only, without cmocka.
 $(OUT)/tests/tools/%: tests/tools/%.c $(call obj,$(COMMON_SRC))

@@ -248,7 +248,7 @@ main(int argc, char *argv[])
 	add_signal(SIGTERM, on_sigterm);
 	add_signal(SIGINT, on_sigterm);
 	add_signal(SIGHUP, on_sighup);
-	grant_store_init();
+	grant_store_init(0);
 	worker_init();
 	proc_start_all();
 	event_base_dispatch(M->base);

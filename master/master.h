@@ -57,7 +57,7 @@ extern const struct peer_handler broker_table[], policyd_table[],
 int grant_store_add(struct grant *g, struct error *e);
 struct grant *grant_store_take(const char *id);
 void grant_store_clear(void);
-void grant_store_init(void);
+void grant_store_init(uint64_t ttl_ms);
 
 /* master_worker.c */
 int worker_on_run(struct peer *p, const struct mp_doc *d);

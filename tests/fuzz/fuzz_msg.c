@@ -83,7 +83,10 @@ fuzz_authz_ans(const struct mp_doc *d)
 	msg_authz_ans_enc(&m, &a);
 	redecode(&m, &d2);
 	if (msg_authz_ans_dec(&d2, &a2, &e) != 0 || a2.err != a.err ||
-	    strcmp(a2.grant_id, a.grant_id) != 0 || a2.nrules != a.nrules)
+	    strcmp(a2.grant_id, a.grant_id) != 0 || a2.nrules != a.nrules ||
+	    strcmp(a2.command, a.command) != 0 ||
+	    a2.effective_len != a.effective_len ||
+	    memcmp(a2.effective, a.effective, a.effective_len) != 0)
 		abort();
 	msg_authz_ans_free(&a2);
 	mp_doc_free(&d2);
@@ -103,14 +106,16 @@ fuzz_grant(const struct mp_doc *d)
 		return;
 	/* What the worker relies on. */
 	if (!grant_id_valid(g.grant_id) || g.skill_dir[0] != '/' ||
-	    g.work_dir[0] != '/' || g.entry[0] == '/' || g.entry[0] == '\0')
+	    g.work_dir[0] != '/' || g.data_dir[0] != '/' ||
+	    g.entry[0] == '/' || g.entry[0] == '\0')
 		abort();
 	enc_init(&m);
 	grant_enc(&m, &g);
 	redecode(&m, &d2);
 	if (grant_dec(&d2, &g2, &e) != 0 ||
 	    strcmp(g2.entry, g.entry) != 0 || g2.nenv != g.nenv ||
-	    g2.worker_uid != g.worker_uid)
+	    strcmp(g2.data_dir, g.data_dir) != 0 ||
+	    g2.nperm[4] != g.nperm[4] || g2.worker_uid != g.worker_uid)
 		abort();
 	grant_free(&g2);
 	mp_doc_free(&d2);
@@ -130,6 +135,7 @@ fuzz_small(const struct mp_doc *d)
 	struct mp_doc d2;
 	struct error e;
 	uint64_t ref;
+	char *role;
 
 	if (msg_grant_ack_dec(d, &ga, &e) == 0)
 		msg_grant_ack_free(&ga);
@@ -140,6 +146,11 @@ fuzz_small(const struct mp_doc *d)
 	if (msg_audit_ack_dec(d, &aa, &e) == 0)
 		msg_audit_ack_free(&aa);
 	(void)msg_ref_dec(d, &ref, &e);
+	if (msg_peer_channel_dec(d, &role, &e) == 0) {
+		if (strcmp(role, "policyd") != 0 && strcmp(role, "auditd") != 0)
+			abort();
+		free(role);
+	}
 	if (msg_run_exited_dec(d, &rx, &e) == 0) {
 		enc_init(&m);
 		msg_run_exited_enc(&m, &rx);

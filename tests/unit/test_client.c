@@ -108,6 +108,23 @@ test_hello_skills_stats(void **state)
 	assert_int_equal(r.type, CREQ_STATS);
 	assert_num_id(&r, UINT64_MAX);
 	client_req_free(&r);
+
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "reload");
+	enc_kstr(&m, "id", "rl");
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_RELOAD);
+	assert_str_id(&r, "rl");
+	client_req_free(&r);
+
+	/* Type names are exact. */
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "Hello");
+	enc_kuint(&m, "id", 2);
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown request type");
+	client_req_free(&r);
 }
 
 /* hello and skills take no other fields; the id still comes back. */
@@ -135,6 +152,14 @@ test_plain_rejects_fields(void **state)
 	enc_kuint(&m, "verbose", 1);
 	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"verbose\"");
 	assert_str_id(&r, "q");
+	client_req_free(&r);
+
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "reload");
+	enc_kstr(&m, "id", "q");
+	enc_kstr(&m, "policy_dir", "/tmp/evil");
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"policy_dir\"");
 	client_req_free(&r);
 }
 
@@ -737,6 +762,7 @@ test_type_names(void **state)
 	assert_string_equal(creq_type_name(CREQ_AUTHORIZE), "authorize");
 	assert_string_equal(creq_type_name(CREQ_SKILLS), "skills");
 	assert_string_equal(creq_type_name(CREQ_STATS), "stats");
+	assert_string_equal(creq_type_name(CREQ_RELOAD), "reload");
 	assert_string_equal(creq_type_name(CREQ__COUNT), "unknown");
 	assert_string_equal(creq_type_name((enum creq_type)-1), "unknown");
 }

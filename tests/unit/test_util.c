@@ -6,7 +6,10 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/util.h"
@@ -182,6 +185,61 @@ test_hex_encode(void **state)
 }
 
 static void
+check_norm(const char *in, const char *want)
+{
+	char buf[256];
+
+	assert_true(strlen(in) < sizeof(buf));
+	strcpy(buf, in);
+	path_normalize(buf);
+	if (strcmp(buf, want) != 0)
+		fail_msg("path_normalize(\"%s\") = \"%s\", want \"%s\"", in,
+		    buf, want);
+}
+
+static void
+test_path_normalize(void **state)
+{
+	(void)state;
+	check_norm("/", "/");
+	check_norm("//", "/");
+	check_norm("/a/b", "/a/b");
+	check_norm("/a//b///c/", "/a/b/c");
+	check_norm("/a/./b/.", "/a/b");
+	check_norm("/a/b/../c", "/a/c");
+	check_norm("/a/b/../../..", "/");
+	check_norm("/../../etc/passwd", "/etc/passwd");
+	check_norm("/a/../../b", "/b");
+	check_norm("/..a/b..c/...", "/..a/b..c/...");
+	check_norm("/a/.b/./..", "/a");
+	check_norm("/srv/skills/../../etc", "/etc");
+}
+
+static void
+test_mkdir_p(void **state)
+{
+	char tmpl[] = "/tmp/sb-test-util-XXXXXX", path[128];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/a/b/c", tmpl);
+	assert_int_equal(mkdir_p(path, 0750), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* Existing levels are fine. */
+	assert_int_equal(mkdir_p(path, 0750), 0);
+	/* A file in the way is an error. */
+	snprintf(path, sizeof(path), "%s/a/file", tmpl);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	snprintf(path, sizeof(path), "%s/a/file/sub", tmpl);
+	assert_int_equal(mkdir_p(path, 0750), -1);
+	assert_int_equal(mkdir_p("", 0750), -1);
+	snprintf(path, sizeof(path), "rm -rf '%s'", tmpl);
+	assert_int_equal(system(path), 0);
+}
+
+static void
 test_read_full_eof(void **state)
 {
 	int p[2];
@@ -226,6 +284,8 @@ main(void)
 		cmocka_unit_test(test_ident_valid),
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_hex_encode),
+		cmocka_unit_test(test_path_normalize),
+		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_read_full_eof),
 		cmocka_unit_test(test_fd_flags),
 	};
