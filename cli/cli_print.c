@@ -221,16 +221,19 @@ print_process(const msgpack_object *reply, FILE *err, int *midline,
 	const msgpack_object *proc;
 	int64_t sig = 0;
 	uint64_t ms = 0;
-	int timedout = 0;
+	char *et;
+	int timedout;
 
 	if (get_process(reply, &proc, e) == -1)
 		return -1;
 	if (proc == NULL)
 		return 0;
 	if (mp_int(proc, "signal", 0, 0, 1024, &sig, e) == -1 ||
-	    mp_bool(proc, "timed_out", 0, &timedout, e) == -1 ||
 	    mp_uint(proc, "duration_ms", 0, UINT64_MAX, &ms, e) == -1)
 		return -1;
+	et = error_type(reply);
+	timedout = et != NULL && strcmp(et, "timeout") == 0;
+	free(et);
 	if (timedout)
 		note(err, midline, "the skill timed out after %" PRIu64 " ms",
 		    ms);

@@ -262,6 +262,8 @@ path_normalize(char *path)
 	char *out = path, *p = path, *seg;
 	size_t len;
 
+	if (path[0] != '/')
+		return;  /* only absolute paths have a meaning without a cwd */
 	while (*p == '/')
 		p++;
 	while (*p != '\0') {

@@ -46,10 +46,48 @@ glob_match(const char *pat, const char *s)
 	return glob_rec(pat, s, 0);
 }
 
+/*
+ * Does glob c match every path glob w can match? Each wildcard of w must
+ * be absorbed by one of c at least as wide: "**" only by "**"; '*' by '*'
+ * or "**"; '?' by '?', '*' or "**". (Matching w as plain text let a
+ * ceiling of one level, "d/" '*', cover any depth, "d/" "**".)
+ */
+static int
+covers_rec(const char *c, const char *w, int depth)
+{
+	if (depth > 32)
+		return 0;
+	while (*c != '\0') {
+		if (c[0] == '*' && c[1] == '*') {
+			for (c += 2;; w += (w[0] == '*' && w[1] == '*') ? 2 : 1) {
+				if (covers_rec(c, w, depth + 1))
+					return 1;
+				if (*w == '\0')
+					return 0;
+			}
+		}
+		if (*c == '*') {
+			for (c++;; w++) {
+				if (covers_rec(c, w, depth + 1))
+					return 1;
+				if (*w == '\0' || *w == '/' ||
+				    (w[0] == '*' && w[1] == '*'))
+					return 0;
+			}
+		}
+		if (*w == '\0' || (*c == '?' ? (*w == '/' || *w == '*') :
+		    *w != *c))
+			return 0;
+		c++;
+		w++;
+	}
+	return *w == '\0';
+}
+
 int
 path_covers(const char *ceil, const char *want)
 {
-	return glob_match(ceil, want);
+	return covers_rec(ceil, want, 0);
 }
 
 static int
@@ -86,7 +124,7 @@ hostport_parse(const char *s, char *host, size_t hlen, char *port,
 		if (n >= hlen)
 			return -1;
 		h = s;
-		if (n >= 2 && h[0] == '*' && h[1] == '.')
+		if (n > 2 && h[0] == '*' && h[1] == '.')  /* not "*." alone */
 			h += 2;
 		else if (n == 1 && h[0] == '*')
 			h += 1;

@@ -225,7 +225,9 @@ parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname,
 	    append_list(y, v, &r->commands, &r->ncommands, e)) ||
 	    ((v = ymap_get(y, n, "phases")) &&
 	    append_list(y, v, &r->phases, &r->nphases, e)) ||
-	    parse_action(y, ymap_get(y, n, "action"), &r->action, e) ||
+	    ((v = ymap_get(y, n, "action")) == NULL ?
+	    yerr(y, n, e, "rule \"%s\" needs an action", name) :
+	    parse_action(y, v, &r->action, e)) ||
 	    ((v = ymap_get(y, n, "ceiling")) &&
 	    perms_parse(y, v, 1, &r->ceiling, e)) ||
 	    ((v = ymap_get(y, n, "limits")) &&

@@ -18,6 +18,57 @@ const struct mp_limits mp_limits_default = {
 	.max_key = 64,
 };
 
+/* Maps up to this size check duplicate keys pairwise, larger by sorting. */
+#define MP_SMALL_MAP 16
+
+static int
+key_eq(const msgpack_object *a, const msgpack_object *b)
+{
+	return a->via.str.size == b->via.str.size &&
+	    memcmp(a->via.str.ptr, b->via.str.ptr, a->via.str.size) == 0;
+}
+
+static int
+dup_key(const msgpack_object *k, struct error *e)
+{
+	return error_set(e, ERR_BAD_REQUEST, "duplicate key \"%.*s\"",
+	    (int)k->via.str.size, k->via.str.ptr);
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	const msgpack_object *x = *(const msgpack_object *const *)a;
+	const msgpack_object *y = *(const msgpack_object *const *)b;
+	size_t n = x->via.str.size < y->via.str.size ? x->via.str.size :
+	    y->via.str.size;
+	int r = memcmp(x->via.str.ptr, y->via.str.ptr, n);
+
+	if (r != 0)
+		return r;
+	return x->via.str.size < y->via.str.size ? -1 :
+	    x->via.str.size > y->via.str.size;
+}
+
+/* O(n log n) duplicate-key check, so a big map cannot cost n^2. */
+static int
+mp_unique_keys(const msgpack_object *o, struct error *e)
+{
+	const msgpack_object **keys;
+	uint32_t i;
+	int r = 0;
+
+	keys = xcalloc(o->via.map.size, sizeof(*keys));
+	for (i = 0; i < o->via.map.size; i++)
+		keys[i] = &o->via.map.ptr[i].key;
+	qsort(keys, o->via.map.size, sizeof(*keys), key_cmp);
+	for (i = 1; i < o->via.map.size && r == 0; i++)
+		if (key_eq(keys[i - 1], keys[i]))
+			r = dup_key(keys[i], e);
+	free(keys);
+	return r;
+}
+
 /* Walk one object, enforcing types, bounds, UTF-8 and unique keys. */
 static int
 mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
@@ -63,22 +114,15 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 			    !utf8_valid(k->via.str.ptr, k->via.str.size))
 				return error_set(e, ERR_BAD_REQUEST,
 				    "map key must be a short string");
-			for (j = 0; j < i; j++) {
-				const msgpack_object *k2 =
-				    &o->via.map.ptr[j].key;
-				if (k2->via.str.size == k->via.str.size &&
-				    memcmp(k2->via.str.ptr, k->via.str.ptr,
-				    k->via.str.size) == 0)
-					return error_set(e, ERR_BAD_REQUEST,
-					    "duplicate key \"%.*s\"",
-					    (int)k->via.str.size,
-					    k->via.str.ptr);
-			}
+			if (o->via.map.size <= MP_SMALL_MAP)
+				for (j = 0; j < i; j++)
+					if (key_eq(&o->via.map.ptr[j].key, k))
+						return dup_key(k, e);
 			if (mp_check(&o->via.map.ptr[i].val, depth + 1, lim,
 			    e))
 				return -1;
 		}
-		return 0;
+		return o->via.map.size > MP_SMALL_MAP ? mp_unique_keys(o, e) : 0;
 	default:
 		return error_set(e, ERR_BAD_REQUEST,
 		    "unsupported msgpack type (float or ext)");
@@ -140,23 +184,23 @@ mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
 			skip = b & 0x1f;
 		else if (b == 0xc1)
 			return error_set(e, ERR_BAD_REQUEST, "malformed msgpack");
-		else if (b <= 0xc6)	/* bin 8/16/32 */
+		else if (b >= 0xc4 && b <= 0xc6)	/* bin 8/16/32 */
 			hl = (size_t)1 << (b - 0xc4);
-		else if (b <= 0xc9) {	/* ext 8/16/32: length, type, data */
+		else if (b >= 0xc7 && b <= 0xc9) {	/* ext: len, type, data */
 			hl = (size_t)1 << (b - 0xc7);
 			skip = 1;
-		} else if (b <= 0xd3)	/* float, uint, int */
+		} else if (b >= 0xca && b <= 0xd3)	/* float, uint, int */
 			skip = fixed[b - 0xca];
-		else if (b <= 0xd8)	/* fixext: type, data */
+		else if (b >= 0xd4 && b <= 0xd8)	/* fixext: type, data */
 			skip = 1 + ((uint64_t)1 << (b - 0xd4));
-		else if (b <= 0xdb)	/* str 8/16/32 */
+		else if (b >= 0xd9 && b <= 0xdb)	/* str 8/16/32 */
 			hl = (size_t)1 << (b - 0xd9);
-		else if (b <= 0xdd) {	/* array 16/32 */
+		else if (b == 0xdc || b == 0xdd) {	/* array 16/32 */
 			is_map = 0;
-			hl = (size_t)2 << (b - 0xdc);
-		} else {		/* map 16/32 */
+			hl = b == 0xdc ? 2 : 4;
+		} else {				/* map 16/32 */
 			is_map = 1;
-			hl = (size_t)2 << (b - 0xde);
+			hl = b == 0xde ? 2 : 4;
 		}
 		if (hl > len - off)
 			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");

@@ -291,7 +291,7 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	}
 	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
 	    g->skill_dir[0] != '/' || g->work_dir[0] != '/' ||
-	    g->data_dir[0] != '/' ||
+	    g->data_dir[0] != '/' || strstr(g->entry, "..") != NULL ||
 	    g->entry[0] == '/' || g->entry[0] == '\0') {
 		grant_free(g);
 		return error_set(e, ERR_INTERNAL, "malformed grant");
@@ -369,6 +369,10 @@ msg_run_dec(const struct mp_doc *d, struct msg_run *r, struct error *e)
 	    mp_str(d->root, "grant_id", 1, GRANT_ID_LEN, &r->grant_id, e)) {
 		msg_run_free(r);
 		return -1;
+	}
+	if (!grant_id_valid(r->grant_id)) {
+		msg_run_free(r);
+		return error_set(e, ERR_BAD_REQUEST, "malformed grant id");
 	}
 	return 0;
 }

@@ -24,8 +24,32 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
 SB_TOOLS=${SB_TOOLS:-$ROOT/build/tests/tools}
 RAW=$SB_TOOLS/rawclient
-UID_FIRST=63000
-UID_LAST=63050
+# Worker uids: a slot of 10 in 63000-63999, claimed with a lock dir so
+# that suites running at once (make integration and SAN=1 in parallel)
+# never share a worker uid (the master kills all processes of a uid).
+UID_LOCK=""
+claim_uids() {
+	local n lock owner
+	for n in $(seq 0 99); do
+		lock=/tmp/skillbroker-it-uids.$n
+		if mkdir "$lock" 2>/dev/null; then
+			echo $$ >"$lock/pid"
+		else
+			# A stale lock: its owner is gone.
+			owner=$(cat "$lock/pid" 2>/dev/null)
+			[ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null || continue
+			rm -rf "$lock"
+			mkdir "$lock" 2>/dev/null || continue
+			echo $$ >"$lock/pid"
+		fi
+		UID_LOCK=$lock
+		UID_FIRST=$((63000 + n * 10))
+		UID_LAST=$((UID_FIRST + 9))
+		return 0
+	done
+	echo "integration: no free worker uid slot" >&2
+	exit 2
+}
 
 PASSED=0
 FAILED=0
@@ -53,19 +77,18 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 
-TMP=$(mktemp -d /tmp/sbit.XXXXXX) || exit 2
-chmod 755 "$TMP"               # workers and the privsep user traverse it
-SOCK=$TMP/sb.sock
-CONF=$TMP/sb.yaml
-AUDIT=$TMP/log/audit.jsonl     # own dir: the master chowns it to nobody 0750
-WORKROOT=$TMP/state/work
+TMP=""
 
 # ---------------------------------------------------------------- helpers
 
 now_ms() { date +%s%3N; }
 
 # Processes whose argv mentions our unique temp dir (all started by us).
-our_pids() { pgrep -f -- "$TMP/" | grep -vx "$$" || true; }
+our_pids() {
+	case $TMP in
+	/tmp/sbit.?*) pgrep -f -- "$TMP/" | grep -vx "$$" || true ;;
+	esac
+}
 
 # Live processes running as a uid of our worker range: "uid pid args".
 # Zombies are dead already; their (re)parent may be a slow init.
@@ -83,7 +106,10 @@ cleanup() {
 	for p in $(our_pids); do
 		kill -KILL "$p" 2>/dev/null
 	done
-	if [ -n "${KEEP_TMP:-}" ]; then
+	[ -z "$UID_LOCK" ] || rm -rf "$UID_LOCK"
+	if [ -z "$TMP" ]; then
+		:
+	elif [ -n "${KEEP_TMP:-}" ]; then
 		echo "integration: kept $TMP" >&2
 	else
 		rm -rf "$TMP"
@@ -91,6 +117,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+claim_uids
+TMP=$(mktemp -d /tmp/sbit.XXXXXX) || exit 2
+chmod 755 "$TMP"               # workers and the privsep user traverse it
+SOCK=$TMP/sb.sock
+CONF=$TMP/sb.yaml
+AUDIT=$TMP/log/audit.jsonl     # own dir: the master chowns it to nobody 0750
+WORKROOT=$TMP/state/work
 
 # Copy the fixture skills and fix their modes (git need not keep them).
 setup_fixtures() {
@@ -212,15 +246,26 @@ j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null || echo JQERR; }
 # Record a failure reason; the test keeps going to report them all.
 fail() { WHY="${WHY:+$WHY; }$*"; return 1; }
 
+# At most 160 characters of a value, for failure messages.
+short() {
+	if [ "${#1}" -gt 160 ]; then
+		printf '%s...(%d bytes)' "${1:0:160}" "${#1}"
+	else
+		printf '%s' "$1"
+	fi
+}
+
 # expect DESC GOT WANT
 expect() {
-	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	[ "$2" = "$3" ] || fail "$1: got '$(short "$2")', want '$(short "$3")'"
 }
 
 run_test() {
-	local name=$1
+	local name=$1 t0
 	WHY=""
+	t0=$(now_ms)
 	"$name"
+	[ -z "${SB_IT_VERBOSE:-}" ] || echo "# $name: $(($(now_ms) - t0)) ms"
 	if [ -z "$WHY" ]; then
 		echo "ok - $name"
 		PASSED=$((PASSED + 1))
@@ -706,7 +751,7 @@ fail_closed() {
 		echo "# $role killed: connection refused ($(head -c 200 "$TMP/ctl.err"))"
 		;;
 	*)
-		fail "skillctl exit $RC: $OUT $(head -c 200 "$TMP/ctl.err")"
+		fail "skillctl exit $RC: $(short "$OUT") $(head -c 200 "$TMP/ctl.err")"
 		;;
 	esac
 	[ ! -e "$WORKROOT/0/$sess/saved.txt" ] ||
@@ -727,7 +772,10 @@ fail_closed() {
 		esac
 		sleep 0.1
 	done
-	if [ "$RC" = 0 ]; then
+	if [ "$RC" != 0 ] && ! kill -0 "$DPID" 2>/dev/null; then
+		# Stopping the whole service is also failing closed.
+		echo "# $role killed: the master stopped the service"
+	elif [ "$RC" = 0 ]; then
 		expect "after recovery: stdout" "$(j .output.stdout)" recovered
 		newpid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
 		expect "restarted $role user" \
@@ -757,6 +805,12 @@ t12_shutdown() {
 	w=$(worker_procs)
 	[ -z "$w" ] || fail "worker-uid processes remain: $w"
 	[ ! -e "$SOCK" ] || fail "the socket $SOCK is still there"
+	# Sanitizer builds (make SAN=1 integration) report into the log.
+	if grep -qE 'AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:' \
+	    "$TMP/daemon.log"; then
+		fail "sanitizer report in the daemon log: $(grep -m 1 -E \
+		    'Sanitizer|runtime error:' "$TMP/daemon.log")"
+	fi
 	# The whole log, over every restart of this run, is one chain.
 	w=$(verify_chain "$AUDIT") || fail "final audit chain: $w"
 }

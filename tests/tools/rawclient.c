@@ -215,6 +215,7 @@ recv_print(int fd)
 	recv_exact(fd, body, len, 1);
 	if (mp_decode(&doc, body, len, &reply_limits, &e) == -1) {
 		fprintf(stderr, "rawclient: bad reply: %s\n", e.msg);
+		free(body);
 		return EX_BAD;
 	}
 	if ((j = mp_to_json(doc.root)) == NULL ||
