@@ -6,7 +6,10 @@ DESTDIR ?=
 SBINDIR = $(PREFIX)/sbin
 BINDIR = $(PREFIX)/bin
 LIBEXECDIR = $(PREFIX)/libexec/skillbroker
-SYSCONFDIR ?= $(PREFIX)/etc/skillbroker
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/skillbroker,$(PREFIX)/etc/skillbroker)
+DATADIR = $(PREFIX)/share/skillbroker
+LOCALSTATEDIR ?= /var
+RUNDIR ?= /run/skillbroker
 
 CC ?= cc
 PKGS = libevent msgpack yaml-0.1 libcap libseccomp jansson libcrypto
@@ -68,6 +71,15 @@ $(OUT)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The master has LIBEXECDIR compiled in: rebuild it when PREFIX changes.
+LIBEXEC_STAMP = $(OUT)/libexecdir.stamp
+$(LIBEXEC_STAMP): FORCE
+	@mkdir -p $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(LIBEXECDIR)" ] || echo "$(LIBEXECDIR)" > $@
+$(OUT)/obj/master/main.o: $(LIBEXEC_STAMP)
+.PHONY: FORCE
+FORCE:
+
 $(BIN)/skillbrokerd: $(call obj,$(MASTER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
@@ -118,6 +130,7 @@ endif
 
 integration: all $(OUT)/tests/tools/rawclient
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -127,15 +140,21 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@SB_BIN=$(CURDIR)/$(BIN) sh bench/run.sh
 
+# The installed config names absolute paths (the repo's is for `make run`).
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/policy.d
+		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(DATADIR)
 	install -m 755 $(BIN)/skillbrokerd $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BIN)/skillctl $(DESTDIR)$(BINDIR)/
 	install -m 755 $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
 		$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(DESTDIR)$(LIBEXECDIR)/
-	install -m 644 etc/skillbroker.yaml $(DESTDIR)$(SYSCONFDIR)/
+	sed -e 's|^socket: .*|socket: $(RUNDIR)/skillbroker.sock|' \
+		-e 's|^  - ../skills$$|  - $(DATADIR)/skills|' \
+		-e 's|^state_dir: .*|state_dir: $(LOCALSTATEDIR)/lib/skillbroker|' \
+		-e 's|^  path: ../var/log/|  path: $(LOCALSTATEDIR)/log/|' \
+		etc/skillbroker.yaml > $(DESTDIR)$(SYSCONFDIR)/skillbroker.yaml
 	install -m 644 etc/policy.d/*.yaml $(DESTDIR)$(SYSCONFDIR)/policy.d/
+	cp -R skills $(DESTDIR)$(DATADIR)/
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

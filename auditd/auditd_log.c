@@ -80,8 +80,11 @@ audit_log_recover(struct audit_log *l)
 		return;
 	buf[n] = '\0';
 	if (buf[n - 1] != '\n') {
-		log_warnx("audit log ends in a partial line; the chain "
-		    "restarts from it");
+		/* End the torn line so the next record starts a line of its own. */
+		log_warnx("audit log ends in a partial line; it is closed off "
+		    "and the chain restarts after it");
+		if (write(l->fd, "\n", 1) != 1)
+			log_warn("closing the partial line");
 		return;
 	}
 	buf[n - 1] = '\0';

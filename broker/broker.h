@@ -4,6 +4,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/listener.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -60,6 +61,7 @@ struct request {
 
 struct broker {
 	struct event_base *base;
+	struct evconnlistener *listener;  /* enabled once the master says so */
 	struct peer master, policyd, auditd;
 	size_t max_frame;
 	unsigned max_clients, nclients;

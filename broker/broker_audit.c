@@ -4,6 +4,7 @@
  * before the broker may ask the master to run anything.
  */
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,22 @@ ab_int(struct abuild *a, const char *k, int64_t v)
 {
 	enc_kint(&a->body, k, v);
 	a->n++;
+}
+
+static void
+ab_bool(struct abuild *a, const char *k, int v)
+{
+	enc_kbool(&a->body, k, v);
+	a->n++;
+}
+
+static void
+ab_uidstr(struct abuild *a, const char *k, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	ab_str(a, k, buf);
 }
 
 static void
@@ -67,8 +84,8 @@ static void
 ab_request(struct abuild *a, const struct request *r)
 {
 	ab_id(a, &r->cr.id);
-	ab_int(a, "user.id", r->uid);
-	ab_int(a, "group.id", r->gid);
+	ab_uidstr(a, "user.id", r->uid);  /* ECS: ids are keywords */
+	ab_uidstr(a, "group.id", r->gid);
 	ab_int(a, "process.pid", r->pid);
 	ab_str(a, "session.id", r->cr.session);
 	ab_str(a, "skill.name", r->cr.skill);
@@ -89,7 +106,7 @@ ab_decision(struct abuild *a, const struct request *r)
 	ab_str(a, "rule.name", rules);
 	ab_str(a, "event.reason", r->ans.reason);
 	ab_str(a, "error.type", err_type_name((enum err_type)r->ans.err));
-	ab_int(a, "policy.dry_run", r->cr.type == CREQ_AUTHORIZE);
+	ab_bool(a, "policy.dry_run", r->cr.type == CREQ_AUTHORIZE);
 	if (r->ans.grant_id && *r->ans.grant_id)
 		ab_str(a, "grant.id", r->ans.grant_id);
 }

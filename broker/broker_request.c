@@ -21,6 +21,7 @@ static int on_reload_ans(struct peer *p, const struct mp_doc *d);
 static int on_run_started(struct peer *p, const struct mp_doc *d);
 static int on_run_exited(struct peer *p, const struct mp_doc *d);
 static int on_peer_channel(struct peer *p, const struct mp_doc *d);
+static int on_serve(struct peer *p, const struct mp_doc *d);
 
 const struct peer_handler policyd_table[] = {
 	{ MSG_AUTHZ_ANS, 0, on_authz_ans },
@@ -32,6 +33,7 @@ const struct peer_handler master_table[] = {
 	{ MSG_RUN_STARTED, 0, on_run_started },
 	{ MSG_RUN_EXITED, 0, on_run_exited },
 	{ MSG_PEER_CHANNEL, 0, on_peer_channel },
+	{ MSG_SERVE, PH_ONCE, on_serve },
 	{ 0, 0, NULL },
 };
 const struct peer_handler auditd_table[] = {
@@ -387,5 +389,21 @@ on_reload_ans(struct peer *p, const struct mp_doc *d)
 	}
 	free(msg);
 	request_end(r);
+	return 0;
+}
+
+/* Start-up barrier: every role is ready, so clients may come in. */
+static int
+on_serve(struct peer *p, const struct mp_doc *d)
+{
+	static const char *const keys[] = { "t", NULL };
+	struct error e;
+
+	(void)p;
+	if (mp_only_keys(d->root, keys, &e) == -1)
+		return -1;
+	if (evconnlistener_enable(B->listener) == -1)
+		fatalx("cannot enable the listener");
+	log_debug("serving clients");
 	return 0;
 }

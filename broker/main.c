@@ -85,7 +85,6 @@ main(int argc, char *argv[])
 	uint64_t uid = 0, gid = 0;
 	int fg = 0, verbose = 0;
 	char *root = NULL;
-	struct evconnlistener *l;
 	struct error e;
 	struct mp_enc m;
 
@@ -108,9 +107,10 @@ main(int argc, char *argv[])
 	    on_dead, NULL);
 	if (set_nonblock(FD_LISTEN) == -1 || set_cloexec(FD_LISTEN, 1) == -1)
 		fatal("listen fd");
-	l = evconnlistener_new(B->base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE,
-	    -1, FD_LISTEN);
-	if (l == NULL)
+	/* Disabled until the master says every role is ready (MSG_SERVE). */
+	B->listener = evconnlistener_new(B->base, accept_cb, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_DISABLED, -1, FD_LISTEN);
+	if (B->listener == NULL)
 		fatalx("evconnlistener_new");
 	enc_init(&m);
 	msg_ready_enc(&m, "broker");

@@ -173,7 +173,7 @@ config_parse(struct ydoc *y, const char *base, struct config *c,
 	    ((n = ymap_get(y, r, "limits")) && config_limits(y, n,
 	    &c->limits, e)) ||
 	    ((n = ymap_get(y, r, "max_frame_bytes")) && yuint(y, n, 1024,
-	    16 * 1024 * 1024, &c->max_frame_bytes, e)) ||
+	    1024 * 1024, &c->max_frame_bytes, e)) ||
 	    ((n = ymap_get(y, r, "max_clients")) && yuint(y, n, 1, 65536,
 	    &c->max_clients, e)))
 		return -1;

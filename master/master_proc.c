@@ -78,7 +78,13 @@ on_ready(struct peer *p, const struct mp_doc *d)
 	}
 	r->ready = 1;
 	if (++M->nready == ROLE__COUNT) {
+		struct mp_enc serve;
+
 		evtimer_del(startup_timer);
+		enc_init(&serve);
+		msg_begin(&serve, MSG_SERVE, 0);
+		peer_send(&M->roles[ROLE_BROKER].peer, &serve, NULL, 0);
+		enc_free(&serve);
 		log_info("ready: listening on %s", M->cfg.socket);
 	}
 	return 0;

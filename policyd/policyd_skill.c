@@ -228,6 +228,7 @@ skill_globs_contained(struct skill *s, struct error *e)
 {
 	char *path, *real, *cut;
 	size_t i, dlen = strlen(s->dir);
+	struct stat st;
 	int k, ok;
 
 	for (k = PERM_FS_READ; k <= PERM_FS_WRITE; k++)
@@ -241,9 +242,14 @@ skill_globs_contained(struct skill *s, struct error *e)
 				if ((cut = strrchr(path, '/')) != NULL)
 					*cut = '\0';
 			}
-			real = realpath(path, NULL);
-			ok = real == NULL ? errno == ENOENT :
-			    strncmp(real, s->dir, dlen) == 0 &&
+			/* Not there (yet): what exists of it must be inside;
+			 * a dangling symlink on the way is refused. */
+			while ((real = realpath(path, NULL)) == NULL &&
+			    errno == ENOENT && lstat(path, &st) == -1 &&
+			    errno == ENOENT && (cut = strrchr(path, '/')) != NULL &&
+			    cut != path)
+				*cut = '\0';
+			ok = real != NULL && strncmp(real, s->dir, dlen) == 0 &&
 			    (real[dlen] == '/' || real[dlen] == '\0');
 			free(path);
 			free(real);

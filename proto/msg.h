@@ -35,6 +35,7 @@ enum msg_type {
 	MSG_RUN_STARTED = 49,  /* carries stdin, stdout, stderr pipe fds */
 	MSG_RUN_EXITED = 50,
 	MSG_PEER_CHANNEL = 51, /* master -> broker: a restarted peer's fd */
+	MSG_SERVE = 52,        /* master -> broker: all ready, accept clients */
 	/* broker, master -> auditd */
 	MSG_AUDIT = 64,
 	MSG_AUDIT_ACK = 65,

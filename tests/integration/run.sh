@@ -452,8 +452,9 @@ t03_phase() {
 	expect "bogus phase: error.type" "$(j .error.type)" phase_violation
 	# Nothing ran: the decisions are denials without a grant, and no
 	# worker started (one more allowed call makes sure auditd caught up).
-	ctl invoke echo-args --phase execution -- sync
-	audit_wait ".event.action == \"invoke.completed\" and .request.id == \"$(j .id)\"" >/dev/null
+	ctl invoke echo-args --phase execution --json -- sync
+	audit_wait ".event.action == \"invoke.completed\" and .request.id == \"$(j .id)\"" ||
+	    fail "no invoke.completed record for the allowed call $(j .id)"
 	for id in "$id1" "$id2"; do
 		g=$(audit_q "select(.event.action == \"policy.decision\" and .request.id == \"$id\")")
 		[ -n "$g" ] || fail "no policy.decision record for $id"
@@ -687,7 +688,7 @@ t10_privsep() {
 	fi
 	# Catch a live worker: sleeper with a short timeout, in the background.
 	timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke sleeper \
-	    --phase execution --timeout 3000 >/dev/null 2>&1 &
+	    --phase execution --timeout 1500 >/dev/null 2>&1 &
 	bgp=$!
 	BG_PIDS="$BG_PIDS $bgp"
 	procs=""
@@ -867,5 +868,9 @@ for t in ${*:-$ALL_TESTS}; do
 	run_test "$t"
 done
 echo "# $(( ($(now_ms) - T_START) )) ms"
+if [ "$FAILED" != 0 ] && [ -s "$TMP/daemon.log" ]; then
+	echo "# the daemon's log (last 40 lines):"
+	tail -n 40 "$TMP/daemon.log" | sed 's/^/#   /'
+fi
 echo "integration: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

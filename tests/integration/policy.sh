@@ -1,0 +1,208 @@
+#!/bin/bash
+# Policy integration tests: the real daemon with admin policy files, one
+# test per decision the policy language can make, plus reload.
+#   SB_BIN=<dir of skillbrokerd, skillctl, ...> bash tests/integration/policy.sh
+# Needs root; workers use uids 64100-64109.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SB_BIN=${SB_BIN:-$ROOT/bin}
+PASSED=0 FAILED=0 WHY="" DPID=""
+TMP=$(mktemp -d /tmp/sb-policy.XXXXXX)
+chmod 755 "$TMP"
+SOCK=$TMP/sb.sock
+AUDIT=$TMP/log/audit.jsonl
+
+cleanup() {
+	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
+
+# A skill: NAME CMD SCRIPT [skill.yaml body]
+mkskill() {
+	mkdir -p "$TMP/skills/$1/bin"
+	printf -- '---\nname: %s\ndescription: test skill %s\n---\n' "$1" "$1" \
+		>"$TMP/skills/$1/SKILL.md"
+	printf '#!/bin/sh\n%s\n' "$3" >"$TMP/skills/$1/bin/$2"
+	printf 'commands:\n  %s: bin/%s\n%s\n' "$2" "$2" "${4:-}" \
+		>"$TMP/skills/$1/skill.yaml"
+	chmod -R a+rX "$TMP/skills"
+	chmod 755 "$TMP/skills/$1/bin/$2"
+}
+
+setup() {
+	mkskill greet run 'echo "hi $*"'
+	mkskill secret run 'echo secret'
+	mkskill wide run 'echo wide' 'permissions:
+  fs: { write: ["$DATA_DIR/**"] }
+  network: { allow: ["api.example.com:443"] }'
+	mkskill asker run 'echo asked'
+	mkskill envy run 'echo "TZ=${TZ:-unset} FOO=${FOO:-unset}"' 'permissions:
+  env: [TZ]'
+	mkskill limited run 'echo limited' 'limits: { timeout_ms: 700, memory_mb: 64 }'
+	mkskill disabled run 'echo never'
+	mkdir -p "$TMP/policy.d"
+	cat >"$TMP/policy.d/00-principals.yaml" <<-'P'
+	principals:
+	  admins: { uids: [0], admin: true }
+	  nobodies: { uids: [65534] }
+	P
+	cat >"$TMP/policy.d/10-rules.yaml" <<-'P'
+	skills:
+	  enabled: [greet, secret, wide, asker, envy, limited]
+	rules:
+	  - name: all-greet
+	    principals: [admins, nobodies]
+	    skills: [greet]
+	    action: allow
+	    rate: { per_minute: 1, burst: 2 }
+	  - name: admins-run-most
+	    principals: [admins]
+	    skills: ["*"]
+	    action: allow
+	    ceiling:
+	      network: { allow: ["*.example.com:443"] }
+	      env: [TZ, FOO]
+	    limits: { timeout_ms: 5000, memory_mb: 256 }
+	  - name: no-secrets
+	    principals: ["*"]
+	    skills: [secret]
+	    action: deny
+	  - name: ask-first
+	    principals: [admins]
+	    skills: [asker]
+	    action: ask
+	P
+	cat >"$TMP/sb.yaml" <<-C
+	socket: sb.sock
+	skills_dirs: [skills]
+	policy_dir: policy.d
+	state_dir: state
+	audit: {path: log/audit.jsonl}
+	privsep_user: nobody
+	worker: {uids: [64100, 64109]}
+	C
+}
+
+start() {
+	"$SB_BIN/skillbrokerd" -d -f "$TMP/sb.yaml" 2>>"$TMP/daemon.log" &
+	DPID=$!
+	for _ in $(seq 50); do
+		"$SB_BIN/skillctl" -s "$SOCK" hello >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "daemon did not start:"; cat "$TMP/daemon.log"; exit 1
+}
+
+# ctl ARGS: run skillctl as root; OUT = JSON reply, RC = exit status
+ctl() {
+	local verb=$1; shift
+	OUT=$("$SB_BIN/skillctl" -s "$SOCK" "$verb" --json "$@" 2>/dev/null); RC=$?
+}
+ctl_as_nobody() {
+	local verb=$1; shift
+	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SB_BIN/skillctl" -s "$SOCK" "$verb" --json "$@" 2>/dev/null); RC=$?
+}
+j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null; }
+expect() { [ "$2" = "$3" ] || { WHY="${WHY:+$WHY; }$1: got '$2', want '$3'"; return 1; }; }
+contains() { case "$2" in *"$3"*) return 0;; esac; WHY="${WHY:+$WHY; }$1: '$2' lacks '$3'"; return 1; }
+run() {
+	WHY=""
+	if "$1"; then PASSED=$((PASSED + 1)); echo "ok - $1"
+	else FAILED=$((FAILED + 1)); echo "not ok - $1: $WHY"; fi
+}
+
+t_allowed_rule_named() {
+	ctl invoke greet --phase execution -- you
+	expect ok "$(j .ok)" true && expect out "$(j .output.stdout)" "hi you" &&
+	contains rule "$(j '.policy.matched_rules[0]')" "10-rules.yaml:4 all-greet"
+}
+t_not_enabled() {
+	ctl invoke disabled --phase execution
+	expect type "$(j .error.type)" skill_not_enabled && expect rc "$RC" 3
+}
+t_deny_beats_allow() {
+	ctl invoke secret --phase execution
+	expect type "$(j .error.type)" permission_denied &&
+	contains rule "$(j '.policy.matched_rules[0]')" "no-secrets" &&
+	contains reason "$(j .policy.decision_reason)" "10-rules.yaml:"
+}
+t_default_deny() {
+	ctl_as_nobody invoke limited --phase execution
+	expect type "$(j .error.type)" permission_denied &&
+	expect rule "$(j '.policy.matched_rules[0]')" "builtin:default-deny"
+}
+t_ceiling_names_missing() {
+	ctl invoke wide --phase execution
+	expect type "$(j .error.type)" permission_denied &&
+	contains reason "$(j .policy.decision_reason)" 'fs.write $DATA_DIR/**' &&
+	case "$(j .policy.decision_reason)" in *api.example.com*) WHY="covered item named"; false;; esac
+}
+t_ask_is_approval_denied() {
+	ctl invoke asker --phase execution
+	expect type "$(j .error.type)" approval_denied
+}
+t_rate_limited() {
+	ctl_as_nobody invoke greet --phase execution -- 1
+	expect first "$(j .ok)" true || return 1
+	ctl_as_nobody invoke greet --phase execution -- 2
+	expect second "$(j .ok)" true || return 1
+	ctl_as_nobody invoke greet --phase execution -- 3
+	expect third "$(j .error.type)" rate_limited
+}
+t_authorize_effective() {
+	ctl authorize limited --phase execution --timeout 60000
+	expect ok "$(j .ok)" true && expect timeout "$(j .effective.limits.timeout_ms)" 700 &&
+	expect mem "$(j .effective.limits.memory_mb)" 64 &&
+	[ "$(grep -c '"action":"worker.started"' "$AUDIT" 2>/dev/null)" = \
+	  "$(grep -c '"action":"worker.started"' "$AUDIT" 2>/dev/null)" ]
+}
+t_env_allowlist() {
+	ctl invoke envy --phase execution --env TZ=UTC --env FOO=bar
+	expect out "$(j .output.stdout)" "TZ=UTC FOO=unset"
+}
+t_reload_admin_only() {
+	ctl_as_nobody reload
+	expect nobody "$(j .error.type)" permission_denied || return 1
+	ctl reload
+	expect admin "$(j .ok)" true
+}
+t_sighup_broken_file_keeps_old() {
+	cp "$TMP/policy.d/10-rules.yaml" "$TMP/rules.bak"
+	local line=$(($(wc -l <"$TMP/rules.bak") + 1))
+	printf '  - name: broken\n    action: allow\n' >>"$TMP/policy.d/10-rules.yaml"
+	kill -HUP "$DPID"; sleep 0.5
+	ctl invoke greet --phase execution -- still
+	expect still-allowed "$(j .ok)" true || return 1
+	grep '"action":"policy.reload_failed"' "$AUDIT" | tail -1 | grep -q "10-rules.yaml:$line: rule" ||
+		{ WHY="no policy.reload_failed with file:line in the audit log"; return 1; }
+	# a good change takes effect on the next SIGHUP
+	cp "$TMP/rules.bak" "$TMP/policy.d/10-rules.yaml"
+	sed -i 's/skills: \[secret\]/skills: [secret, greet]/' "$TMP/policy.d/10-rules.yaml"
+	kill -HUP "$DPID"; sleep 0.5
+	ctl invoke greet --phase execution -- now
+	expect denied-after-reload "$(j .error.type)" permission_denied &&
+	grep -q '"action":"policy.reloaded"' "$AUDIT" || { WHY="${WHY}; no policy.reloaded"; return 1; }
+}
+t_policy_check_cli() {
+	"$SB_BIN/skillctl" policy check "$TMP/policy.d" "$TMP/skills" >/dev/null ||
+		{ WHY="good policy rejected"; return 1; }
+	mkdir -p "$TMP/bad.d"
+	printf 'rules:\n  - name: x\n    principals: [ghost]\n    skills: [a]\n    action: allow\n' >"$TMP/bad.d/10.yaml"
+	out=$("$SB_BIN/skillctl" policy check "$TMP/bad.d"); rc=$?
+	expect rc "$rc" 1 && contains msg "$out" "10.yaml:2: rule \"x\": unknown principal"
+}
+
+setup
+start
+for t in t_allowed_rule_named t_not_enabled t_deny_beats_allow t_default_deny \
+	t_ceiling_names_missing t_ask_is_approval_denied t_rate_limited \
+	t_authorize_effective t_env_allowlist t_reload_admin_only \
+	t_sighup_broken_file_keeps_old t_policy_check_cli; do
+	run "$t"
+done
+kill -0 "$DPID" 2>/dev/null || { echo "not ok - daemon died"; FAILED=$((FAILED + 1)); }
+echo "policy: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

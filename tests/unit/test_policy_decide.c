@@ -1,0 +1,801 @@
+/*
+ * test_policy_decide.c: one decision, as an admin would check it: the
+ * gates (registry, enabled, command, phase), deny > ask > allow with a
+ * default deny, principals by uid and gid, the permission ceiling,
+ * effective limits and rate limits, each with its reason and the rules
+ * that decided ("file:line name").
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../policyd/policyd.h"
+#include "../../policyd/policyd_rate.h"
+
+struct fixture {
+	char root[64];
+	char skills[128], poldir[128];
+	struct registry reg;
+	struct policy pol;
+	int pol_loaded;
+	struct policy_env pe;
+};
+
+static struct fixture *F;
+
+static void
+put(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/'));
+	    slash++) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	if ((f = fopen(path, "w")) == NULL)
+		fail_msg("cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void
+skill(const char *name, const char *frontmatter_rest)
+{
+	char md[2048], dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/%s", F->skills, name);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(md, sizeof(md), "---\nname: %s\ndescription: The %s skill.\n"
+	    "%s---\n# %s\n", name, name, frontmatter_rest, name);
+	put(dir, "SKILL.md", md, 0644);
+	put(dir, "scripts/run.sh", "#!/bin/sh\necho hi\n", 0755);
+	put(dir, "scripts/other.sh", "#!/bin/sh\necho other\n", 0755);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static const char principals_yaml[] =
+	"principals:\n"
+	"  alice: { uids: [1000] }\n"
+	"  staff: { gids: [50] }\n"
+	"  admins: { uids: [0], admin: true }\n"
+	"skills:\n"
+	"  enabled: [hello, multi, netty, worky, wide, broken]\n";
+
+static int
+group_setup(void **state)
+{
+	char *dirs[1];
+
+	(void)state;
+	F = calloc(1, sizeof(*F));
+	snprintf(F->root, sizeof(F->root), "/tmp/sb-test-decide.XXXXXX");
+	if (mkdtemp(F->root) == NULL)
+		return -1;
+	snprintf(F->skills, sizeof(F->skills), "%s/skills", F->root);
+	snprintf(F->poldir, sizeof(F->poldir), "%s/policy", F->root);
+	mkdir(F->skills, 0755);
+	mkdir(F->poldir, 0755);
+
+	skill("hello",
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "limits: { timeout_ms: 10000, memory_mb: 256, pids: 64, "
+	    "output_bytes: 65536 }\n");
+	skill("multi",       /* no "run": a command must be named */
+	    "commands:\n"
+	    "  report: scripts/run.sh\n"
+	    "  export: scripts/other.sh\n");
+	skill("netty",
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "permissions:\n"
+	    "  fs: { write: [\"$DATA_DIR/**\"] }\n"
+	    "  network: { allow: [\"api.example.com:443\"] }\n");
+	skill("worky",
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "  other: scripts/other.sh\n"
+	    "permissions:\n"
+	    "  fs: { read: [\"$SKILL_DIR/**\"], write: [\"$WORK_DIR/**\"] }\n");
+	skill("wide",
+	    "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n"
+	    "  fs: { read: [\"/srv/**\"] }\n");
+	skill("broken",
+	    "commands: { run: scripts/missing.sh }\n");
+	skill("disabled",
+	    "commands: { run: scripts/run.sh }\n");
+
+	dirs[0] = F->skills;
+	registry_load(&F->reg, dirs, 1);
+	if (F->reg.n != 7)
+		return -1;
+	F->pe.reg = &F->reg;
+	F->pe.pol = &F->pol;
+	F->pe.workroot = "/var/lib/sb/work";
+	F->pe.dataroot = "/var/lib/sb/data";
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	registry_free(&F->reg);
+	nftw(F->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(F);
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	rate_reset();
+	memset(&F->pe.limits, 0, sizeof(F->pe.limits));
+	F->pe.limits.timeout_ms = 8000;
+	F->pe.limits.max_timeout_ms = 20000;
+	F->pe.limits.memory_mb = 128;
+	F->pe.limits.pids = 100;
+	F->pe.limits.output_bytes = 1000000;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char path[256];
+
+	(void)state;
+	if (F->pol_loaded)
+		policy_free(&F->pol);
+	F->pol_loaded = 0;
+	snprintf(path, sizeof(path), "%s/00-principals.yaml", F->poldir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/10-rules.yaml", F->poldir);
+	unlink(path);
+	return 0;
+}
+
+/* Load the principals plus these rules (10-rules.yaml, from line 2). */
+static void
+rules(const char *text)
+{
+	char body[4096];
+	struct error e;
+
+	snprintf(body, sizeof(body), "rules:\n%s", text);
+	put(F->poldir, "00-principals.yaml", principals_yaml, 0644);
+	put(F->poldir, "10-rules.yaml", body, 0644);
+	if (F->pol_loaded)
+		policy_free(&F->pol);
+	memset(&e, 0, sizeof(e));
+	if (policy_load(&F->pol, F->poldir, &e) != 0)
+		fail_msg("test policy refused: %s", e.msg);
+	F->pol_loaded = 1;
+}
+
+static struct msg_authz_req
+req(uint64_t uid, uint64_t gid, const char *sk, const char *cmd)
+{
+	struct msg_authz_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.ref = 1;
+	r.uid = uid;
+	r.gid = gid;
+	r.pid = 4242;
+	r.skill = (char *)sk;
+	r.command = (char *)cmd;
+	r.session = (char *)"default";
+	r.phase = (char *)"execution";
+	return r;
+}
+
+/*
+ * Decide and check the outcome, a phrase of the reason, and the first
+ * entry of matched_rules (exact). Returns the decision for more checks.
+ */
+static struct decision
+check(const struct msg_authz_req *r, uint64_t now, enum err_type err,
+    const char *reason, const char *rule0)
+{
+	struct decision d;
+	char **v;
+	size_t n;
+
+	memset(&d, 0x5a, sizeof(d));
+	decide(&F->pe, r, now, &d);
+	if (d.err != err)
+		fail_msg("%s %s by uid %llu: got %s (%s), want %s", r->skill,
+		    r->command, (unsigned long long)r->uid,
+		    err_type_name(d.err), d.reason, err_type_name(err));
+	if (reason != NULL && strstr(d.reason, reason) == NULL)
+		fail_msg("reason \"%s\" does not say \"%s\"", d.reason, reason);
+	v = decision_rules(&d, &n);
+	assert_true(n >= 1);
+	if (rule0 != NULL && strcmp(v[0], rule0) != 0)
+		fail_msg("matched rule \"%s\", want \"%s\" (%s)", v[0], rule0,
+		    d.reason);
+	strarr_free(v, n);
+	return d;
+}
+
+static const char allow_all[] =
+	"  - name: everything\n"                          /* 2 */
+	"    principals: [\"*\"]\n"
+	"    skills: [\"*\"]\n"
+	"    action: allow\n"
+	"    ceiling:\n"
+	"      fs: { read: [\"/**\"], write: [\"/**\", \"$DATA_DIR/**\"] }\n"
+	"      network: { allow: [\"*:*\"] }\n";
+
+static void
+test_unknown_skill(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "nope", "run");
+
+	(void)state;
+	rules(allow_all);
+	check(&r, 1, ERR_UNKNOWN_SKILL, "no skill named \"nope\"",
+	    "builtin:registry");
+	r.skill = (char *)"";
+	check(&r, 1, ERR_UNKNOWN_SKILL, NULL, "builtin:registry");
+}
+
+static void
+test_skill_not_enabled(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "disabled", "run");
+	struct decision d;
+
+	(void)state;
+	rules(allow_all);
+	/* Valid and registered, but not in skills.enabled. */
+	d = check(&r, 1, ERR_SKILL_NOT_ENABLED, "not enabled by policy",
+	    "builtin:enabled");
+	assert_int_equal(d.nmatched, 0);
+	/* Enabled, but invalid: never runs, and says why. */
+	r.skill = (char *)"broken";
+	d = check(&r, 1, ERR_SKILL_NOT_ENABLED, "is invalid and never runs",
+	    "builtin:registry");
+	if (strstr(d.reason, "missing.sh") == NULL)
+		fail_msg("reason \"%s\" does not give the skill's error",
+		    d.reason);
+}
+
+static void
+test_unknown_command(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "multi", "nope");
+	struct decision d;
+
+	(void)state;
+	rules(allow_all);
+	check(&r, 1, ERR_UNKNOWN_COMMAND,
+	    "has no command \"nope\" (it has: report, export)",
+	    "builtin:command");
+	/* No command, several, none called run: refused, listing them. */
+	r.command = (char *)"";
+	check(&r, 1, ERR_UNKNOWN_COMMAND, "needs a command (it has: report, "
+	    "export)", "builtin:command");
+	/* No command and a single one: that one. */
+	r = req(1000, 1000, "hello", "");
+	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 everything");
+	assert_string_equal(d.cmd->name, "run");
+	/* No command and several: the one called run. */
+	r = req(1000, 1000, "worky", "");
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_string_equal(d.cmd->name, "run");
+	assert_string_equal(d.cmd->path, "scripts/run.sh");
+	r.command = (char *)"other";
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_string_equal(d.cmd->path, "scripts/other.sh");
+}
+
+static void
+test_phase_violation(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+
+	(void)state;
+	/* Even a rule that names planning cannot run a skill there. */
+	rules("  - name: plan\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"*\"]\n"
+	    "    phases: [planning, execution]\n"
+	    "    action: allow\n");
+	r.phase = (char *)"planning";
+	check(&r, 1, ERR_PHASE_VIOLATION, "planning phase", "builtin:phase");
+	r.phase = (char *)"review";
+	check(&r, 1, ERR_PHASE_VIOLATION, "unknown phase \"review\"",
+	    "builtin:phase");
+	r.phase = (char *)"";
+	check(&r, 1, ERR_PHASE_VIOLATION, NULL, "builtin:phase");
+	r.phase = (char *)"Execution";
+	check(&r, 1, ERR_PHASE_VIOLATION, NULL, "builtin:phase");
+	r.phase = (char *)"execution";
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 plan");
+}
+
+/* Gates come before rules: a deny-nothing policy still gates. */
+static void
+test_gates_before_rules(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "nope", "run");
+
+	(void)state;
+	rules("  - name: stop\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"*\"]\n"
+	    "    action: deny\n");
+	check(&r, 1, ERR_UNKNOWN_SKILL, NULL, "builtin:registry");
+	r.skill = (char *)"hello";
+	check(&r, 1, ERR_PERMISSION_DENIED, "denied by rule \"stop\" "
+	    "(10-rules.yaml:2)", "10-rules.yaml:2 stop");
+}
+
+static void
+test_default_deny(void **state)
+{
+	struct msg_authz_req r = req(1000, 7, "hello", "run");
+	struct decision d;
+
+	(void)state;
+	rules("  - name: other-skill\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [multi]\n"
+	    "    action: allow\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED,
+	    "no rule allows uid 1000 (gid 7) to run hello run in phase "
+	    "execution", "builtin:default-deny");
+	assert_int_equal(d.nmatched, 0);
+}
+
+static void
+test_deny_beats_allow(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	struct decision d;
+
+	(void)state;
+	rules("  - name: let-alice\n"                     /* 2 */
+	    "    principals: [alice]\n"
+	    "    skills: [hello]\n"
+	    "    action: allow\n"
+	    "  - name: block-hello\n"                     /* 6 */
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"hel*\"]\n"
+	    "    action: deny\n"
+	    "  - name: let-all\n"                         /* 10 */
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"*\"]\n"
+	    "    action: allow\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED, "denied by rule "
+	    "\"block-hello\" (10-rules.yaml:6)", "10-rules.yaml:6 block-hello");
+	assert_int_equal(d.nmatched, 1);
+	assert_string_equal(d.matched[0]->name, "block-hello");
+	/* The deny does not reach other skills: the allows apply. */
+	r.skill = (char *)"worky";
+	d = check(&r, 1, ERR_NONE, "allowed by rule \"let-all\" "
+	    "(10-rules.yaml:10)", "10-rules.yaml:10 let-all");
+	assert_int_equal(d.nmatched, 1);
+}
+
+static void
+test_ask_beats_allow_deny_beats_ask(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	struct decision d;
+	char **v;
+	size_t n;
+
+	(void)state;
+	rules("  - name: allow-1\n"                       /* 2 */
+	    "    principals: [\"*\"]\n"
+	    "    skills: [hello, multi]\n"
+	    "    commands: [\"*\"]\n"
+	    "    action: allow\n"
+	    "  - name: confirm\n"                         /* 7 */
+	    "    principals: [alice]\n"
+	    "    skills: [hello, multi]\n"
+	    "    action: ask\n"
+	    "  - name: allow-2\n"                         /* 11 */
+	    "    principals: [alice]\n"
+	    "    skills: [hello]\n"
+	    "    action: allow\n"
+	    "  - name: no-export\n"                       /* 15 */
+	    "    principals: [\"*\"]\n"
+	    "    skills: [multi]\n"
+	    "    commands: [export]\n"
+	    "    action: deny\n");
+	d = check(&r, 1, ERR_APPROVAL_DENIED, "rule \"confirm\" "
+	    "(10-rules.yaml:7) requires approval", "10-rules.yaml:7 confirm");
+	assert_int_equal(d.nmatched, 1);
+	/* Not alice: the ask does not apply, the first allow decides, and
+	 * every matching allow is listed, the deciding one first. */
+	r.uid = 1001;
+	d = check(&r, 1, ERR_NONE, "allowed by rule \"allow-1\"",
+	    "10-rules.yaml:2 allow-1");
+	assert_int_equal(d.nmatched, 1);
+	r.uid = 1000;
+	r.skill = (char *)"multi";
+	r.command = (char *)"export";
+	check(&r, 1, ERR_PERMISSION_DENIED, "no-export",
+	    "10-rules.yaml:15 no-export");
+	r.command = (char *)"report";
+	check(&r, 1, ERR_APPROVAL_DENIED, NULL, "10-rules.yaml:7 confirm");
+	/* Dry runs decide the same. */
+	r.dry_run = 1;
+	check(&r, 1, ERR_APPROVAL_DENIED, NULL, "10-rules.yaml:7 confirm");
+
+	/* Two allows for one call: both listed, file order. */
+	r = req(1000, 1000, "hello", "run");
+	rules("  - name: a1\n"
+	    "    principals: [alice]\n"
+	    "    skills: [hello]\n"
+	    "    action: allow\n"
+	    "  - name: a2\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"*\"]\n"
+	    "    action: allow\n");
+	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 a1");
+	v = decision_rules(&d, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[1], "10-rules.yaml:6 a2");
+	strarr_free(v, n);
+}
+
+static void
+test_principals(void **state)
+{
+	struct msg_authz_req r;
+
+	(void)state;
+	rules("  - name: by-uid\n"                        /* 2 */
+	    "    principals: [alice]\n"
+	    "    skills: [hello]\n"
+	    "    action: allow\n"
+	    "  - name: by-gid\n"                          /* 6 */
+	    "    principals: [staff]\n"
+	    "    skills: [multi]\n"
+	    "    action: allow\n"
+	    "  - name: anyone\n"                          /* 10 */
+	    "    principals: [\"*\"]\n"
+	    "    skills: [worky]\n"
+	    "    action: allow\n");
+	r = req(1000, 1, "hello", "run");
+	check(&r, 1, ERR_NONE, "uid 1000 may run hello run",
+	    "10-rules.yaml:2 by-uid");
+	r.uid = 1001;  /* not alice, whatever gid */
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+	r.gid = 1000;  /* a gid equal to alice's uid is not alice */
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+
+	r = req(2000, 50, "multi", "report");
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:6 by-gid");
+	r.gid = 51;
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+	r.uid = 50;    /* a uid equal to staff's gid is not staff */
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+
+	r = req(4242, 4242, "worky", "run");
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:10 anyone");
+	r.uid = 0;
+	r.gid = 0;
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:10 anyone");
+	/* A uid in no principal gets nothing from named rules. */
+	r = req(31337, 31337, "hello", "run");
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+	r.skill = (char *)"multi";
+	r.command = (char *)"report";
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+}
+
+static void
+test_command_glob(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "multi", "report");
+
+	(void)state;
+	rules("  - name: reports\n"
+	    "    principals: [alice]\n"
+	    "    skills: [\"mul?i\"]\n"
+	    "    commands: [\"rep*\"]\n"
+	    "    action: allow\n");
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 reports");
+	r.command = (char *)"export";
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
+}
+
+static void
+test_ceiling_names_what_is_missing(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "netty", "run");
+	struct decision d;
+
+	(void)state;
+	rules("  - name: net-only\n"
+	    "    principals: [alice]\n"
+	    "    skills: [netty]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      network: { allow: [\"api.example.com:443\"] }\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED, "skill \"netty\" declares "
+	    "more than rule \"net-only\" allows: fs.write $DATA_DIR/**",
+	    "10-rules.yaml:2 net-only");
+	if (strstr(d.reason, "api.example.com") != NULL)
+		fail_msg("reason \"%s\" names a covered item", d.reason);
+	/* A dry run is refused alike. */
+	r.dry_run = 1;
+	check(&r, 1, ERR_PERMISSION_DENIED, "fs.write $DATA_DIR/**", NULL);
+
+	/* No ceiling at all: both are missing, both named. */
+	rules("  - name: bare\n"
+	    "    principals: [alice]\n"
+	    "    skills: [netty]\n"
+	    "    action: allow\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED, "fs.write $DATA_DIR/**", NULL);
+	if (strstr(d.reason, "network.allow api.example.com:443") == NULL)
+		fail_msg("reason \"%s\" omits the network item", d.reason);
+
+	/* A ceiling that covers both, with wildcards: allowed. */
+	rules("  - name: full\n"
+	    "    principals: [alice]\n"
+	    "    skills: [netty]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	    "      network: { allow: [\"*.example.com:443\"] }\n");
+	r.dry_run = 0;
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
+
+	/* The wrong port does not cover. */
+	rules("  - name: port80\n"
+	    "    principals: [alice]\n"
+	    "    skills: [netty]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	    "      network: { allow: [\"*.example.com:80\"] }\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED,
+	    "network.allow api.example.com:443", NULL);
+	if (strstr(d.reason, "fs.write") != NULL)
+		fail_msg("reason \"%s\" names a covered item", d.reason);
+}
+
+/* A one-level ceiling does not let a skill declare every depth. */
+static void
+test_ceiling_depth(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "wide", "run");
+
+	(void)state;
+	rules("  - name: srv-top\n"
+	    "    principals: [alice]\n"
+	    "    skills: [wide]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      fs: { read: [\"/srv/*\"] }\n");
+	check(&r, 1, ERR_PERMISSION_DENIED, "fs.read /srv/**", NULL);
+	rules("  - name: srv-all\n"
+	    "    principals: [alice]\n"
+	    "    skills: [wide]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      fs: { write: [\"/srv/**\"] }\n");   /* write implies read */
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 srv-all");
+}
+
+/* Reading the skill and its work dir, writing the work dir: always. */
+static void
+test_baseline_needs_no_ceiling(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "worky", "run");
+
+	(void)state;
+	rules("  - name: bare\n"
+	    "    principals: [alice]\n"
+	    "    skills: [worky]\n"
+	    "    action: allow\n");
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 bare");
+}
+
+static void
+test_effective_limits(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	struct decision d;
+
+	(void)state;
+	rules("  - name: limited\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [hello]\n"
+	    "    action: allow\n"
+	    "    limits: { timeout_ms: 5000, memory_mb: 512, "
+	    "output_bytes: 100000 }\n"
+	    "  - name: plain\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [multi]\n"
+	    "    action: allow\n");
+	/* skill {10000, 256, 64, 65536}, rule {5000, 512, -, 100000},
+	 * daemon {8000 (max 20000), 128, 100, 1000000} */
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 5000);
+	assert_int_equal(d.limits.memory_mb, 128);
+	assert_int_equal(d.limits.pids, 64);
+	assert_int_equal(d.limits.output_bytes, 65536);
+	/* A caller may ask for less ... */
+	r.timeout_ms = 3000;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 3000);
+	/* ... but never for more than skill or rule allow. */
+	r.timeout_ms = 60000;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 5000);
+
+	/* Nothing set by skill or rule: the daemon's limits. */
+	r = req(1000, 1000, "multi", "report");
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 8000);
+	assert_int_equal(d.limits.memory_mb, 128);
+	assert_int_equal(d.limits.pids, 100);
+	assert_int_equal(d.limits.output_bytes, 1000000);
+	/* A request above the default is capped by max_timeout_ms. */
+	r.timeout_ms = 15000;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 15000);
+	r.timeout_ms = 60000;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 20000);
+	r.timeout_ms = 1;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 1);
+
+	/* The daemon's maxima bind a lax skill and rule too. */
+	F->pe.limits.memory_mb = 32;
+	F->pe.limits.pids = 4;
+	F->pe.limits.output_bytes = 100;
+	r = req(1000, 1000, "hello", "run");
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.memory_mb, 32);
+	assert_int_equal(d.limits.pids, 4);
+	assert_int_equal(d.limits.output_bytes, 100);
+}
+
+static const char rated[] =
+	"  - name: rated\n"
+	"    principals: [\"*\"]\n"
+	"    skills: [hello, worky]\n"
+	"    action: allow\n"
+	"    rate: { per_minute: 60, burst: 2 }\n";
+
+static void
+test_rate_burst_then_refill(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	const uint64_t now = 1000000;
+
+	(void)state;
+	rules(rated);
+	check(&r, now, ERR_NONE, NULL, NULL);
+	check(&r, now, ERR_NONE, NULL, NULL);
+	check(&r, now, ERR_RATE_LIMITED, "rule \"rated\" allows 60 calls a "
+	    "minute (burst 2)", "10-rules.yaml:2 rated");
+	check(&r, now + 500, ERR_RATE_LIMITED, NULL, NULL);
+	/* 60 a minute: one more token a second. */
+	check(&r, now + 1000, ERR_NONE, NULL, NULL);
+	check(&r, now + 1000, ERR_RATE_LIMITED, NULL, NULL);
+	/* A long pause refills to the burst, no more. */
+	check(&r, now + 3600000, ERR_NONE, NULL, NULL);
+	check(&r, now + 3600000, ERR_NONE, NULL, NULL);
+	check(&r, now + 3600000, ERR_RATE_LIMITED, NULL, NULL);
+}
+
+static void
+test_rate_dry_run_is_free(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	const uint64_t now = 5000;
+	int i;
+
+	(void)state;
+	rules(rated);
+	r.dry_run = 1;
+	for (i = 0; i < 10; i++)
+		check(&r, now, ERR_NONE, NULL, NULL);
+	r.dry_run = 0;
+	check(&r, now, ERR_NONE, NULL, NULL);
+	check(&r, now, ERR_NONE, NULL, NULL);
+	check(&r, now, ERR_RATE_LIMITED, NULL, NULL);
+}
+
+static void
+test_rate_per_uid_and_skill(void **state)
+{
+	struct msg_authz_req a = req(1000, 1000, "hello", "run");
+	struct msg_authz_req b = req(1001, 1000, "hello", "run");
+	struct msg_authz_req c = req(1000, 1000, "worky", "run");
+	const uint64_t now = 7000;
+
+	(void)state;
+	rules(rated);
+	check(&a, now, ERR_NONE, NULL, NULL);
+	check(&a, now, ERR_NONE, NULL, NULL);
+	check(&a, now, ERR_RATE_LIMITED, NULL, NULL);
+	/* Another uid, same gid: its own bucket. */
+	check(&b, now, ERR_NONE, NULL, NULL);
+	check(&b, now, ERR_NONE, NULL, NULL);
+	check(&b, now, ERR_RATE_LIMITED, NULL, NULL);
+	/* The same uid, another skill: its own bucket. */
+	check(&c, now, ERR_NONE, NULL, NULL);
+	check(&c, now, ERR_NONE, NULL, NULL);
+	check(&c, now, ERR_RATE_LIMITED, NULL, NULL);
+	/* rate_reset forgets every bucket. */
+	rate_reset();
+	check(&a, now, ERR_NONE, NULL, NULL);
+}
+
+/* A rule without a rate is unlimited. */
+static void
+test_no_rate_unlimited(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	int i;
+
+	(void)state;
+	rules(allow_all);
+	for (i = 0; i < 1000; i++)
+		check(&r, 1, ERR_NONE, NULL, NULL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_unknown_skill),
+		T(test_skill_not_enabled),
+		T(test_unknown_command),
+		T(test_phase_violation),
+		T(test_gates_before_rules),
+		T(test_default_deny),
+		T(test_deny_beats_allow),
+		T(test_ask_beats_allow_deny_beats_ask),
+		T(test_principals),
+		T(test_command_glob),
+		T(test_ceiling_names_what_is_missing),
+		T(test_ceiling_depth),
+		T(test_baseline_needs_no_ceiling),
+		T(test_effective_limits),
+		T(test_rate_burst_then_refill),
+		T(test_rate_dry_run_is_free),
+		T(test_rate_per_uid_and_skill),
+		T(test_no_rate_unlimited),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,766 @@
+/*
+ * test_skill_load.c: hostile skill directories. A skill that escapes its
+ * directory (symlinked root, entry point or path glob, "..", absolute
+ * paths), is malformed, or is ambiguous is loaded as invalid with a
+ * clear reason; it never stops the good skills beside it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../policyd/policyd.h"
+
+static char root[64];      /* a fresh temp dir per test */
+static char outside[128];  /* a dir beside the skills, "outside" them */
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/sb-test-skill.XXXXXX");
+	if (mkdtemp(root) == NULL)
+		return -1;
+	snprintf(outside, sizeof(outside), "%s/../%s-outside", root,
+	    strrchr(root, '/') + 1);
+	if (mkdir(outside, 0755) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(outside, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* Write root/rel (making parent dirs) with this mode. */
+static void
+put(const char *rel, const char *text, mode_t mode)
+{
+	char path[PATH_MAX], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/'));
+	    slash++) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	if ((f = fopen(path, "w")) == NULL)
+		fail_msg("cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void
+link_at(const char *target, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (symlink(target, path) != 0)
+		fail_msg("symlink %s -> %s failed", path, target);
+}
+
+static void
+mkdir_at(const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+/* A SKILL.md for dir, with name and description, then the rest. */
+static void
+skill_md(const char *dir, const char *name, const char *rest)
+{
+	char rel[PATH_MAX], md[4096];
+
+	snprintf(rel, sizeof(rel), "%s/SKILL.md", dir);
+	snprintf(md, sizeof(md), "---\nname: %s\ndescription: A test skill.\n"
+	    "%s---\n\n# Body\n\nText.\n", name, rest);
+	put(rel, md, 0644);
+}
+
+static void
+script(const char *dir, const char *relpath, mode_t mode)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/%s", dir, relpath);
+	put(rel, "#!/bin/sh\necho hi\n", mode);
+}
+
+/* A complete valid skill called name in root/name. */
+static void
+good_skill(const char *name)
+{
+	script(name, "scripts/run.sh", 0755);
+	skill_md(name, name, "commands:\n  run: scripts/run.sh\n");
+}
+
+static void
+expect_valid(struct skill *s, const char *dname)
+{
+	skill_load(s, root, dname);
+	if (!s->valid)
+		fail_msg("skill %s refused: %s", dname, s->error);
+	assert_null(s->error);
+}
+
+/* Load dname; it must be invalid with an error saying why. */
+static void
+expect_invalid(const char *dname, const char *why)
+{
+	struct skill s;
+
+	skill_load(&s, root, dname);
+	if (s.valid)
+		fail_msg("skill %s loaded; expected \"%s\"", dname, why);
+	assert_non_null(s.error);
+	if (strstr(s.error, why) == NULL)
+		fail_msg("skill %s: error \"%s\" does not say \"%s\"", dname,
+		    s.error, why);
+	assert_non_null(s.name);
+	skill_free(&s);
+}
+
+static int
+has(char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+test_valid_skill(void **state)
+{
+	struct skill s;
+	char real[PATH_MAX], want[PATH_MAX + 16];
+
+	(void)state;
+	script("notes", "scripts/run.sh", 0755);
+	script("notes", "scripts/report.py", 0700);
+	skill_md("notes", "notes",
+	    "license: MIT\n"
+	    "metadata: { author: me }\n"
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "  report: { path: scripts/report.py }\n"
+	    "permissions:\n"
+	    "  fs:\n"
+	    "    read: [\"$SKILL_DIR/**\", \"/usr/share/zoneinfo/**\"]\n"
+	    "    write: [\"$WORK_DIR/**\", \"$DATA_DIR/**\"]\n"
+	    "  network:\n"
+	    "    allow: [\"api.example.com:443\"]\n"
+	    "  exec: [sh, python3]\n"
+	    "  env: [LANG, TZ]\n"
+	    "limits: { timeout_ms: 10000, memory_mb: 256, pids: 64, "
+	    "output_bytes: 65536 }\n");
+	expect_valid(&s, "notes");
+	assert_string_equal(s.name, "notes");
+	assert_string_equal(s.description, "A test skill.");
+	assert_non_null(realpath(root, real));
+	snprintf(want, sizeof(want), "%s/notes", real);
+	assert_string_equal(s.dir, want);
+	assert_string_equal(s.manifest, "SKILL.md");
+	assert_int_equal(s.ncmds, 2);
+	assert_string_equal(s.cmds[0].name, "run");
+	assert_string_equal(s.cmds[0].path, "scripts/run.sh");
+	assert_string_equal(s.cmds[1].name, "report");
+	assert_string_equal(s.cmds[1].path, "scripts/report.py");
+	assert_int_equal(s.perms.n[PERM_FS_READ], 2);
+	assert_int_equal(s.perms.n[PERM_FS_WRITE], 2);
+	assert_string_equal(s.perms.v[PERM_NET][0], "api.example.com:443");
+	assert_int_equal(s.perms.n[PERM_EXEC], 2);
+	assert_int_equal(s.perms.n[PERM_ENV], 2);
+	assert_int_equal(s.limits.timeout_ms, 10000);
+	assert_int_equal(s.limits.memory_mb, 256);
+	assert_int_equal(s.limits.pids, 64);
+	assert_int_equal(s.limits.output_bytes, 65536);
+	skill_free(&s);
+
+	/* The minimal skill: no permissions is the minimal sandbox. */
+	good_skill("tiny");
+	expect_valid(&s, "tiny");
+	assert_int_equal(s.perms.n[PERM_FS_READ] + s.perms.n[PERM_FS_WRITE] +
+	    s.perms.n[PERM_NET] + s.perms.n[PERM_EXEC] + s.perms.n[PERM_ENV],
+	    0);
+	skill_free(&s);
+}
+
+/* A command may be a symlink that stays inside the skill. */
+static void
+test_inner_symlink_command_ok(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	script("inner", "scripts/real.sh", 0755);
+	link_at("real.sh", "inner/scripts/run.sh");
+	skill_md("inner", "inner", "commands: { run: scripts/run.sh }\n");
+	expect_valid(&s, "inner");
+	skill_free(&s);
+}
+
+static void
+test_symlinked_root(void **state)
+{
+	char target[PATH_MAX];
+
+	(void)state;
+	good_skill("real");
+	snprintf(target, sizeof(target), "%s/real", root);
+	link_at(target, "linked");
+	/* Same name inside, so only the symlink can be the reason. */
+	skill_md("real", "linked", "commands: { run: scripts/run.sh }\n");
+	expect_invalid("linked", "symlink");
+	/* And a relative link, too. */
+	link_at("real", "linked2");
+	expect_invalid("linked2", "symlink");
+}
+
+static void
+test_command_symlink_outside(void **state)
+{
+	char target[PATH_MAX];
+
+	(void)state;
+	mkdir_at("evil");
+	mkdir_at("evil/scripts");
+	link_at("/bin/sh", "evil/scripts/run.sh");
+	skill_md("evil", "evil", "commands: { run: scripts/run.sh }\n");
+	expect_invalid("evil", "resolves outside the skill directory");
+
+	/* A symlinked directory on the way out counts the same. */
+	snprintf(target, sizeof(target), "%s/bin", outside);
+	mkdir(target, 0755);
+	snprintf(target, sizeof(target), "%s/bin/run.sh", outside);
+	{
+		FILE *f = fopen(target, "w");
+		assert_non_null(f);
+		fputs("#!/bin/sh\n", f);
+		fclose(f);
+		chmod(target, 0755);
+	}
+	snprintf(target, sizeof(target), "%s/bin", outside);
+	mkdir_at("evil2");
+	link_at(target, "evil2/scripts");
+	skill_md("evil2", "evil2", "commands: { run: scripts/run.sh }\n");
+	expect_invalid("evil2", "resolves outside the skill directory");
+
+	/* A sibling skill is outside too. */
+	good_skill("victim");
+	mkdir_at("evil3");
+	link_at("../victim/scripts/run.sh", "evil3/run.sh");
+	skill_md("evil3", "evil3", "commands: { run: run.sh }\n");
+	expect_invalid("evil3", "resolves outside the skill directory");
+}
+
+static void
+test_command_dotdot_and_absolute(void **state)
+{
+	(void)state;
+	good_skill("dots");
+	skill_md("dots", "dots", "commands: { run: scripts/../scripts/run.sh }\n");
+	expect_invalid("dots", "without \"..\"");
+	skill_md("dots", "dots", "commands: { run: ../dots/scripts/run.sh }\n");
+	expect_invalid("dots", "without \"..\"");
+	skill_md("dots", "dots", "commands: { run: /bin/sh }\n");
+	expect_invalid("dots", "must be relative");
+	skill_md("dots", "dots", "commands: { run: \"\" }\n");
+	expect_invalid("dots", "must be relative");
+	skill_md("dots", "dots", "commands: { run: { path: /bin/sh } }\n");
+	expect_invalid("dots", "must be relative");
+}
+
+static void
+test_entry_missing_or_not_executable(void **state)
+{
+	(void)state;
+	good_skill("ent");
+	skill_md("ent", "ent", "commands: { run: scripts/missing.sh }\n");
+	expect_invalid("ent", "No such file or directory");
+	script("ent", "scripts/plain.sh", 0644);
+	skill_md("ent", "ent", "commands: { run: scripts/plain.sh }\n");
+	expect_invalid("ent", "not an executable regular file");
+	skill_md("ent", "ent", "commands: { run: scripts }\n");
+	expect_invalid("ent", "not an executable regular file");
+	/* One bad command spoils the skill, not just that command. */
+	skill_md("ent", "ent", "commands:\n  run: scripts/run.sh\n"
+	    "  other: scripts/plain.sh\n");
+	expect_invalid("ent", "command other");
+}
+
+static void
+test_name_mismatch(void **state)
+{
+	(void)state;
+	good_skill("alpha");
+	skill_md("alpha", "beta", "commands: { run: scripts/run.sh }\n");
+	expect_invalid("alpha", "name \"beta\" differs from the directory "
+	    "name \"alpha\"");
+}
+
+static void
+test_bad_names(void **state)
+{
+	static const char *const bad[] = { "Bad_Name", "a--b", "-a", "a-",
+		"UPPER", "a.b", NULL };
+	char big[80];
+	size_t i;
+
+	(void)state;
+	for (i = 0; bad[i] != NULL; i++) {
+		script(bad[i], "scripts/run.sh", 0755);
+		skill_md(bad[i], bad[i], "commands: { run: scripts/run.sh }\n");
+		expect_invalid(bad[i], "1..64 of a-z, 0-9 and single hyphens");
+		assert_false(skill_name_valid(bad[i]));
+	}
+	memset(big, 'a', 65);
+	big[65] = '\0';
+	assert_false(skill_name_valid(big));
+	big[64] = '\0';
+	assert_true(skill_name_valid(big));
+	assert_false(skill_name_valid(""));
+	assert_true(skill_name_valid("a-b-c"));
+	assert_true(skill_name_valid("x1"));
+}
+
+static void
+test_non_utf8_dir(void **state)
+{
+	struct skill s;
+	const char *dname = "caf\xe9";
+
+	(void)state;
+	good_skill(dname);
+	skill_load(&s, root, dname);
+	assert_false(s.valid);
+	assert_non_null(strstr(s.error, "not valid UTF-8"));
+	assert_string_equal(s.name, "?");
+	assert_null(s.dir);
+	skill_free(&s);
+}
+
+static void
+test_no_frontmatter(void **state)
+{
+	(void)state;
+	good_skill("nofm");
+	put("nofm/SKILL.md", "# Just a title\n\nname: nofm\n", 0644);
+	expect_invalid("nofm", "no YAML frontmatter");
+	put("nofm/SKILL.md", "---\nname: nofm\ndescription: d\n", 0644);
+	expect_invalid("nofm", "no YAML frontmatter");
+	put("nofm/SKILL.md", "\n---\nname: nofm\ndescription: d\n---\n", 0644);
+	expect_invalid("nofm", "no YAML frontmatter");
+	put("nofm/SKILL.md", "", 0644);
+	expect_invalid("nofm", "no YAML frontmatter");
+	/* Frontmatter that is not a mapping. */
+	put("nofm/SKILL.md", "---\n- a\n- b\n---\n", 0644);
+	expect_invalid("nofm", "SKILL.md:2: frontmatter must be a mapping");
+}
+
+static void
+test_missing_required_fields(void **state)
+{
+	(void)state;
+	good_skill("req");
+	put("req/SKILL.md", "---\ndescription: d\ncommands: { run: "
+	    "scripts/run.sh }\n---\n", 0644);
+	expect_invalid("req", "missing \"name\"");
+	put("req/SKILL.md", "---\nname: req\ncommands: { run: "
+	    "scripts/run.sh }\n---\n", 0644);
+	expect_invalid("req", "missing \"description\"");
+	skill_md("req", "req", "");
+	expect_invalid("req", "missing \"commands\"");
+	skill_md("req", "req", "commands: {}\n");
+	expect_invalid("req", "commands: 1..64 entries");
+	skill_md("req", "req", "commands: { run: scripts/run.sh }\n"
+	    "hooks: [x]\n");
+	expect_invalid("req", "unknown key \"hooks\"");
+}
+
+static void
+test_skill_md_not_regular(void **state)
+{
+	char target[PATH_MAX];
+
+	(void)state;
+	good_skill("lnk");
+	/* The real manifest lives outside; SKILL.md is a symlink to it. */
+	snprintf(target, sizeof(target), "%s/SKILL.md", outside);
+	{
+		FILE *f = fopen(target, "w");
+		assert_non_null(f);
+		fputs("---\nname: lnk\ndescription: d\ncommands: { run: "
+		    "scripts/run.sh }\n---\n", f);
+		fclose(f);
+	}
+	snprintf(target, sizeof(target), "%s/lnk/SKILL.md", root);
+	unlink(target);
+	snprintf(target, sizeof(target), "%s/SKILL.md", outside);
+	link_at(target, "lnk/SKILL.md");
+	expect_invalid("lnk", "SKILL.md");
+	/* A symlink to a sibling file inside the skill is refused too. */
+	snprintf(target, sizeof(target), "%s/lnk/SKILL.md", root);
+	unlink(target);
+	put("lnk/README.md", "---\nname: lnk\ndescription: d\ncommands: "
+	    "{ run: scripts/run.sh }\n---\n", 0644);
+	link_at("README.md", "lnk/SKILL.md");
+	expect_invalid("lnk", "SKILL.md");
+	/* A directory called SKILL.md, and no SKILL.md at all. */
+	unlink(target);
+	mkdir_at("lnk/SKILL.md");
+	expect_invalid("lnk", "SKILL.md");
+	rmdir(target);
+	expect_invalid("lnk", "SKILL.md");
+	/* Not a directory at all. */
+	put("plainfile", "x", 0644);
+	expect_invalid("plainfile", "not a directory");
+	expect_invalid("absent", "not a directory");
+}
+
+static void
+test_blocks_in_both_places(void **state)
+{
+	(void)state;
+	good_skill("both");
+	put("both/skill.yaml", "commands: { run: scripts/run.sh }\n", 0644);
+	expect_invalid("both", "in both SKILL.md and skill.yaml");
+	skill_md("both", "both", "limits: { timeout_ms: 5 }\n");
+	expect_invalid("both", "in both SKILL.md and skill.yaml");
+	skill_md("both", "both", "permissions: { exec: [sh] }\n");
+	expect_invalid("both", "in both SKILL.md and skill.yaml");
+}
+
+static void
+test_sidecar_only(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	script("side", "scripts/run.sh", 0755);
+	skill_md("side", "side", "allowed-tools: Bash(jq:*)\n");
+	put("side/skill.yaml",
+	    "# blocks live here, SKILL.md stays spec-valid\n"
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "permissions:\n"
+	    "  fs: { write: [\"$DATA_DIR/**\"] }\n"
+	    "  network: { allow: [\"*.example.com:443\"] }\n"
+	    "  exec: [sh]\n"
+	    "limits: { timeout_ms: 1234 }\n", 0644);
+	expect_valid(&s, "side");
+	assert_string_equal(s.manifest, "skill.yaml");
+	assert_int_equal(s.ncmds, 1);
+	assert_int_equal(s.perms.n[PERM_FS_WRITE], 1);
+	assert_string_equal(s.perms.v[PERM_FS_WRITE][0], "$DATA_DIR/**");
+	assert_string_equal(s.perms.v[PERM_NET][0], "*.example.com:443");
+	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "sh"));
+	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "jq"));
+	assert_int_equal(s.limits.timeout_ms, 1234);
+	skill_free(&s);
+
+	/* Errors in the sidecar name skill.yaml and its line. */
+	put("side/skill.yaml",
+	    "commands:\n"
+	    "  run: scripts/run.sh\n"
+	    "permissions:\n"
+	    "  exec: [\"rm -rf\"]\n", 0644);
+	expect_invalid("side", "skill.yaml:4: exec: invalid entry");
+	put("side/skill.yaml",
+	    "commands: { run: scripts/run.sh }\n"
+	    "name: side\n", 0644);
+	expect_invalid("side", "skill.yaml:2: unknown key \"name\"");
+	/* A sidecar that is a symlink is refused. */
+	put("side/real.yaml", "commands: { run: scripts/run.sh }\n", 0644);
+	{
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/side/skill.yaml", root);
+		unlink(p);
+	}
+	link_at("real.yaml", "side/skill.yaml");
+	expect_invalid("side", "skill.yaml");
+}
+
+static void
+test_fs_globs_contained(void **state)
+{
+	char target[PATH_MAX];
+
+	(void)state;
+	good_skill("globs");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/../x\"] }\n");
+	expect_invalid("globs", "fs.read: invalid entry \"$SKILL_DIR/../x\"");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { write: [\"$SKILL_DIR/..\"] }\n");
+	expect_invalid("globs", "fs.write: invalid entry");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"relative/**\"] }\n");
+	expect_invalid("globs", "fs.read: invalid entry");
+
+	/* A symlink inside the skill that leads outside it. */
+	snprintf(target, sizeof(target), "%s", outside);
+	link_at(target, "globs/link");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/**\"] }\n");
+	expect_invalid("globs", "fs.read $SKILL_DIR/link/** resolves outside "
+	    "the skill directory");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link\"] }\n");
+	expect_invalid("globs", "resolves outside the skill directory");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { write: [\"$SKILL_DIR/link/*.txt\"] }\n");
+	expect_invalid("globs", "fs.write $SKILL_DIR/link/*.txt resolves "
+	    "outside");
+	/* Through the link to a path that does not exist (yet). */
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/later/**\"] }\n");
+	expect_invalid("globs", "resolves outside the skill directory");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/a/b/c.txt\"] }\n");
+	expect_invalid("globs", "resolves outside the skill directory");
+}
+
+static void
+test_fs_globs_inside_ok(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	good_skill("fine");
+	mkdir_at("fine/data");
+	link_at("data", "fine/alias");
+	skill_md("fine", "fine", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n"
+	    "  fs:\n"
+	    "    read: [\"$SKILL_DIR/**\", \"$SKILL_DIR/data/*.csv\", "
+	    "\"$SKILL_DIR/alias/**\", \"$SKILL_DIR/not-yet/**\", "
+	    "\"$SKILL_DIR\"]\n");
+	expect_valid(&s, "fine");
+	assert_int_equal(s.perms.n[PERM_FS_READ], 5);
+	skill_free(&s);
+}
+
+static void
+test_allowed_tools(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	good_skill("tools");
+	skill_md("tools", "tools", "allowed-tools: Bash(git:*) Bash(curl) "
+	    "Read\n"
+	    "commands: { run: scripts/run.sh }\n"
+	    "permissions: { exec: [sh] }\n");
+	expect_valid(&s, "tools");
+	assert_int_equal(s.perms.n[PERM_EXEC], 3);
+	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "sh"));
+	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "git"));
+	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "curl"));
+	assert_false(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "Read"));
+	skill_free(&s);
+
+	/* A list, and no permissions block at all; junk is skipped. */
+	skill_md("tools", "tools", "allowed-tools:\n"
+	    "  - Bash(npm run:*)\n"
+	    "  - Bash(/bin/rm:*)\n"
+	    "  - Bash($(id))\n"
+	    "  - Write\n"
+	    "commands: { run: scripts/run.sh }\n");
+	expect_valid(&s, "tools");
+	assert_int_equal(s.perms.n[PERM_EXEC], 1);
+	assert_string_equal(s.perms.v[PERM_EXEC][0], "npm");
+	assert_null(s.perms.v[PERM_EXEC][1]);
+	skill_free(&s);
+}
+
+static void
+test_yaml_error_lines_are_skill_md_lines(void **state)
+{
+	(void)state;
+	good_skill("lines");
+	/* SKILL.md line 1 is "---"; the frontmatter starts at line 2. */
+	put("lines/SKILL.md",
+	    "---\n"                              /* 1 */
+	    "name: lines\n"                      /* 2 */
+	    "description: d\n"                   /* 3 */
+	    "commands:\n"                        /* 4 */
+	    "  run: scripts/run.sh\n"            /* 5 */
+	    "permissions:\n"                     /* 6 */
+	    "  bogus: [x]\n"                     /* 7 */
+	    "---\n", 0644);
+	expect_invalid("lines", "SKILL.md:7: unknown key \"bogus\"");
+	put("lines/SKILL.md",
+	    "---\n"                              /* 1 */
+	    "name: lines\n"                      /* 2 */
+	    "description: d: e\n"                /* 3 */
+	    "commands: { run: scripts/run.sh }\n"
+	    "---\n", 0644);
+	expect_invalid("lines", "SKILL.md:3:");
+	put("lines/SKILL.md",
+	    "---\n"                              /* 1 */
+	    "name: Lines\n"                      /* 2 */
+	    "description: d\n"
+	    "---\n", 0644);
+	expect_invalid("lines", "SKILL.md:2: name \"Lines\"");
+	put("lines/SKILL.md",
+	    "---\n"                              /* 1 */
+	    "name: lines\n"                      /* 2 */
+	    "description: d\n"                   /* 3 */
+	    "commands:\n"                        /* 4 */
+	    "  run: scripts/nope.sh\n"           /* 5 */
+	    "---\n", 0644);
+	expect_invalid("lines", "SKILL.md:5: command run");
+	put("lines/SKILL.md",
+	    "---\n"                              /* 1 */
+	    "name: lines\n"                      /* 2 */
+	    "description: d\n"                   /* 3 */
+	    "commands: { run: scripts/run.sh }\n"/* 4 */
+	    "limits:\n"                          /* 5 */
+	    "  timeout_ms: 0\n"                  /* 6 */
+	    "---\n", 0644);
+	expect_invalid("lines", "SKILL.md:6:");
+	put("lines/SKILL.md",
+	    "---\n"
+	    "name: lines\n"
+	    "description: caf\xe9\n"
+	    "commands: { run: scripts/run.sh }\n"
+	    "---\n", 0644);
+	expect_invalid("lines", "UTF-8");
+}
+
+static void
+test_registry_bad_does_not_stop_good(void **state)
+{
+	struct registry r;
+	const struct skill *s;
+	char *dirs[2];
+	char second[256];
+
+	(void)state;
+	good_skill("good");
+	good_skill("zeta");
+	good_skill("bad");
+	skill_md("bad", "bad", "commands: { run: /bin/sh }\n");
+	mkdir_at("empty");
+	put("stray-file", "x", 0644);
+	good_skill(".hidden");
+	link_at("good", "alias");
+
+	/* A second skills dir, one skill repeated: the first one wins. */
+	snprintf(second, sizeof(second), "%s/more", outside);
+	mkdir(second, 0755);
+	{
+		char p[PATH_MAX];
+		FILE *f;
+		snprintf(p, sizeof(p), "%s/extra", second);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/extra/run.sh", second);
+		f = fopen(p, "w");
+		fputs("#!/bin/sh\n", f);
+		fclose(f);
+		chmod(p, 0755);
+		snprintf(p, sizeof(p), "%s/extra/SKILL.md", second);
+		f = fopen(p, "w");
+		fputs("---\nname: extra\ndescription: d\ncommands: { run: "
+		    "run.sh }\n---\n", f);
+		fclose(f);
+	}
+
+	dirs[0] = root;
+	dirs[1] = second;
+	registry_load(&r, dirs, 2);
+	/* good, zeta, bad, empty, stray-file, alias, extra; not .hidden */
+	assert_int_equal(r.n, 7);
+	assert_non_null(s = registry_find(&r, "good"));
+	assert_true(s->valid);
+	assert_non_null(s = registry_find(&r, "zeta"));
+	assert_true(s->valid);
+	assert_non_null(s = registry_find(&r, "extra"));
+	assert_true(s->valid);
+	assert_non_null(s = registry_find(&r, "bad"));
+	assert_false(s->valid);
+	assert_non_null(strstr(s->error, "must be relative"));
+	assert_non_null(s = registry_find(&r, "empty"));
+	assert_false(s->valid);
+	assert_non_null(s = registry_find(&r, "stray-file"));
+	assert_false(s->valid);
+	assert_non_null(s = registry_find(&r, "alias"));
+	assert_false(s->valid);
+	assert_null(registry_find(&r, ".hidden"));
+	assert_null(registry_find(&r, "nope"));
+	/* Sorted by name. */
+	assert_string_equal(r.skills[0].name, "alias");
+	assert_string_equal(r.skills[6].name, "zeta");
+	registry_free(&r);
+	assert_int_equal(r.n, 0);
+
+	/* A missing skills dir is logged and skipped. */
+	snprintf(second, sizeof(second), "%s/missing", root);
+	dirs[1] = second;
+	registry_load(&r, dirs, 2);
+	assert_non_null(registry_find(&r, "good"));
+	registry_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_valid_skill),
+		T(test_inner_symlink_command_ok),
+		T(test_symlinked_root),
+		T(test_command_symlink_outside),
+		T(test_command_dotdot_and_absolute),
+		T(test_entry_missing_or_not_executable),
+		T(test_name_mismatch),
+		T(test_bad_names),
+		T(test_non_utf8_dir),
+		T(test_no_frontmatter),
+		T(test_missing_required_fields),
+		T(test_skill_md_not_regular),
+		T(test_blocks_in_both_places),
+		T(test_sidecar_only),
+		T(test_fs_globs_contained),
+		T(test_fs_globs_inside_ok),
+		T(test_allowed_tools),
+		T(test_yaml_error_lines_are_skill_md_lines),
+		T(test_registry_bad_does_not_stop_good),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
