@@ -13,6 +13,23 @@
 #include "util.h"
 #include "xmalloc.h"
 
+/* The 1-based line of the first byte that is not UTF-8 (or a NUL). */
+static unsigned
+bad_utf8_line(const char *buf, size_t len)
+{
+	size_t start = 0, i;
+	unsigned line = 1;
+
+	for (i = 0; i <= len; i++)
+		if (i == len || buf[i] == '\n') {
+			if (!utf8_valid(buf + start, i - start))
+				return line;
+			start = i + 1;
+			line++;
+		}
+	return line;
+}
+
 int
 ydoc_load_buf(struct ydoc *y, const char *name, const char *buf, size_t len,
     unsigned line0, struct error *e)
@@ -24,8 +41,8 @@ ydoc_load_buf(struct ydoc *y, const char *name, const char *buf, size_t len,
 	y->name = xstrdup(name);
 	y->line0 = line0;
 	if (!utf8_valid(buf, len))
-		return error_set(e, ERR_BAD_REQUEST, "%s: not valid UTF-8 text",
-		    name);
+		return error_set(e, ERR_BAD_REQUEST, "%s:%u: not valid UTF-8 "
+		    "text", name, bad_utf8_line(buf, len) + line0);
 	if (!yaml_parser_initialize(&p))
 		return error_set(e, ERR_INTERNAL, "%s: yaml init failed", name);
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
@@ -39,9 +56,11 @@ ydoc_load_buf(struct ydoc *y, const char *name, const char *buf, size_t len,
 	}
 	y->loaded = 1;
 	yaml_parser_delete(&p);
-	if (yaml_document_get_root_node(&y->doc) == NULL)
+	if (yaml_document_get_root_node(&y->doc) == NULL) {
+		y->empty = 1;
 		return error_set(e, ERR_BAD_REQUEST, "%s:%u: empty document",
 		    name, line0 + 1);
+	}
 	return 0;
 }
 

@@ -15,6 +15,7 @@ struct ydoc {
 	int loaded;
 	char *name;        /* file name used in messages */
 	unsigned line0;    /* added to libyaml's line numbers */
+	int empty;         /* the text held no document (comments only) */
 };
 
 /* Load one document from a file or a buffer; errors read "name:line: why". */

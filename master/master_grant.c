@@ -46,6 +46,20 @@ grant_store_expire(void)
 		}
 }
 
+/* 1 if a component of path is "." or "..". */
+static int
+dot_component(const char *path)
+{
+	const char *c;
+
+	for (c = path; (c = strchr(c, '.')) != NULL; c++)
+		if ((c == path || c[-1] == '/') && (c[1] == '\0' ||
+		    c[1] == '/' || (c[1] == '.' && (c[2] == '\0' ||
+		    c[2] == '/'))))
+			return 1;
+	return 0;
+}
+
 /* The master's own checks on a grant, whatever policyd said. */
 static int
 grant_sane(const struct grant *g, struct error *e)
@@ -55,8 +69,11 @@ grant_sane(const struct grant *g, struct error *e)
 	int ok;
 
 	if (strstr(g->entry, "..") != NULL || strstr(g->skill_dir, "/..") ||
-	    strstr(g->work_dir, "/..") || strstr(g->data_dir, "/.."))
-		return error_set(e, ERR_INTERNAL, "grant path has \"..\"");
+	    strstr(g->work_dir, "/..") || strstr(g->data_dir, "/..") ||
+	    dot_component(g->skill_dir) || dot_component(g->work_dir) ||
+	    dot_component(g->data_dir))
+		return error_set(e, ERR_INTERNAL,
+		    "grant path has \".\" or \"..\"");
 	xasprintf(&workroot, "%s/work/", M->cfg.state_dir);
 	n = strlen(workroot);
 	ok = strncmp(g->work_dir, workroot, n) == 0 && g->work_dir[n] != '\0';

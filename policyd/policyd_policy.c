@@ -272,8 +272,10 @@ policy_load_file(struct policy *p, const char *path, const char *name,
 	int rc = -1;
 
 	if (ydoc_load_file(&y, path, e) == -1) {
+		rc = y.empty ? 0 : -1;  /* only comments: an empty file */
 		ydoc_free(&y);
-		return -1;
+		p->nfiles++;
+		return rc;
 	}
 	free(y.name);
 	y.name = xstrdup(name);

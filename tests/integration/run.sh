@@ -7,8 +7,10 @@
 #   SB_TOOLS=<dir of rawclient>                  (default: <repo>/build/tests/tools)
 #   sh tests/integration/run.sh [TEST...]        (TEST: a function name, e.g. t05_timeout)
 #
-# Needs root (the master forks workers under uids 63000-63050), jq, and
-# perl (for the connection-close check; skipped without it).
+# Needs root (the master forks workers under a slot of 10 uids in
+# 63000-63999), jq, and perl (for the connection-close check; skipped
+# without it). KEEP_TMP=1 keeps the temp dir (config, daemon.log, audit
+# log); SB_IT_VERBOSE=1 prints each test's duration.
 # Prints "ok - NAME" / "not ok - NAME: why" per test, then
 # "integration: N passed, M failed"; exits 1 if any failed.
 
@@ -218,6 +220,7 @@ stop_daemon() {
 }
 
 restart_daemon() {
+	local p
 	stop_daemon
 	# Leftovers of a crashed run would confuse the next one.
 	for p in $(our_pids); do
@@ -368,8 +371,12 @@ t01_invoke_echo() {
 
 t02_audit_records() {
 	local rec dec grant seq_recv seq_dec seq_start seq_exit seq_done why
-	if [ -z "$REQ1" ] || [ "$REQ1" = JQERR ]; then
-		fail "no request id from t01_invoke_echo"
+	if [ -z "$REQ1" ]; then   # run alone: make the call here
+		ctl invoke echo-args --phase execution --json -- one two
+		REQ1=$(j .id)
+	fi
+	if [ -z "$REQ1" ] || [ "$REQ1" = JQERR ] || [ "$REQ1" = null ]; then
+		fail "no request id to look for"
 		return
 	fi
 	audit_wait ".event.action == \"invoke.completed\" and .request.id == \"$REQ1\"" ||
@@ -627,6 +634,9 @@ t09_garbage() {
 		peek=$(printf '%s %s\n' "00000004 93 01 02 03" "$HELLO_HEX" |
 		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 3 2>&1)
 		expect "after bad frame" "$peek" "frames=1 eof=1 trailing=0"
+		peek=$(printf '%s %s\n' "ffffffff" "$HELLO_HEX" |
+		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 3 2>&1)
+		expect "after bad header" "$peek" "frames=1 eof=1 trailing=0"
 		# Control: a good frame keeps the connection open.
 		peek=$(printf '%s\n' "$HELLO_HEX" |
 		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 0.5 2>&1)
@@ -649,7 +659,7 @@ t09_garbage() {
 	[ "$ms" -lt 3000 ] || fail "invoke beside a partial frame took ${ms} ms"
 	kill -0 "$bgp" 2>/dev/null ||
 	    fail "the partial-frame client was gone before the invoke ended"
-	raw "$SOCK" -H <<<"$HELLO_HEX"
+	raw -H "$SOCK" <<<"$HELLO_HEX"
 	expect "hello beside a partial frame" "$(j .type)" hello
 	kill "$bgp" 2>/dev/null
 	wait "$bgp" 2>/dev/null
@@ -661,8 +671,17 @@ t09_garbage() {
 	expect "daemon alive afterwards: invoke" "$OUT" "still alive"
 }
 
+# The effective and permitted capability sets of a process: "0 0" when
+# both are empty (the hex masks otherwise).
+caps() {
+	awk '/^CapEff:/ { e = $2 } /^CapPrm:/ { p = $2 }
+	    END { if (e ~ /^0+$/) e = 0; if (p ~ /^0+$/) p = 0; print e, p }' \
+	    "/proc/$1/status" 2>/dev/null
+}
+
 t10_privsep() {
-	local role pid user bgp i procs uid w_uid
+	local role pid user bgp i procs uid w_uid nb
+	nb=$(id -u nobody)
 	expect "master user" "$(ps -o user= -p "$DPID" | tr -d ' ')" root
 	for role in broker policyd auditd; do
 		pid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
@@ -675,9 +694,8 @@ t10_privsep() {
 		expect "$role parent" "$(ps -o ppid= -p "$pid" | tr -d ' ')" "$DPID"
 		# All of its uids (real, effective, saved, fs) are nobody's.
 		uid=$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/$pid/status")
-		local nb
-		nb=$(id -u nobody)
 		expect "$role uids" "$uid" "$nb$nb$nb$nb"
+		expect "$role capabilities" "$(caps "$pid")" "0 0"
 	done
 	# The skill itself runs as a worker uid.
 	ctl invoke whoami --phase execution
@@ -709,6 +727,7 @@ t10_privsep() {
 		    "$(awk '/^Groups:/ { print $2 }' "/proc/$pid/status")" ""
 		[ "$(ps -o user= -p "$pid" | tr -d ' ')" != root ] ||
 		    fail "the worker runs as root"
+		expect "worker capabilities" "$(caps "$pid")" "0 0"
 	fi
 	wait "$bgp" 2>/dev/null
 	BG_PIDS=${BG_PIDS% $bgp}

@@ -39,8 +39,7 @@ setup(void **state)
 	snprintf(root, sizeof(root), "/tmp/sb-test-skill.XXXXXX");
 	if (mkdtemp(root) == NULL)
 		return -1;
-	snprintf(outside, sizeof(outside), "%s/../%s-outside", root,
-	    strrchr(root, '/') + 1);
+	snprintf(outside, sizeof(outside), "%s-outside", root);
 	if (mkdir(outside, 0755) == -1)
 		return -1;
 	return 0;
@@ -551,6 +550,14 @@ test_fs_globs_contained(void **state)
 	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/a/b/c.txt\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
+	/* A dangling symlink: where it leads may appear later. */
+	link_at("/nonexistent-sb-test/dir", "globs/dangling");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/dangling/**\"] }\n");
+	expect_invalid("globs", "resolves outside the skill directory");
+	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs: { read: [\"$SKILL_DIR/dangling/x/y\"] }\n");
+	expect_invalid("globs", "resolves outside the skill directory");
 }
 
 static void
@@ -735,6 +742,26 @@ test_registry_bad_does_not_stop_good(void **state)
 	registry_free(&r);
 }
 
+/* The skills shipped with the project load, and are valid. */
+static void
+test_shipped_skills_valid(void **state)
+{
+	struct registry r;
+	char *dirs[1] = { (char *)"skills" };
+	size_t i;
+
+	(void)state;
+	registry_load(&r, dirs, 1);
+	assert_true(r.n >= 2);
+	for (i = 0; i < r.n; i++)
+		if (!r.skills[i].valid)
+			fail_msg("shipped skill %s is invalid: %s",
+			    r.skills[i].name, r.skills[i].error);
+	assert_non_null(registry_find(&r, "hello"));
+	assert_non_null(registry_find(&r, "notes"));
+	registry_free(&r);
+}
+
 int
 main(void)
 {
@@ -759,6 +786,7 @@ main(void)
 		T(test_allowed_tools),
 		T(test_yaml_error_lines_are_skill_md_lines),
 		T(test_registry_bad_does_not_stop_good),
+		T(test_shipped_skills_valid),
 #undef T
 	};
 
