@@ -190,6 +190,8 @@ enc_output(struct mp_enc *m, const struct request *r)
 static void
 enc_effects(struct mp_enc *m, const struct request *r)
 {
+	size_t i;
+
 	enc_str(m, "effects");
 	enc_map(m, 2);
 	enc_str(m, "process");
@@ -208,7 +210,13 @@ enc_effects(struct mp_enc *m, const struct request *r)
 	enc_kuint(m, "cpu_ms", r->x.cpu_ms);
 	enc_kuint(m, "max_rss_kb", r->x.max_rss_kb);
 	enc_str(m, "files_written");
-	enc_array(m, 0);
+	enc_array(m, r->x.nfiles);
+	for (i = 0; i < r->x.nfiles; i++) {
+		enc_map(m, 3);
+		enc_kstr(m, "path", r->x.files[i].path);
+		enc_kuint(m, "size_bytes", r->x.files[i].size);
+		enc_kstr(m, "sha256", r->x.files[i].sha256);
+	}
 }
 
 static void

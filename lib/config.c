@@ -23,6 +23,16 @@ static const struct limits default_limits = {
 	.nofile = 64,
 };
 
+static void
+strarr_free_cfg(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Make p absolute relative to base (the config file's directory). */
 static char *
 config_abspath(const char *base, const char *p)
@@ -87,13 +97,36 @@ static int
 config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
     struct error *e)
 {
-	static const char *const keys[] = { "uids", NULL };
+	static const char *const keys[] = { "uids", "network", "system_paths",
+		"tmp_mb", NULL };
 	yaml_node_t *u;
 	uint64_t first, last;
+	const char *net;
+	size_t i;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "worker", e) ||
 	    ymap_only(y, n, keys, e))
 		return -1;
+	if ((u = ymap_get(y, n, "network")) != NULL) {
+		if (yscalar(y, u, &net, e))
+			return -1;
+		if (strcmp(net, "none") != 0 && strcmp(net, "host") != 0)
+			return yerr(y, u, e, "worker.network: none or host");
+		c->worker_network_host = strcmp(net, "host") == 0;
+	}
+	if ((u = ymap_get(y, n, "tmp_mb")) != NULL &&
+	    yuint(y, u, 1, 65536, &c->worker_tmp_mb, e))
+		return -1;
+	if ((u = ymap_get(y, n, "system_paths")) != NULL) {
+		strarr_free_cfg(c->sys_paths, c->nsys_paths);
+		if (ystrlist(y, u, 64, &c->sys_paths, &c->nsys_paths, e))
+			return -1;
+		for (i = 0; i < c->nsys_paths; i++)
+			if (c->sys_paths[i][0] != '/' ||
+			    strstr(c->sys_paths[i], "..") != NULL)
+				return yerr(y, u, e, "worker.system_paths: "
+				    "absolute paths without \"..\"");
+	}
 	if ((u = ymap_get(y, n, "uids")) == NULL)
 		return 0;
 	if (u->type != YAML_SEQUENCE_NODE ||
@@ -112,19 +145,133 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 	return 0;
 }
 
+const char *const audit_flush_names[] = { "none", "incremental", "data",
+	"sync", NULL };
+const char *const audit_max_action_names[] = { "rotate", "keep_logs", NULL };
+const char *const audit_fail_action_names[] = { "suspend", "rotate", "halt",
+	NULL };
+
+int
+config_keyword(const char *const *names, const char *s)
+{
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+void
+audit_settings_default(struct audit_settings *a)
+{
+	a->flush = AUDIT_FLUSH_DATA;
+	a->freq = 50;
+	a->max_log_file = 8 * 1024 * 1024;
+	a->max_log_file_action = AUDIT_MAX_ROTATE;
+	a->num_logs = 5;
+	a->disk_full_action = AUDIT_FAIL_SUSPEND;
+	a->disk_error_action = AUDIT_FAIL_SUSPEND;
+}
+
+int
+audit_size_parse(const char *s, uint64_t *bytes)
+{
+	uint64_t v, unit = 1024 * 1024;
+	size_t len = strlen(s);
+	char num[24];
+
+	if (len == 0 || len >= sizeof(num))
+		return -1;
+	memcpy(num, s, len + 1);
+	if (num[len - 1] == 'K' || num[len - 1] == 'M') {
+		unit = num[len - 1] == 'K' ? 1024 : 1024 * 1024;
+		num[len - 1] = '\0';
+	}
+	if (parse_uint(num, 0, AUDIT_MAX_LOG_FILE_MAX / unit, &v) == -1)
+		return -1;
+	*bytes = v * unit;
+	return 0;
+}
+
+/* One keyword setting: its value must be one of names. */
+static int
+config_audit_keyword(struct ydoc *y, yaml_node_t *n, const char *key,
+    const char *const *names, int *out, struct error *e)
+{
+	char list[128];
+	size_t off = 0;
+	const char *s;
+	int i;
+
+	if (yscalar(y, n, &s, e) == -1)
+		return -1;
+	if ((i = config_keyword(names, s)) >= 0) {
+		*out = i;
+		return 0;
+	}
+	list[0] = '\0';
+	for (i = 0; names[i] != NULL && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+		    i ? ", " : "", names[i]);
+	return yerr(y, n, e, "audit.%s must be one of: %s", key, list);
+}
+
+static int
+config_audit_size(struct ydoc *y, yaml_node_t *n, uint64_t *out,
+    struct error *e)
+{
+	const char *s;
+
+	if (yscalar(y, n, &s, e) == -1)
+		return -1;
+	if (audit_size_parse(s, out) == -1 || (*out != 0 && *out < 4096))
+		return yerr(y, n, e, "audit.max_log_file must be a whole "
+		    "number of MiB, or of KiB with a K suffix (at least 4K), "
+		    "or 0 for no limit");
+	return 0;
+}
+
+/* The audit block: path and the Linux auditd-named durability keys. */
 static int
 config_audit(struct ydoc *y, yaml_node_t *n, const char *base,
     struct config *c, struct error *e)
 {
-	static const char *const keys[] = { "path", NULL };
+	static const char *const keys[] = { "path", "flush", "freq",
+		"max_log_file", "max_log_file_action", "num_logs",
+		"disk_full_action", "disk_error_action", NULL };
+	struct audit_settings *a = &c->audit;
+	int v[4] = { (int)a->flush, (int)a->max_log_file_action,
+		(int)a->disk_full_action, (int)a->disk_error_action };
 	yaml_node_t *p;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "audit", e) ||
 	    ymap_only(y, n, keys, e))
 		return -1;
-	if ((p = ymap_get(y, n, "path")) != NULL &&
-	    config_path(y, p, base, &c->audit_path, e) == -1)
+	if (((p = ymap_get(y, n, "path")) &&
+	    config_path(y, p, base, &c->audit_path, e)) ||
+	    ((p = ymap_get(y, n, "flush")) && config_audit_keyword(y, p,
+	    "flush", audit_flush_names, &v[0], e)) ||
+	    ((p = ymap_get(y, n, "freq")) && yuint(y, p, 1, AUDIT_FREQ_MAX,
+	    &a->freq, e)) ||
+	    ((p = ymap_get(y, n, "max_log_file")) && config_audit_size(y, p,
+	    &a->max_log_file, e)) ||
+	    ((p = ymap_get(y, n, "max_log_file_action")) &&
+	    config_audit_keyword(y, p, "max_log_file_action",
+	    audit_max_action_names, &v[1], e)) ||
+	    ((p = ymap_get(y, n, "num_logs")) && yuint(y, p, 2,
+	    AUDIT_NUM_LOGS_MAX, &a->num_logs, e)) ||
+	    ((p = ymap_get(y, n, "disk_full_action")) &&
+	    config_audit_keyword(y, p, "disk_full_action",
+	    audit_fail_action_names, &v[2], e)) ||
+	    ((p = ymap_get(y, n, "disk_error_action")) &&
+	    config_audit_keyword(y, p, "disk_error_action",
+	    audit_fail_action_names, &v[3], e)))
 		return -1;
+	a->flush = (enum audit_flush)v[0];
+	a->max_log_file_action = (enum audit_max_action)v[1];
+	a->disk_full_action = (enum audit_fail_action)v[2];
+	a->disk_error_action = (enum audit_fail_action)v[3];
 	return 0;
 }
 
@@ -186,6 +333,14 @@ config_parse(struct ydoc *y, const char *base, struct config *c,
 	return 0;
 }
 
+/* What a skill needs of the host to run programs, and nothing secret. */
+static const char *const default_sys_paths[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/alternatives", "/etc/localtime", "/etc/nsswitch.conf",
+	"/etc/hosts", "/etc/resolv.conf", "/etc/ssl/certs", NULL
+};
+
 /* Defaults that need the config's directory. */
 static void
 config_defaults(struct config *c, const char *base)
@@ -200,6 +355,13 @@ config_defaults(struct config *c, const char *base)
 	c->max_frame_bytes = 1024 * 1024;
 	c->max_clients = 64;
 	c->limits = default_limits;
+	c->worker_tmp_mb = 64;
+	for (c->nsys_paths = 0; default_sys_paths[c->nsys_paths] != NULL;
+	    c->nsys_paths++)
+		;
+	c->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
+	for (size_t i = 0; i < c->nsys_paths; i++)
+		c->sys_paths[i] = xstrdup(default_sys_paths[i]);
 }
 
 int
@@ -223,6 +385,8 @@ config_load(struct config *c, const char *path, struct error *e)
 	ydoc_free(&y);
 	if (r == 0 && c->audit_path == NULL)
 		xasprintf(&c->audit_path, "%s/audit.jsonl", c->state_dir);
+	if (r == 0)
+		xasprintf(&c->audit_head, "%s/audit.head", c->state_dir);
 	if (r == 0 && c->nskills_dirs == 0) {
 		c->skills_dirs = xcalloc(2, sizeof(char *));
 		c->skills_dirs[0] = config_abspath(dir, "skills");
@@ -273,6 +437,8 @@ config_free(struct config *c)
 	free(c->policy_dir);
 	free(c->state_dir);
 	free(c->audit_path);
+	free(c->audit_head);
 	free(c->privsep_user);
+	strarr_free_cfg(c->sys_paths, c->nsys_paths);
 	memset(c, 0, sizeof(*c));
 }

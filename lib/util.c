@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,4 +288,16 @@ path_normalize(char *path)
 	if (out == path)
 		*out++ = '/';
 	*out = '\0';
+}
+
+int
+fmt_path(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

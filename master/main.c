@@ -71,6 +71,10 @@ prepare_dirs(void)
 	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
 		fatal("work dir %s", p);
 	free(p);
+	xasprintf(&p, "%s/root", c->state_dir);  /* the workers' mount point */
+	if (mkdir_p(p, 0755) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0755))
+		fatal("root dir %s", p);
+	free(p);
 	xasprintf(&p, "%s/data", c->state_dir);
 	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
 		fatal("data dir %s", p);
@@ -249,10 +253,11 @@ main(int argc, char *argv[])
 	add_signal(SIGINT, on_sigterm);
 	add_signal(SIGHUP, on_sighup);
 	grant_store_init(0);
+	cgroup_init();
 	worker_init();
 	proc_start_all();
 	event_base_dispatch(M->base);
 	final_cleanup();
-	log_info("stopped");
-	return 0;
+	log_info("stopped%s", M->exit_status ? " after a failure" : "");
+	return M->exit_status;
 }

@@ -40,6 +40,7 @@ struct master {
 	struct role roles[ROLE__COUNT];
 	int nready;
 	int shutting_down;
+	int exit_status;   /* non-zero when a failure, not a signal, stopped us */
 	uint64_t audit_ref;
 };
 
@@ -58,6 +59,23 @@ int grant_store_add(struct grant *g, struct error *e);
 struct grant *grant_store_take(const char *id);
 void grant_store_clear(void);
 void grant_store_init(uint64_t ttl_ms);
+
+/* master_cgroup.c */
+void cgroup_init(void);
+int cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
+    struct error *e);
+void cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max);
+void cgroup_remove(uid_t wuid);
+
+/* master_files.c */
+struct file_written {
+	char path[PATH_MAX_LEN];
+	uint64_t size;
+	char sha256[65];
+};
+/* Regular files under dir modified at or after since (realtime ns). */
+size_t files_written_scan(const char *dir, const char *shown_as,
+    uint64_t since_ns, struct file_written *out, size_t max);
 
 /* master_worker.c */
 int worker_on_run(struct peer *p, const struct mp_doc *d);

@@ -314,6 +314,8 @@ spawn_policyd(int master_end, int brk)
 	argv[n++] = work;
 	argv[n++] = "-D";
 	argv[n++] = data;
+	if (M->cfg.worker_network_host)
+		argv[n++] = "-N";
 	argv[n++] = "-L";
 	xasprintf(&vals[7], "%s,%s,%s,%s,%s,%s,%s", vals[0], vals[1], vals[2],
 	    vals[3], vals[4], vals[5], vals[6]);
@@ -472,6 +474,7 @@ proc_child_exited(pid_t pid, int status)
 		if (i == ROLE_BROKER || M->nready < ROLE__COUNT) {
 			log_warnx("cannot serve without the %s; stopping",
 			    r->name);
+			M->exit_status = 1;
 			proc_stop_all();
 			event_base_loopexit(M->base, NULL);
 		} else

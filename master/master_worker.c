@@ -5,6 +5,9 @@
  * master send the go byte; the broker then gets the worker's pipes.
  */
 #include <ctype.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +41,7 @@ struct worker {
 	struct event *status_ev, *timer;
 	char status[256];
 	size_t status_len;
-	uint64_t audit_ref, t_go;
+	uint64_t audit_ref, t_go, t_go_real_ns;
 	int timed_out;
 	enum err_type fail;
 	char failmsg[ERROR_MSG_MAX];
@@ -142,6 +145,14 @@ close_if(int *fd)
 	*fd = -1;
 }
 
+/* The worker is pid 1 of its namespace: killing it ends the namespace. */
+static void
+worker_kill(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	kill(-pid, SIGKILL);
+}
+
 /* Kill the worker's process group; the reaper reports the outcome. */
 static void
 worker_fail(struct worker *w, enum err_type err, const char *msg)
@@ -151,7 +162,7 @@ worker_fail(struct worker *w, enum err_type err, const char *msg)
 		snprintf(w->failmsg, sizeof(w->failmsg), "%s", msg);
 	}
 	if (w->pid > 0)
-		kill(-w->pid, SIGKILL);
+		worker_kill(w->pid);
 }
 
 static void
@@ -163,7 +174,7 @@ worker_timer(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (w->st == W_RUNNING) {
 		w->timed_out = 1;
-		kill(-w->pid, SIGKILL);
+		worker_kill(w->pid);
 	} else if (w->st == W_AUDITING)
 		worker_fail(w, ERR_AUDIT_UNAVAILABLE,
 		    "the audit record was not acknowledged in time");
@@ -244,6 +255,23 @@ worker_slot(void)
 	return NULL;
 }
 
+/* What only the master knows: where the private root goes, and more. */
+static void
+grant_fill_host(struct grant *g)
+{
+	size_t i;
+
+	free(g->root_dir);
+	xasprintf(&g->root_dir, "%s/root", M->cfg.state_dir);
+	strarr_free(g->sys_paths, g->nsys_paths);
+	g->sys_paths = xcalloc(M->cfg.nsys_paths + 1, sizeof(char *));
+	for (i = 0; i < M->cfg.nsys_paths; i++)
+		g->sys_paths[i] = xstrdup(M->cfg.sys_paths[i]);
+	g->nsys_paths = M->cfg.nsys_paths;
+	g->tmp_mb = M->cfg.worker_tmp_mb;
+	g->net_host = g->nperm[2] > 0 && M->cfg.worker_network_host;
+}
+
 /* In the child: the worker's fds at fixed numbers, then exec. */
 static void __attribute__((noreturn))
 worker_exec(int in_r, int out_w, int err_w, int spec_r, int stat_w)
@@ -253,8 +281,6 @@ worker_exec(int in_r, int out_w, int err_w, int spec_r, int stat_w)
 	int tmp[5] = { in_r, out_w, err_w, spec_r, stat_w }, i;
 	sigset_t all;
 
-	if (setpgid(0, 0) == -1)
-		_exit(126);
 	for (i = 0; i < 5; i++)
 		if ((tmp[i] = fcntl(tmp[i], F_DUPFD, 64)) == -1)
 			_exit(126);
@@ -290,11 +316,15 @@ worker_spawn(struct worker *w, struct error *e)
 	if (pipe_pair(in) || pipe_pair(out) || pipe_pair(err) ||
 	    pipe_pair(spec) || pipe_pair(st))
 		return error_set(e, ERR_INTERNAL, "pipe: %s", strerror(errno));
-	if ((w->pid = fork()) == -1)
-		return error_set(e, ERR_INTERNAL, "fork: %s", strerror(errno));
+	/* fork-like clone: the worker starts as pid 1 of fresh namespaces. */
+	w->pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID |
+	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+	    (w->g->net_host ? 0 : CLONE_NEWNET) | SIGCHLD, NULL, NULL, NULL, 0);
+	if (w->pid == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "clone: %s",
+		    strerror(errno));
 	if (w->pid == 0)
 		worker_exec(in[0], out[1], err[1], spec[0], st[1]);
-	(void)setpgid(w->pid, w->pid);
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
@@ -307,6 +337,9 @@ worker_spawn(struct worker *w, struct error *e)
 	w->status_fd = st[0];
 	w->g->worker_uid = w->uid;
 	w->g->worker_gid = w->uid;
+	/* In its cgroups before it reads its spec, so nothing escapes them. */
+	if (cgroup_enter(w->uid, w->pid, w->g->memory_mb, w->g->pids, &fe) == -1)
+		worker_fail(w, ERR_SANDBOX_FAILED, fe.msg);
 	enc_init(&m);
 	grant_enc(&m, w->g);
 	if (frame_send(w->spec_fd, m.sb.data, m.sb.size, &fe) == -1)
@@ -348,6 +381,11 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 		refuse_run(r.ref, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
 		grant_free(g);
 		free(g);
+	} else if (g->nperm[2] > 0 && !M->cfg.worker_network_host) {
+		refuse_run(r.ref, ERR_SANDBOX_FAILED, "the grant asks for "
+		    "network access, which this host does not provide");
+		grant_free(g);
+		free(g);
 	} else if ((w = worker_slot()) == NULL) {
 		refuse_run(r.ref, ERR_OVERLOADED, "every worker uid is in use");
 		grant_free(g);
@@ -355,6 +393,7 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 	} else {
 		w->ref = r.ref;
 		w->g = g;
+		grant_fill_host(g);
 		w->in_w = w->out_r = w->err_r = w->spec_fd = w->status_fd = -1;
 		if (worker_spawn(w, &e) == -1) {
 			refuse_run(r.ref, e.type, e.msg);
@@ -389,6 +428,13 @@ worker_go(struct worker *w)
 	close_if(&w->spec_fd);
 	w->st = W_RUNNING;
 	w->t_go = now_mono_ms();
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		/* 20 ms of slack: file times come from a coarse clock */
+		w->t_go_real_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+		    (uint64_t)ts.tv_nsec - 20000000ULL;
+	}
 	evtimer_del(w->timer);
 	arm_timer(w, w->g->timeout_ms);
 	enc_init(&m);
@@ -466,7 +512,10 @@ static void
 worker_result(struct worker *w, int status, const struct rusage *ru,
     struct msg_run_exited *x)
 {
+	int oom, pids_hit;
+
 	memset(x, 0, sizeof(*x));
+	cgroup_limits_hit(w->uid, &oom, &pids_hit);
 	x->started = w->st == W_RUNNING;
 	x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -491,7 +540,35 @@ worker_result(struct worker *w, int status, const struct rusage *ru,
 		x->err = ERR_RESOURCE_LIMIT;
 		x->message = x->signal == SIGXCPU ? "CPU time limit reached" :
 		    "file size limit reached";
+	} else if (oom) {
+		x->err = ERR_RESOURCE_LIMIT;
+		x->message = "the memory limit ended the skill";
+	} else if (pids_hit && (x->exit_code != 0 || x->signal != 0)) {
+		x->err = ERR_RESOURCE_LIMIT;
+		x->message = "the process limit was reached";
 	}
+}
+
+/* Files the call wrote, as the skill saw them (/work, /data). */
+static void
+worker_files(struct worker *w, struct msg_run_exited *x)
+{
+	static struct file_written found[FILES_WRITTEN_MAX];
+	size_t n, i;
+
+	if (!x->started)
+		return;
+	n = files_written_scan(w->g->work_dir, "/work", w->t_go_real_ns,
+	    found, FILES_WRITTEN_MAX);
+	n += files_written_scan(w->g->data_dir, "/data", w->t_go_real_ns,
+	    found + n, FILES_WRITTEN_MAX - n);
+	x->files = xcalloc(n + 1, sizeof(*x->files));
+	for (i = 0; i < n; i++) {
+		x->files[i].path = xstrdup(found[i].path);
+		x->files[i].size = found[i].size;
+		x->files[i].sha256 = xstrdup(found[i].sha256);
+	}
+	x->nfiles = n;
 }
 
 /* SIGCHLD for a worker: clean up its processes and report. */
@@ -508,13 +585,20 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	if (slot == nworkers)
 		return 0;
 	w = &workers[slot];
-	kill(-pid, SIGKILL);
+	worker_kill(pid);
 	kill_uid_processes(w->uid);
 	worker_status_read(w->status_fd, EV_READ, w);  /* a last "fail" */
 	worker_result(w, status, ru, &x);
+	worker_files(w, &x);
+	cgroup_remove(w->uid);
 	audit_worker_event(w, "worker.exited", "end",
 	    x.err == ERR_NONE ? "success" : "failure", &x);
 	send_exited(w->ref, &x);
+	for (i = 0; i < x.nfiles; i++) {
+		free(x.files[i].path);
+		free(x.files[i].sha256);
+	}
+	free(x.files);
 	if (w->status_ev)
 		event_free(w->status_ev);
 	if (w->timer)
@@ -539,7 +623,7 @@ worker_kill_all(void)
 
 	for (i = 0; i < nworkers; i++)
 		if (workers[i].st != W_FREE && workers[i].pid > 0)
-			kill(-workers[i].pid, SIGKILL);
+			worker_kill(workers[i].pid);
 }
 
 /* auditd is gone: no start may wait for an acknowledgement forever. */

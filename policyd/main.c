@@ -334,12 +334,13 @@ main(int argc, char *argv[])
 	struct mp_enc m;
 
 	skills_dirs = xcalloc((size_t)argc, sizeof(char *));
-	while ((ch = getopt(argc, argv, "D:dg:L:P:S:u:vW:")) != -1) {
+	while ((ch = getopt(argc, argv, "D:dg:L:NP:S:u:vW:")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
 		case 'g': if (parse_uint(optarg, 1, 4294967294U, &gid)) return 2; break;
 		case 'L': have_limits = parse_limits(optarg, &penv.limits) == 0; break;
 		case 'D': penv.dataroot = optarg; break;
+		case 'N': penv.net_host = 1; break;
 		case 'P': policy_dir = optarg; break;
 		case 'S': skills_dirs[nskills_dirs++] = optarg; break;
 		case 'u': if (parse_uint(optarg, 1, 4294967294U, &uid)) return 2; break;

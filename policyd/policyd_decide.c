@@ -184,6 +184,12 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		    "than rule \"%s\" allows: %s", req->skill, r->name, missing);
 		return;
 	}
+	if (d->skill->perms.n[PERM_NET] > 0 && !pe->net_host) {
+		deny(d, ERR_PERMISSION_DENIED, "skill \"%s\" declares network "
+		    "access, and this host gives workers none (worker.network: "
+		    "none)", req->skill);
+		return;
+	}
 	effective_limits(pe, req, r, d);
 	if (!req->dry_run && !rate_take(req->uid, req->skill,
 	    r->rate.per_minute, r->rate.burst, now_ms)) {

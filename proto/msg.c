@@ -212,7 +212,7 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 {
 	size_t i;
 
-	msg_begin(m, MSG_GRANT, 25);
+	msg_begin(m, MSG_GRANT, 29);
 	enc_kstr(m, "grant_id", g->grant_id);
 	enc_kstr(m, "skill", g->skill);
 	enc_kstr(m, "command", g->command);
@@ -234,6 +234,10 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 	enc_kuint(m, "nofile", g->nofile);
 	enc_kuint(m, "worker_uid", g->worker_uid);
 	enc_kuint(m, "worker_gid", g->worker_gid);
+	enc_kstr(m, "root_dir", g->root_dir ? g->root_dir : "");
+	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
+	enc_kuint(m, "tmp_mb", g->tmp_mb);
+	enc_kbool(m, "net_host", g->net_host);
 	enc_kuint(m, "v", PROTO_VERSION);
 }
 
@@ -257,7 +261,8 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 		"data_dir", "fs_read", "fs_write", "network", "exec",
 		"env_names", "principal_uid", "session", "timeout_ms", "output_bytes",
 		"memory_mb", "pids", "fsize_mb", "nofile", "worker_uid",
-		"worker_gid", "v", NULL };
+		"worker_gid", "root_dir", "sys_paths", "tmp_mb", "net_host",
+		"v", NULL };
 	const msgpack_object *o = d->root;
 	uint64_t v;
 
@@ -285,7 +290,12 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
 	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e) ||
 	    mp_uint(o, "worker_uid", 1, UINT32_MAX, &g->worker_uid, e) ||
-	    mp_uint(o, "worker_gid", 1, UINT32_MAX, &g->worker_gid, e)) {
+	    mp_uint(o, "worker_gid", 1, UINT32_MAX, &g->worker_gid, e) ||
+	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
+	    mp_strarr(o, "sys_paths", 1, 64, PATH_MAX_LEN, &g->sys_paths,
+	    &g->nsys_paths, e) ||
+	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
+	    mp_bool(o, "net_host", 1, &g->net_host, e)) {
 		grant_free(g);
 		return -1;
 	}
@@ -316,6 +326,8 @@ grant_free(struct grant *g)
 	for (i = 0; i < 5; i++)
 		strarr_free(g->perm[i], g->nperm[i]);
 	free(g->session);
+	free(g->root_dir);
+	strarr_free(g->sys_paths, g->nsys_paths);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -409,7 +421,9 @@ msg_run_started_dec(const struct mp_doc *d, struct msg_run_started *r,
 void
 msg_run_exited_enc(struct mp_enc *m, const struct msg_run_exited *r)
 {
-	msg_begin(m, MSG_RUN_EXITED, 10);
+	size_t i;
+
+	msg_begin(m, MSG_RUN_EXITED, 11);
 	enc_kuint(m, "ref", r->ref);
 	enc_kbool(m, "started", r->started);
 	enc_kint(m, "exit_code", r->exit_code);
@@ -420,6 +434,47 @@ msg_run_exited_enc(struct mp_enc *m, const struct msg_run_exited *r)
 	enc_kuint(m, "max_rss_kb", r->max_rss_kb);
 	enc_kuint(m, "err", r->err);
 	enc_kstr(m, "message", r->message ? r->message : "");
+	enc_str(m, "files");
+	enc_array(m, r->nfiles);
+	for (i = 0; i < r->nfiles; i++) {
+		enc_map(m, 3);
+		enc_kstr(m, "path", r->files[i].path);
+		enc_kuint(m, "size_bytes", r->files[i].size);
+		enc_kstr(m, "sha256", r->files[i].sha256);
+	}
+}
+
+/* files: [{path, size_bytes, sha256}], each field checked. */
+static int
+written_dec(const msgpack_object *map, struct msg_run_exited *r,
+    struct error *e)
+{
+	static const char *const keys[] = { "path", "size_bytes", "sha256",
+		NULL };
+	const msgpack_object *a = mp_get(map, "files"), *it;
+	uint32_t i;
+
+	if (a == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "missing field \"files\"");
+	if (a->type != MSGPACK_OBJECT_ARRAY ||
+	    a->via.array.size > FILES_WRITTEN_MAX)
+		return error_set(e, ERR_BAD_REQUEST, "field \"files\" must be "
+		    "an array of at most %d entries", FILES_WRITTEN_MAX);
+	r->files = xcalloc(a->via.array.size + 1, sizeof(*r->files));
+	for (i = 0; i < a->via.array.size; i++) {
+		it = &a->via.array.ptr[i];
+		if (it->type != MSGPACK_OBJECT_MAP)
+			return error_set(e, ERR_BAD_REQUEST, "an item of "
+			    "\"files\" is not a map");
+		if (mp_only_keys(it, keys, e) ||
+		    mp_str(it, "path", 1, PATH_MAX_LEN, &r->files[i].path, e) ||
+		    mp_uint(it, "size_bytes", 1, UINT64_MAX, &r->files[i].size,
+		    e) ||
+		    mp_str(it, "sha256", 1, 64, &r->files[i].sha256, e))
+			return -1;
+		r->nfiles++;
+	}
+	return 0;
 }
 
 int
@@ -428,7 +483,7 @@ msg_run_exited_dec(const struct mp_doc *d, struct msg_run_exited *r,
 {
 	static const char *const keys[] = { "t", "ref", "started",
 		"exit_code", "signal", "timed_out", "duration_ms", "cpu_ms",
-		"max_rss_kb", "err", "message", NULL };
+		"max_rss_kb", "err", "message", "files", NULL };
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -442,7 +497,8 @@ msg_run_exited_dec(const struct mp_doc *d, struct msg_run_exited *r,
 	    mp_uint(o, "cpu_ms", 1, UINT64_MAX, &r->cpu_ms, e) ||
 	    mp_uint(o, "max_rss_kb", 1, UINT64_MAX, &r->max_rss_kb, e) ||
 	    mp_uint(o, "err", 1, ERR__COUNT - 1, &r->err, e) ||
-	    mp_str(o, "message", 1, REASON_MAX_LEN, &r->message, e)) {
+	    mp_str(o, "message", 1, REASON_MAX_LEN, &r->message, e) ||
+	    written_dec(o, r, e)) {
 		msg_run_exited_free(r);
 		return -1;
 	}
@@ -452,6 +508,13 @@ msg_run_exited_dec(const struct mp_doc *d, struct msg_run_exited *r,
 void
 msg_run_exited_free(struct msg_run_exited *r)
 {
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++) {
+		free(r->files[i].path);
+		free(r->files[i].sha256);
+	}
+	free(r->files);
 	free(r->message);
 	memset(r, 0, sizeof(*r));
 }

@@ -100,6 +100,11 @@ struct grant {
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
 	/* set by the master for the worker only */
 	uint64_t worker_uid, worker_gid;
+	char *root_dir;     /* empty mount point for the private root */
+	char **sys_paths;   /* host paths bound read-only */
+	size_t nsys_paths;
+	uint64_t tmp_mb;
+	int net_host;       /* keep the host network (no new net namespace) */
 };
 
 struct msg_grant_ack {
@@ -117,6 +122,14 @@ struct msg_run_started {
 	int64_t pid;
 };
 
+#define FILES_WRITTEN_MAX 256
+
+struct written {
+	char *path;
+	uint64_t size;
+	char *sha256;       /* hex, or "" when not hashed (too big) */
+};
+
 struct msg_run_exited {
 	uint64_t ref;
 	int started;
@@ -126,6 +139,8 @@ struct msg_run_exited {
 	uint64_t duration_ms, cpu_ms, max_rss_kb;
 	uint64_t err;        /* ERR_NONE or why nothing ran / how it ended */
 	char *message;
+	struct written *files;   /* created or changed under writable dirs */
+	size_t nfiles;
 };
 
 struct msg_audit_ack {

@@ -49,19 +49,43 @@ read_spec(struct grant *g)
 	free(buf);
 }
 
-/* argv: the entry point's path, then the call's arguments. */
+/* argv: the entry point's path inside the sandbox, then the arguments. */
 static char **
 build_argv(const struct grant *g, char **path)
 {
 	char **argv;
 	size_t i;
 
-	xasprintf(path, "%s/%s", g->skill_dir, g->entry);
+	xasprintf(path, "/skill/%s", g->entry);
 	argv = xcalloc(g->nargs + 2, sizeof(char *));
 	argv[0] = *path;
 	for (i = 0; i < g->nargs; i++)
 		argv[i + 1] = g->args[i];
 	return argv;
+}
+
+/*
+ * The environment: the grant's, with the directory variables pointing
+ * where the sandbox shows them (the host paths stay hidden).
+ */
+static char **
+build_env(const struct grant *g)
+{
+	static const char *const fixed[][2] = { { "HOME=", "HOME=/work" },
+		{ "WORK_DIR=", "WORK_DIR=/work" },
+		{ "SKILL_DIR=", "SKILL_DIR=/skill" },
+		{ "DATA_DIR=", "DATA_DIR=/data" }, { NULL, NULL } };
+	char **envp = xcalloc(g->nenv + 1, sizeof(char *));
+	size_t i, k;
+
+	for (i = 0; i < g->nenv; i++) {
+		envp[i] = g->env[i];
+		for (k = 0; fixed[k][0] != NULL; k++)
+			if (strncmp(g->env[i], fixed[k][0],
+			    strlen(fixed[k][0])) == 0)
+				envp[i] = (char *)fixed[k][1];
+	}
+	return envp;
 }
 
 int
@@ -81,8 +105,7 @@ main(int argc, char *argv[])
 	if (sandbox_build(&g, &step, &e) == -1)
 		fail(step, e.msg);
 	xargv = build_argv(&g, &path);
-	envp = xcalloc(g.nenv + 1, sizeof(char *));
-	memcpy(envp, g.env, g.nenv * sizeof(char *));
+	envp = build_env(&g);
 	if (write_full(WORKER_FD_STATUS, "ready\n", 6) == -1)
 		_exit(127);
 	/* Wait for the durable audit record; EOF means "do not run". */

@@ -15,5 +15,9 @@ int sandbox_final_limits(const struct grant *g, struct error *e);
 /* Give the work tree to the worker uid without following symlinks. */
 int workdir_prepare(const struct grant *g, struct error *e);
 int datadir_prepare(const struct grant *g, struct error *e);
+/* worker_mount.c: the private root, entered with pivot_root. */
+int sandbox_mounts(const struct grant *g, struct error *e);
+/* worker_seccomp.c: the syscall filter, installed last. */
+int sandbox_seccomp(const struct grant *g, struct error *e);
 
 #endif

@@ -26,7 +26,7 @@ static int
 step_session(const struct grant *g, struct error *e)
 {
 	(void)g;
-	if (setsid() == -1 && getpgrp() != getpid())
+	if (setsid() == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "setsid: %s",
 		    strerror(errno));
 	return 0;
@@ -128,11 +128,25 @@ step_no_new_privs(const struct grant *g, struct error *e)
 }
 
 static int
+step_mounts(const struct grant *g, struct error *e)
+{
+	return sandbox_mounts(g, e);
+}
+
+static int
+step_seccomp(const struct grant *g, struct error *e)
+{
+	return sandbox_seccomp(g, e);
+}
+
+/* Inside the private root the work dir is /work. */
+static int
 step_cwd(const struct grant *g, struct error *e)
 {
-	if (chdir(g->work_dir) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "chdir %s: %s",
-		    g->work_dir, strerror(errno));
+	(void)g;
+	if (chdir("/work") == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "chdir /work: %s",
+		    strerror(errno));
 	return 0;
 }
 
@@ -140,12 +154,14 @@ static const struct {
 	const char *name;
 	int (*fn)(const struct grant *, struct error *);
 } steps[] = {
-	{ "workdir", step_workdir },
 	{ "session", step_session },
+	{ "workdir", step_workdir },
+	{ "mounts", step_mounts },
 	{ "rlimits", step_rlimits },
 	{ "identity", step_identity },
 	{ "no_new_privs", step_no_new_privs },
 	{ "cwd", step_cwd },
+	{ "seccomp", step_seccomp },
 };
 
 int

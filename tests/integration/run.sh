@@ -39,7 +39,9 @@ claim_uids() {
 		else
 			# A stale lock: its owner is gone.
 			owner=$(cat "$lock/pid" 2>/dev/null)
-			[ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null || continue
+			if [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null; then
+				continue
+			fi
 			rm -rf "$lock"
 			mkdir "$lock" 2>/dev/null || continue
 			echo $$ >"$lock/pid"
@@ -55,6 +57,10 @@ claim_uids() {
 
 PASSED=0
 FAILED=0
+KNOWN=0
+# Tests that show a daemon bug not fixed yet: reported as "not ok ... #
+# TODO" and not counted as failures (SB_IT_STRICT=1 counts them).
+KNOWN_BUGS="t14_fatal_exit_status"
 WHY=""
 DPID=""         # the master we started, if it runs
 BG_PIDS=""      # helper processes we started in the background
@@ -177,10 +183,9 @@ setup_fixtures() {
 # Start the master in the foreground (as our child) and wait until a
 # hello round trip works, at most ~5 s.
 start_daemon() {
-	local i
 	"$SB_BIN/skillbrokerd" -d -f "$CONF" 2>>"$TMP/daemon.log" &
 	DPID=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		if [ -S "$SOCK" ] && timeout 5 "$SB_BIN/skillctl" -s "$SOCK" \
 		    hello >/dev/null 2>&1; then
 			return 0
@@ -196,13 +201,13 @@ start_daemon() {
 # SIGTERM the master, wait at most 5 s, then SIGKILL. Sets STOP_RC to
 # the master's exit status (or "hung") and STOP_MS to the time taken.
 stop_daemon() {
-	local t0 i
+	local t0
 	STOP_RC=""
 	STOP_MS=0
 	[ -n "$DPID" ] || return 0
 	t0=$(now_ms)
 	kill -TERM "$DPID" 2>/dev/null
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -230,11 +235,10 @@ restart_daemon() {
 }
 
 # skillctl with a hard bound, so a hang is a failure and not a stuck run.
-# Sets OUT (stdout), ERR (stderr) and RC.
+# Sets OUT (stdout) and RC; stderr goes to $TMP/ctl.err.
 ctl() {
 	OUT=$(timeout 20 "$SB_BIN/skillctl" -s "$SOCK" "$@" 2>"$TMP/ctl.err")
 	RC=$?
-	ERR=$(cat "$TMP/ctl.err")
 }
 
 # rawclient: hex on stdin with -H. Sets OUT and RC.
@@ -270,8 +274,15 @@ run_test() {
 	"$name"
 	[ -z "${SB_IT_VERBOSE:-}" ] || echo "# $name: $(($(now_ms) - t0)) ms"
 	if [ -z "$WHY" ]; then
-		echo "ok - $name"
+		case " $KNOWN_BUGS " in
+		*" $name "*) echo "ok - $name # TODO the known daemon bug" \
+		    "seems fixed: take $name out of KNOWN_BUGS" ;;
+		*) echo "ok - $name" ;;
+		esac
 		PASSED=$((PASSED + 1))
+	elif [ -z "${SB_IT_STRICT:-}" ] && [[ " $KNOWN_BUGS " == *" $name "* ]]; then
+		echo "not ok - $name # TODO known daemon bug, not counted: $WHY"
+		KNOWN=$((KNOWN + 1))
 	else
 		echo "not ok - $name: $WHY"
 		FAILED=$((FAILED + 1))
@@ -284,8 +295,7 @@ audit_q() { jq -c "$1" "$AUDIT" 2>/dev/null; }
 # Wait (at most ~3 s) until the audit log has a record matching FILTER
 # (a jq select expression); auditd writes asynchronously.
 audit_wait() {
-	local i
-	for i in $(seq 60); do
+	for _ in $(seq 60); do
 		[ -n "$(audit_q "select($1)" | head -n 1)" ] && return 0
 		sleep 0.05
 	done
@@ -576,8 +586,9 @@ line two: $$ $(date +%s)"
 	# The file lives in the session's work dir, owned by a worker uid.
 	if [ -f "$WORKROOT/0/it-s1/saved.txt" ]; then
 		owner=$(stat -c %u "$WORKROOT/0/it-s1/saved.txt")
-		[ "$owner" -ge "$UID_FIRST" ] && [ "$owner" -le "$UID_LAST" ] ||
-		    fail "saved.txt owned by uid $owner"
+		if [ "$owner" -lt "$UID_FIRST" ] || [ "$owner" -gt "$UID_LAST" ]; then
+			fail "saved.txt owned by uid $owner"
+		fi
 	else
 		fail "no $WORKROOT/0/it-s1/saved.txt"
 	fi
@@ -619,6 +630,15 @@ t09_garbage() {
 	raw -H "$SOCK" <<<"ffffffff"
 	expect "ffffffff: rawclient status" "$RC" 0
 	expect "ffffffff: error.type" "$(j .error.type)" bad_request
+	# One byte over max_frame_bytes (1 MiB): refused from the header.
+	raw -H "$SOCK" <<<"00100001"
+	expect "1 MiB + 1 header: error.type" "$(j .error.type)" bad_request
+	# Exactly max_frame_bytes of junk body is read and answered.
+	OUT=$( { printf '\000\020\000\000'; head -c 1048576 /dev/zero; } |
+	    timeout 20 "$RAW" "$SOCK" 2>"$TMP/raw.err")
+	RC=$?
+	expect "1 MiB body: rawclient status" "$RC" 0
+	expect "1 MiB body: error.type" "$(j .error.type)" bad_request
 	# msgpack, but not a map: [1, 2, 3] and a bare string.
 	raw -H "$SOCK" <<<"00000004 93 01 02 03"
 	expect "array body: error.type" "$(j .error.type)" bad_request
@@ -663,7 +683,7 @@ t09_garbage() {
 	expect "hello beside a partial frame" "$(j .type)" hello
 	kill "$bgp" 2>/dev/null
 	wait "$bgp" 2>/dev/null
-	BG_PIDS=${BG_PIDS% $bgp}
+	BG_PIDS=${BG_PIDS% "$bgp"}
 	kill -0 "$DPID" 2>/dev/null || fail "the master died"
 	ctl hello
 	expect "daemon alive afterwards: hello" "$RC" 0
@@ -680,7 +700,7 @@ caps() {
 }
 
 t10_privsep() {
-	local role pid user bgp i procs uid w_uid nb
+	local role pid user bgp procs uid w_uid nb
 	nb=$(id -u nobody)
 	expect "master user" "$(ps -o user= -p "$DPID" | tr -d ' ')" root
 	for role in broker policyd auditd; do
@@ -710,7 +730,7 @@ t10_privsep() {
 	bgp=$!
 	BG_PIDS="$BG_PIDS $bgp"
 	procs=""
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		procs=$(worker_procs | grep -F 'sleep 30' || true)
 		[ -n "$procs" ] && break
 		sleep 0.05
@@ -720,8 +740,9 @@ t10_privsep() {
 	else
 		w_uid=$(printf '%s\n' "$procs" | awk '{ print $1; exit }')
 		pid=$(printf '%s\n' "$procs" | awk '{ print $2; exit }')
-		[ "$w_uid" -ge "$UID_FIRST" ] && [ "$w_uid" -le "$UID_LAST" ] ||
-		    fail "worker uid $w_uid"
+		if [ "$w_uid" -lt "$UID_FIRST" ] || [ "$w_uid" -gt "$UID_LAST" ]; then
+			fail "worker uid $w_uid"
+		fi
 		expect "worker gid" "$(ps -o gid= -p "$pid" | tr -d ' ')" "$w_uid"
 		expect "worker supplementary groups" \
 		    "$(awk '/^Groups:/ { print $2 }' "/proc/$pid/status")" ""
@@ -730,7 +751,7 @@ t10_privsep() {
 		expect "worker capabilities" "$(caps "$pid")" "0 0"
 	fi
 	wait "$bgp" 2>/dev/null
-	BG_PIDS=${BG_PIDS% $bgp}
+	BG_PIDS=${BG_PIDS% "$bgp"}
 }
 
 # Fail closed when a privsep child dies. $1: role, $2: expected error
@@ -738,7 +759,7 @@ t10_privsep() {
 # a skill that ran are not. The master restarts the role after a
 # back-off (500 ms at first): the service must then recover by itself.
 fail_closed() {
-	local role=$1 want=$2 pid t0 ms sess before after i newpid
+	local role=$1 want=$2 pid t0 ms sess before after newpid
 	pid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
 	if [ -z "$pid" ]; then
 		fail "no $role process"
@@ -746,7 +767,7 @@ fail_closed() {
 	fi
 	before=$(count_action worker.started)
 	kill -KILL "$pid"
-	for i in $(seq 40); do
+	for _ in $(seq 40); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.01
 	done
@@ -781,7 +802,7 @@ fail_closed() {
 	    "$((after - before))" 0
 	# Recovery: within 5 s a call works again (restarted role), and the
 	# new process is again unprivileged.
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		ctl invoke echo-args --phase execution --json -- recovered
 		[ "$RC" = 0 ] && break
 		case $RC in
@@ -821,7 +842,7 @@ t12_shutdown() {
 	expect "master exit status" "$STOP_RC" 0
 	[ "$STOP_MS" -lt 5000 ] || fail "shutdown took ${STOP_MS} ms"
 	left=$(our_pids)
-	[ -z "$left" ] || fail "still running: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
+	[ -z "$left" ] || fail "still running: $(ps -o pid=,args= -p "$(printf '%s\n' "$left" | paste -sd, -)")"
 	w=$(worker_procs)
 	[ -z "$w" ] || fail "worker-uid processes remain: $w"
 	[ ! -e "$SOCK" ] || fail "the socket $SOCK is still there"
@@ -868,9 +889,109 @@ t13_config_check() {
 	esac
 }
 
+# A client that hangs up during a call: the call still runs to the end
+# and is audited (docs/architecture.md); nobody else notices.
+t09b_client_disconnect() {
+	local cpid id rec
+	"$SB_BIN/skillctl" -s "$SOCK" invoke sleeper --phase execution \
+	    --timeout 700 >/dev/null 2>&1 &
+	cpid=$!
+	BG_PIDS="$BG_PIDS $cpid"
+	id="skillctl-$cpid-1"
+	# Hang up once its worker runs (worker.started carries the grant).
+	if audit_wait ".event.action == \"policy.decision\" and .request.id == \"$id\""; then
+		rec=$(audit_q "select(.event.action == \"policy.decision\" and .request.id == \"$id\") | .grant.id")
+		audit_wait ".event.action == \"worker.started\" and .grant.id == $rec" ||
+		    fail "no worker.started for grant $rec"
+	else
+		fail "no policy.decision for $id"
+	fi
+	sleep 0.1
+	kill -KILL "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	BG_PIDS=${BG_PIDS% "$cpid"}
+	ctl invoke echo-args --phase execution -- meanwhile
+	expect "a call meanwhile" "$OUT" meanwhile
+	if audit_wait ".event.action == \"invoke.completed\" and .request.id == \"$id\""; then
+		rec=$(audit_q "select(.event.action == \"invoke.completed\" and .request.id == \"$id\")")
+		expect "the abandoned call's outcome" \
+		    "$(printf '%s' "$rec" | jq -r .event.outcome)" failure
+	else
+		fail "no invoke.completed record for the abandoned call $id"
+	fi
+	sleep 0.1
+	expect "worker processes left" "$(worker_procs)" ""
+	kill -0 "$DPID" 2>/dev/null || fail "the master died"
+}
+
+# When the daemon stops because it cannot serve, its exit status must
+# say so (a service manager restarts only on failure). (a) policyd
+# cannot start (policy_dir missing, docs/config.md: "the daemon does not
+# start"); (b) the broker dies (docs/architecture.md: "the master stops
+# the daemon"). Both must end non-zero, promptly, leaving nothing.
+t14_fatal_exit_status() {
+	local pid rc left
+	# (a) a start that cannot succeed.
+	mkdir -p "$TMP/nopol"
+	sed -e 's|^socket: .*|socket: nopol/sb.sock|' \
+	    -e 's|^policy_dir: .*|policy_dir: nopol/missing.d|' \
+	    -e 's|^state_dir: .*|state_dir: nopol/state|' \
+	    -e 's|^  path: log/audit.jsonl|  path: nopol/log/audit.jsonl|' \
+	    "$CONF" >"$TMP/nopol.yaml"
+	"$SB_BIN/skillbrokerd" -d -f "$TMP/nopol.yaml" 2>>"$TMP/daemon.log" &
+	pid=$!
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		fail "(a) still running 5 s after a start that cannot succeed"
+		kill -TERM "$pid"
+		wait "$pid" 2>/dev/null
+	else
+		wait "$pid"
+		rc=$?
+		[ "$rc" != 0 ] ||
+		    fail "(a) policy_dir missing: the master stopped with exit status 0"
+	fi
+	[ ! -e "$TMP/nopol/sb.sock" ] || fail "(a) the socket is left behind"
+	left=$(pgrep -f -- "$TMP/nopol" || true)
+	[ -z "$left" ] || fail "(a) processes left: $left"
+
+	# (b) the broker dies while serving.
+	[ -n "$DPID" ] || start_daemon || { fail "(b) no daemon"; return; }
+	pid=$(pgrep -f -- "skillbroker-broker .*$TMP/" | head -n 1)
+	if [ -z "$pid" ]; then
+		fail "(b) no broker process"
+		return
+	fi
+	kill -KILL "$pid"
+	for _ in $(seq 100); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$DPID" 2>/dev/null; then
+		fail "(b) the master still runs 5 s after the broker died"
+		stop_daemon
+	else
+		wait "$DPID"
+		rc=$?
+		DPID=""
+		[ "$rc" != 0 ] ||
+		    fail "(b) broker killed: the master stopped with exit status 0"
+	fi
+	[ ! -e "$SOCK" ] || fail "(b) the socket is left behind"
+	sleep 0.1
+	left=$(our_pids)
+	[ -z "$left" ] || fail "(b) processes left: $left"
+}
+
 ALL_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
-t10_privsep t11a_policyd_dies t11b_auditd_dies t12_shutdown t13_config_check"
+t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
+t12_shutdown t13_config_check t14_fatal_exit_status"
+# Tests that start (or need no) daemon themselves.
+NO_DAEMON="t13_config_check t14_fatal_exit_status"
 
 T_START=$(now_ms)
 setup_fixtures
@@ -879,17 +1000,21 @@ if ! start_daemon; then
 	echo "integration: 0 passed, 1 failed"
 	exit 1
 fi
-for t in ${*:-$ALL_TESTS}; do
-	if [ -z "$DPID" ] && [ "$t" != t13_config_check ]; then
+# shellcheck disable=SC2086 # the list splits on purpose
+[ $# -gt 0 ] || set -- $ALL_TESTS
+for t in "$@"; do
+	if [ -z "$DPID" ] && [[ " $NO_DAEMON " != *" $t "* ]]; then
 		start_daemon || { echo "not ok - $t: the daemon did not start"
 			FAILED=$((FAILED + 1)); continue; }
 	fi
 	run_test "$t"
 done
-echo "# $(( ($(now_ms) - T_START) )) ms"
+echo "# $(($(now_ms) - T_START)) ms"
 if [ "$FAILED" != 0 ] && [ -s "$TMP/daemon.log" ]; then
 	echo "# the daemon's log (last 40 lines):"
 	tail -n 40 "$TMP/daemon.log" | sed 's/^/#   /'
 fi
+[ "$KNOWN" = 0 ] ||
+    echo "# $KNOWN test(s) failed on known daemon bugs (not counted; see # TODO above)"
 echo "integration: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -136,6 +136,7 @@ group_setup(void **state)
 	F->pe.pol = &F->pol;
 	F->pe.workroot = "/var/lib/sb/work";
 	F->pe.dataroot = "/var/lib/sb/data";
+	F->pe.net_host = 1;  /* network grants are weighed; see test_no_network */
 	return 0;
 }
 
@@ -771,6 +772,26 @@ test_no_rate_unlimited(void **state)
 		check(&r, 1, ERR_NONE, NULL, NULL);
 }
 
+/* Without worker.network: host, a skill that declares network never runs. */
+static void
+test_no_network(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "netty", "run");
+
+	(void)state;
+	rules("  - name: full\n"
+	    "    principals: [alice]\n"
+	    "    skills: [netty]\n"
+	    "    action: allow\n"
+	    "    ceiling:\n"
+	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	    "      network: { allow: [\"*.example.com:443\"] }\n");
+	F->pe.net_host = 0;
+	check(&r, 1, ERR_PERMISSION_DENIED, "declares network access", NULL);
+	F->pe.net_host = 1;
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
+}
+
 int
 main(void)
 {
@@ -787,6 +808,7 @@ main(void)
 		T(test_principals),
 		T(test_command_glob),
 		T(test_ceiling_names_what_is_missing),
+		T(test_no_network),
 		T(test_ceiling_depth),
 		T(test_baseline_needs_no_ceiling),
 		T(test_effective_limits),

@@ -1,0 +1,226 @@
+/*
+ * master_cgroup.c: per-worker memory and pids limits. cgroup v2 where
+ * both controllers are available to us, else the v1 memory and pids
+ * hierarchies (hosts that mount them as v1). Worker groups are created
+ * under the master's own cgroup, so the daemon's limits still bind them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "master.h"
+
+enum cg_mode { CG_NONE, CG_V1, CG_V2 };
+
+static enum cg_mode mode;
+static char mem_base[PATH_MAX], pids_base[PATH_MAX];  /* .../skillbroker */
+
+/* The master's own path in a hierarchy ("0" = v2, else a v1 controller). */
+static int
+own_path(const char *ctrl, char *out, size_t len)
+{
+	char line[1024], *p, *q;
+	FILE *f;
+	int found = 0;
+
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((p = strchr(line, ':')) == NULL || (q = strchr(p + 1,
+		    ':')) == NULL)
+			continue;
+		*q = '\0';
+		if ((strcmp(ctrl, "0") == 0 && strncmp(line, "0:", 2) == 0 &&
+		    p[1] == '\0') ||
+		    (strcmp(ctrl, "0") != 0 && strcmp(p + 1, ctrl) == 0)) {
+			snprintf(out, len, "%s", strcmp(q + 1, "/") ? q + 1 : "");
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+static int
+write_file(const char *dir, const char *name, const char *val)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if (fmt_path(path, sizeof(path), "%s/%s", dir, name) == -1 ||
+	    (fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = write_full(fd, val, strlen(val));
+	close(fd);
+	return r;
+}
+
+/* Read "key N" from a flat-keyed file such as memory.events. */
+static uint64_t
+read_key(const char *dir, const char *name, const char *key)
+{
+	char path[PATH_MAX], line[256];
+	unsigned long long v = 0;
+	size_t kl = strlen(key);
+	FILE *f;
+
+	if (fmt_path(path, sizeof(path), "%s/%s", dir, name) == -1 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
+			v = strtoull(line + kl + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static int
+v2_usable(char *base, size_t len)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup",
+		"/sys/fs/cgroup/unified", NULL };
+	char own[1024], ctl[PATH_MAX], buf[256];
+	int i, fd;
+	ssize_t n;
+
+	if (own_path("0", own, sizeof(own)) == -1)
+		return 0;
+	for (i = 0; roots[i] != NULL; i++) {
+		if (fmt_path(ctl, sizeof(ctl), "%s%s/cgroup.controllers",
+		    roots[i], own) == -1 ||
+		    (fd = open(ctl, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		if (strstr(buf, "memory") && strstr(buf, "pids"))
+			return fmt_path(base, len, "%s%s", roots[i], own) == 0;
+	}
+	return 0;
+}
+
+/* Pick the hierarchy and create our parent group; no cgroups is logged. */
+void
+cgroup_init(void)
+{
+	char own[1024], parent[PATH_MAX];
+
+	mode = CG_NONE;
+	if (v2_usable(parent, sizeof(parent))) {
+		/* v2: a leaf may not hold processes and children at once. */
+		if (fmt_path(mem_base, sizeof(mem_base), "%s/skillbroker",
+		    parent) == 0 &&
+		    (mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
+		    write_file(parent, "cgroup.subtree_control",
+		    "+memory +pids") == 0 &&
+		    write_file(mem_base, "cgroup.subtree_control",
+		    "+memory +pids") == 0) {
+			mode = CG_V2;
+			snprintf(pids_base, sizeof(pids_base), "%s", mem_base);
+		}
+	}
+	if (mode == CG_NONE && own_path("memory", own, sizeof(own)) == 0 &&
+	    fmt_path(mem_base, sizeof(mem_base),
+	    "/sys/fs/cgroup/memory%s/skillbroker", own) == 0 &&
+	    own_path("pids", own, sizeof(own)) == 0 &&
+	    fmt_path(pids_base, sizeof(pids_base),
+	    "/sys/fs/cgroup/pids%s/skillbroker", own) == 0) {
+		if ((mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
+		    (mkdir(pids_base, 0755) == 0 || errno == EEXIST))
+			mode = CG_V1;
+	}
+	if (mode == CG_NONE)
+		log_warnx("no usable cgroup memory/pids controllers: workers "
+		    "are bound by rlimits only");
+	else
+		log_info("cgroup %s limits under %s", mode == CG_V2 ? "v2" :
+		    "v1", mem_base);
+}
+
+static int
+group_dirs(uid_t wuid, char *mem, char *pids, size_t len)
+{
+	return fmt_path(mem, len, "%s/w%u", mem_base, (unsigned)wuid) ||
+	    fmt_path(pids, len, "%s/w%u", pids_base, (unsigned)wuid) ? -1 : 0;
+}
+
+/* Create this worker's groups with its limits and move pid into them. */
+int
+cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
+    struct error *e)
+{
+	char mem[PATH_MAX], pids[PATH_MAX], v[32], p[32];
+
+	if (mode == CG_NONE)
+		return 0;
+	if (group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)memory_mb << 20);
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	if ((mkdir(mem, 0755) == -1 && errno != EEXIST) ||
+	    (mode == CG_V1 && mkdir(pids, 0755) == -1 && errno != EEXIST))
+		return error_set(e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s",
+		    strerror(errno));
+	if (mode == CG_V2) {
+		if (write_file(mem, "memory.max", v) == -1 ||
+		    write_file(mem, "pids.max", (snprintf(v, sizeof(v), "%llu",
+		    (unsigned long long)npids), v)) == -1)
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "cgroup limits: %s", strerror(errno));
+		(void)write_file(mem, "memory.swap.max", "0");
+		if (write_file(mem, "cgroup.procs", p) == -1)
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "cgroup join: %s", strerror(errno));
+		return 0;
+	}
+	if (write_file(mem, "memory.limit_in_bytes", v) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "memory limit: %s",
+		    strerror(errno));
+	(void)write_file(mem, "memory.memsw.limit_in_bytes", v);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)npids);
+	if (write_file(pids, "pids.max", v) == -1 ||
+	    write_file(mem, "cgroup.procs", p) == -1 ||
+	    write_file(pids, "cgroup.procs", p) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "cgroup join: %s",
+		    strerror(errno));
+	return 0;
+}
+
+/* Did a cgroup limit end or constrain the worker? */
+void
+cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max)
+{
+	char mem[PATH_MAX], pids[PATH_MAX];
+
+	*oom = *pids_max = 0;
+	if (mode == CG_NONE || group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
+		return;
+	if (mode == CG_V2)
+		*oom = read_key(mem, "memory.events", "oom_kill") > 0;
+	else
+		*oom = read_key(mem, "memory.oom_control", "oom_kill") > 0;
+	*pids_max = read_key(pids, "pids.events", "max") > 0;
+}
+
+/* Remove the worker's groups once every process in them is gone. */
+void
+cgroup_remove(uid_t wuid)
+{
+	char mem[PATH_MAX], pids[PATH_MAX];
+
+	if (mode == CG_NONE || group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
+		return;
+	if (rmdir(mem) == -1 && errno != ENOENT)
+		log_warn("rmdir %s", mem);
+	if (mode == CG_V1 && rmdir(pids) == -1 && errno != ENOENT)
+		log_warn("rmdir %s", pids);
+}
