@@ -17,6 +17,8 @@ int workdir_prepare(const struct grant *g, struct error *e);
 int datadir_prepare(const struct grant *g, struct error *e);
 /* worker_mount.c: the private root, entered with pivot_root. */
 int sandbox_mounts(const struct grant *g, struct error *e);
+/* worker_landlock.c: writes only beneath the granted places. */
+int sandbox_landlock(const struct grant *g, struct error *e);
 /* worker_seccomp.c: the syscall filter, installed last. */
 int sandbox_seccomp(const struct grant *g, struct error *e);
 

@@ -134,6 +134,12 @@ step_mounts(const struct grant *g, struct error *e)
 }
 
 static int
+step_landlock(const struct grant *g, struct error *e)
+{
+	return sandbox_landlock(g, e);
+}
+
+static int
 step_seccomp(const struct grant *g, struct error *e)
 {
 	return sandbox_seccomp(g, e);
@@ -161,6 +167,7 @@ static const struct {
 	{ "identity", step_identity },
 	{ "no_new_privs", step_no_new_privs },
 	{ "cwd", step_cwd },
+	{ "landlock", step_landlock },
 	{ "seccomp", step_seccomp },
 };
 
