@@ -60,7 +60,7 @@ FAILED=0
 KNOWN=0
 # Tests that show a daemon bug not fixed yet: reported as "not ok ... #
 # TODO" and not counted as failures (SB_IT_STRICT=1 counts them).
-KNOWN_BUGS="t14_fatal_exit_status"
+KNOWN_BUGS=""
 WHY=""
 DPID=""         # the master we started, if it runs
 BG_PIDS=""      # helper processes we started in the background

@@ -1,0 +1,253 @@
+/*
+ * auditd_chain.c: the hash chain's formats, shared by auditd (which
+ * writes them) and skillctl audit verify (which checks them).
+ *
+ * A line is T with its closing brace replaced by ,"event.hash":"H"}
+ * and a newline, where T is the record as compact JSON with keys sorted
+ * at every level (it includes audit.prev_hash, the previous line's H)
+ * and H is the lowercase hex SHA-256 of T. A checker strips the suffix,
+ * puts the brace back and hashes: it never re-serializes JSON.
+ *
+ * The head file holds two slots of AUDIT_HEAD_SLOT bytes, written in
+ * turn, so a torn write leaves the other one whole. A slot is a text
+ * line "skillbroker-audit-head 1 SEQ HASH CHECK", padded with spaces,
+ * where CHECK is the first 16 hex digits of SHA-256("SEQ HASH").
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "auditd.h"
+
+#define SUFFIX_HEAD ",\"event.hash\":\""
+#define SUFFIX_LEN (sizeof(SUFFIX_HEAD) - 1 + HASH_HEX_LEN + 2)
+#define CHECK_LEN 16
+
+/* 1 if s starts with 64 lowercase hex digits. */
+int
+audit_hex64(const char *s)
+{
+	int i;
+
+	for (i = 0; i < HASH_HEX_LEN; i++)
+		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
+			return 0;
+	return 1;
+}
+
+/* Hex SHA-256 of len bytes. */
+static void
+sha256_hex(const void *p, size_t len, char out[HASH_HEX_LEN + 1])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+
+	SHA256(p, len, md);
+	hex_encode(md, sizeof(md), out);
+}
+
+char *
+audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len)
+{
+	char *t, *line;
+	size_t n;
+
+	if ((t = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+		fatalx("json_dumps");
+	n = strlen(t);
+	sha256_hex(t, n, hash);
+	line = xmalloc(n - 1 + SUFFIX_LEN + 2);
+	memcpy(line, t, n - 1);
+	snprintf(line + n - 1, SUFFIX_LEN + 2, "%s%s\"}\n", SUFFIX_HEAD, hash);
+	*len = n - 1 + SUFFIX_LEN + 1;
+	free(t);
+	return line;
+}
+
+/* The fields a verifier needs, from the parsed text T. */
+static int
+line_fields(const char *t, size_t len, struct audit_line *out,
+    struct error *e)
+{
+	json_t *j, *seq, *prev, *act;
+	json_error_t je;
+	int r = -1;
+
+	if ((j = json_loadb(t, len, JSON_REJECT_DUPLICATES, &je)) == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "not JSON: %s", je.text);
+	seq = json_object_get(json_object_get(j, "event"), "sequence");
+	prev = json_object_get(json_object_get(j, "audit"), "prev_hash");
+	act = json_object_get(json_object_get(j, "event"), "action");
+	if (!json_is_object(j) || json_object_get(j, "event.hash") != NULL)
+		error_set(e, ERR_BAD_REQUEST, "not a record");
+	else if (!json_is_integer(seq) || json_integer_value(seq) < 1)
+		error_set(e, ERR_BAD_REQUEST, "no event.sequence");
+	else if (!json_is_string(prev) || json_string_length(prev) !=
+	    HASH_HEX_LEN || !audit_hex64(json_string_value(prev)))
+		error_set(e, ERR_BAD_REQUEST, "no audit.prev_hash");
+	else if (!json_is_string(act) || json_string_length(act) >=
+	    sizeof(out->action))
+		error_set(e, ERR_BAD_REQUEST, "no event.action");
+	else {
+		out->seq = (uint64_t)json_integer_value(seq);
+		memcpy(out->prev, json_string_value(prev), HASH_HEX_LEN + 1);
+		snprintf(out->action, sizeof(out->action), "%s",
+		    json_string_value(act));
+		r = 0;
+	}
+	json_decref(j);
+	return r;
+}
+
+int
+audit_line_check(const char *line, size_t len, struct audit_line *out,
+    struct error *e)
+{
+	const char *suf;
+	char calc[HASH_HEX_LEN + 1], *t;
+	size_t tlen;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (len + 1 > AUDIT_LINE_MAX)
+		return error_set(e, ERR_BAD_REQUEST, "line longer than %d bytes",
+		    AUDIT_LINE_MAX);
+	if (len < SUFFIX_LEN + 2 || line[0] != '{')
+		return error_set(e, ERR_BAD_REQUEST, "not a record line");
+	suf = line + len - SUFFIX_LEN;
+	if (memcmp(suf, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1) != 0 ||
+	    !audit_hex64(suf + sizeof(SUFFIX_HEAD) - 1) ||
+	    memcmp(line + len - 2, "\"}", 2) != 0)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "no trailing \"event.hash\" member");
+	memcpy(out->hash, suf + sizeof(SUFFIX_HEAD) - 1, HASH_HEX_LEN);
+	out->hash[HASH_HEX_LEN] = '\0';
+	tlen = (size_t)(suf - line) + 1;
+	t = xmalloc(tlen + 1);
+	memcpy(t, line, tlen - 1);
+	t[tlen - 1] = '}';
+	t[tlen] = '\0';
+	sha256_hex(t, tlen, calc);
+	if (strcmp(calc, out->hash) != 0) {
+		free(t);
+		return error_set(e, ERR_BAD_REQUEST, "event.hash does not match "
+		    "the record: the line was changed");
+	}
+	r = line_fields(t, tlen, out, e);
+	free(t);
+	return r;
+}
+
+/* The first record of every file. */
+int
+audit_is_header(const char *action)
+{
+	return strcmp(action, "audit.created") == 0 ||
+	    strcmp(action, "audit.rotated") == 0;
+}
+
+void
+audit_head_zero(struct audit_head *h)
+{
+	h->seq = 0;
+	memset(h->hash, '0', HASH_HEX_LEN);
+	h->hash[HASH_HEX_LEN] = '\0';
+}
+
+int
+audit_head_is_zero(const struct audit_head *h)
+{
+	return h->seq == 0;
+}
+
+/* "SEQ HASH" and its check digits. */
+static void
+head_check(const struct audit_head *h, char check[HASH_HEX_LEN + 1])
+{
+	char body[96];
+	int n;
+
+	n = snprintf(body, sizeof(body), "%" PRIu64 " %s", h->seq, h->hash);
+	sha256_hex(body, (size_t)n, check);
+}
+
+void
+audit_head_slot_enc(const struct audit_head *h, char slot[AUDIT_HEAD_SLOT])
+{
+	char check[HASH_HEX_LEN + 1];
+	int n;
+
+	head_check(h, check);
+	memset(slot, ' ', AUDIT_HEAD_SLOT);
+	n = snprintf(slot, AUDIT_HEAD_SLOT, "%s 1 %" PRIu64 " %s %.*s",
+	    AUDIT_HEAD_MAGIC, h->seq, h->hash, CHECK_LEN, check);
+	slot[n] = ' ';
+	slot[AUDIT_HEAD_SLOT - 1] = '\n';
+}
+
+int
+audit_head_slot_dec(const char *slot, size_t len, struct audit_head *h)
+{
+	char buf[AUDIT_HEAD_SLOT + 1], magic[32], hash[80], chk[32];
+	char want[HASH_HEX_LEN + 1];
+	unsigned version;
+	int used = 0;
+
+	if (len != AUDIT_HEAD_SLOT || slot[AUDIT_HEAD_SLOT - 1] != '\n')
+		return -1;
+	memcpy(buf, slot, AUDIT_HEAD_SLOT);
+	buf[AUDIT_HEAD_SLOT] = '\0';
+	if (sscanf(buf, "%31s %u %" SCNu64 " %79s %31s %n", magic, &version,
+	    &h->seq, hash, chk, &used) != 5 || used != AUDIT_HEAD_SLOT ||
+	    strcmp(magic, AUDIT_HEAD_MAGIC) != 0 || version != 1 ||
+	    strlen(hash) != HASH_HEX_LEN || !audit_hex64(hash) ||
+	    strlen(chk) != CHECK_LEN)
+		return -1;
+	memcpy(h->hash, hash, HASH_HEX_LEN + 1);
+	head_check(h, want);
+	return strncmp(want, chk, CHECK_LEN) == 0 ? 0 : -1;
+}
+
+int
+audit_head_file_dec(const char *buf, size_t len, struct audit_head *h,
+    int *slot, struct error *e)
+{
+	struct audit_head s[2];
+	int ok[2] = { 0, 0 }, i;
+
+	for (i = 0; i < 2; i++)
+		ok[i] = len >= (size_t)(i + 1) * AUDIT_HEAD_SLOT &&
+		    audit_head_slot_dec(buf + i * AUDIT_HEAD_SLOT,
+		    AUDIT_HEAD_SLOT, &s[i]) == 0;
+	if (!ok[0] && !ok[1])
+		return error_set(e, ERR_BAD_REQUEST, "no valid head record");
+	i = !ok[0] || (ok[1] && s[1].seq > s[0].seq);
+	*h = s[i];
+	if (slot != NULL)
+		*slot = i;
+	return 0;
+}
+
+int
+audit_head_arg_dec(const char *s, struct audit_head *h, struct error *e)
+{
+	const char *colon = strchr(s, ':');
+	char num[24];
+
+	if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof(num) ||
+	    strlen(colon + 1) != HASH_HEX_LEN || !audit_hex64(colon + 1))
+		return error_set(e, ERR_BAD_REQUEST,
+		    "a head is SEQ:HASH (64 lowercase hex digits)");
+	memcpy(num, s, (size_t)(colon - s));
+	num[colon - s] = '\0';
+	if (parse_uint(num, 1, INT64_MAX, &h->seq) == -1)
+		return error_set(e, ERR_BAD_REQUEST, "bad head sequence \"%s\"",
+		    num);
+	memcpy(h->hash, colon + 1, HASH_HEX_LEN + 1);
+	return 0;
+}

@@ -1,0 +1,13 @@
+#!/bin/sh
+# probe: read through whatever d and s are right now, and report what
+# the racer logged.
+for p in d/secret s/secret d/sub/secret s/sub/secret; do
+	if out=$(head -c 200 "$p" 2>/dev/null); then
+		case $out in
+		"sb-escape victim"*) echo "ESCAPED read $p: $out" ;;
+		*) echo "INFO read $p: $(printf '%s' "$out" | head -c 60)" ;;
+		esac
+	fi
+done
+echo "INFO racer: $(tail -n 1 racer.log 2>/dev/null)"
+echo DONE
