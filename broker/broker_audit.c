@@ -45,10 +45,8 @@ ab_bool(struct abuild *a, const char *k, int v)
 static void
 ab_uidstr(struct abuild *a, const char *k, uint64_t v)
 {
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	ab_str(a, k, buf);
+	enc_kuintstr(&a->body, k, v);
+	a->n++;
 }
 
 static void

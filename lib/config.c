@@ -23,16 +23,6 @@ static const struct limits default_limits = {
 	.nofile = 64,
 };
 
-static void
-strarr_free_cfg(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Make p absolute relative to base (the config file's directory). */
 static char *
 config_abspath(const char *base, const char *p)
@@ -118,7 +108,7 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 	    yuint(y, u, 1, 65536, &c->worker_tmp_mb, e))
 		return -1;
 	if ((u = ymap_get(y, n, "system_paths")) != NULL) {
-		strarr_free_cfg(c->sys_paths, c->nsys_paths);
+		strarr_free(c->sys_paths, c->nsys_paths);
 		if (ystrlist(y, u, 64, &c->sys_paths, &c->nsys_paths, e))
 			return -1;
 		for (i = 0; i < c->nsys_paths; i++)
@@ -439,6 +429,6 @@ config_free(struct config *c)
 	free(c->audit_path);
 	free(c->audit_head);
 	free(c->privsep_user);
-	strarr_free_cfg(c->sys_paths, c->nsys_paths);
+	strarr_free(c->sys_paths, c->nsys_paths);
 	memset(c, 0, sizeof(*c));
 }

@@ -301,3 +301,15 @@ fmt_path(char *out, size_t len, const char *fmt, ...)
 	va_end(ap);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
+
+void
+strarr_free(char **v, size_t n)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}

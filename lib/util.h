@@ -35,6 +35,8 @@ void hex_encode(const uint8_t *in, size_t len, char *out);
 
 /* mkdir -p with mode for each created level; existing dirs are kept. */
 int mkdir_p(const char *path, mode_t mode);
+/* Free n strings and the array holding them (NULL is fine). */
+void strarr_free(char **v, size_t n);
 /* snprintf that reports truncation: -1 if the result did not fit. */
 int fmt_path(char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

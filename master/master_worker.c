@@ -89,16 +89,6 @@ refuse_run(uint64_t ref, enum err_type err, const char *msg)
 	send_exited(ref, &x);
 }
 
-/* ECS wants ids as keywords (strings). */
-static void
-enc_kuidstr(struct mp_enc *m, const char *k, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	enc_kstr(m, k, buf);
-}
-
 /* Send one audit record; returns its ref, 0 if auditd is down. */
 static uint64_t
 audit_worker_event(struct worker *w, const char *action, const char *type,
@@ -122,7 +112,7 @@ audit_worker_event(struct worker *w, const char *action, const char *type,
 	enc_kstr(&m, "grant.id", w->g->grant_id);
 	enc_kstr(&m, "skill.name", w->g->skill);
 	enc_kstr(&m, "skill.command", w->g->command);
-	enc_kuidstr(&m, "user.id", w->g->principal_uid);
+	enc_kuintstr(&m, "user.id", w->g->principal_uid);
 	enc_kstr(&m, "session.id", w->g->session);
 	enc_kint(&m, "worker.pid", w->pid);
 	enc_kuint(&m, "worker.uid", w->uid);

@@ -1,6 +1,7 @@
 /* mp.c: strict msgpack decoder and encoder helpers. */
 #include "mp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -524,17 +525,6 @@ mp_submap(const msgpack_object *map, const char *key, int required,
 	return 0;
 }
 
-void
-strarr_free(char **v, size_t n)
-{
-	size_t i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
 
 /* Encoding. msgpack-c only fails on allocation, which is fatal here. */
 #define ENC(x) do { if ((x) != 0) fatalx("msgpack encode failed"); } while (0)
@@ -590,6 +580,16 @@ void enc_kuint(struct mp_enc *e, const char *k, uint64_t v) { enc_str(e, k); enc
 void enc_kint(struct mp_enc *e, const char *k, int64_t v) { enc_str(e, k); enc_int(e, v); }
 void enc_kbool(struct mp_enc *e, const char *k, int v) { enc_str(e, k); enc_bool(e, v); }
 void enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len) { enc_str(e, k); enc_bin(e, p, len); }
+
+/* An id as ECS wants it: a decimal string (keyword), not a number. */
+void
+enc_kuintstr(struct mp_enc *e, const char *k, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	enc_kstr(e, k, buf);
+}
 
 void
 enc_kstrarr(struct mp_enc *e, const char *k, char *const *v, size_t n)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../lib/error.h"
+#include "../lib/util.h"   /* strarr_free */
 
 struct mp_limits {
 	unsigned max_depth;   /* nesting of maps/arrays, root map = 1 */
@@ -49,7 +50,6 @@ int mp_strarr(const msgpack_object *map, const char *key, int required,
     size_t maxn, size_t maxlen, char ***out, size_t *n, struct error *e);
 int mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e);
-void strarr_free(char **v, size_t n);
 
 /* Encoding: a growable buffer and packer; allocation failure is fatal. */
 struct mp_enc {
@@ -75,5 +75,6 @@ void enc_kint(struct mp_enc *e, const char *k, int64_t v);
 void enc_kbool(struct mp_enc *e, const char *k, int v);
 void enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len);
 void enc_kstrarr(struct mp_enc *e, const char *k, char *const *v, size_t n);
+void enc_kuintstr(struct mp_enc *e, const char *k, uint64_t v);
 
 #endif
