@@ -167,7 +167,7 @@ lint:
 clean:
 	rm -rf build bin run var
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -name '*.d' -type f 2>/dev/null)
 
 # libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
 FUZZ_TIME ?= 30

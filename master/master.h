@@ -66,6 +66,7 @@ int cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
     struct error *e);
 void cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max);
 void cgroup_remove(uid_t wuid);
+int cgroup_active(void);
 
 /* master_files.c */
 struct file_written {

@@ -211,6 +211,13 @@ cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max)
 	*pids_max = read_key(pids, "pids.events", "max") > 0;
 }
 
+/* 1 when memory and pids limits are enforced by cgroups. */
+int
+cgroup_active(void)
+{
+	return mode != CG_NONE;
+}
+
 /* Remove the worker's groups once every process in them is gone. */
 void
 cgroup_remove(uid_t wuid)

@@ -259,6 +259,11 @@ grant_fill_host(struct grant *g)
 		g->sys_paths[i] = xstrdup(M->cfg.sys_paths[i]);
 	g->nsys_paths = M->cfg.nsys_paths;
 	g->tmp_mb = M->cfg.worker_tmp_mb;
+	/*
+	 * With a memory cgroup its OOM kill is the limit (and is reported);
+	 * the address-space rlimit is then only a backstop.
+	 */
+	g->as_mb = cgroup_active() ? g->memory_mb * 4 : g->memory_mb;
 	g->net_host = g->nperm[2] > 0 && M->cfg.worker_network_host;
 }
 

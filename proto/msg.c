@@ -212,7 +212,7 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 {
 	size_t i;
 
-	msg_begin(m, MSG_GRANT, 29);
+	msg_begin(m, MSG_GRANT, 30);
 	enc_kstr(m, "grant_id", g->grant_id);
 	enc_kstr(m, "skill", g->skill);
 	enc_kstr(m, "command", g->command);
@@ -237,6 +237,7 @@ grant_enc(struct mp_enc *m, const struct grant *g)
 	enc_kstr(m, "root_dir", g->root_dir ? g->root_dir : "");
 	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
 	enc_kuint(m, "tmp_mb", g->tmp_mb);
+	enc_kuint(m, "as_mb", g->as_mb);
 	enc_kbool(m, "net_host", g->net_host);
 	enc_kuint(m, "v", PROTO_VERSION);
 }
@@ -261,7 +262,7 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 		"data_dir", "fs_read", "fs_write", "network", "exec",
 		"env_names", "principal_uid", "session", "timeout_ms", "output_bytes",
 		"memory_mb", "pids", "fsize_mb", "nofile", "worker_uid",
-		"worker_gid", "root_dir", "sys_paths", "tmp_mb", "net_host",
+		"worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb", "net_host",
 		"v", NULL };
 	const msgpack_object *o = d->root;
 	uint64_t v;
@@ -295,6 +296,7 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_strarr(o, "sys_paths", 1, 64, PATH_MAX_LEN, &g->sys_paths,
 	    &g->nsys_paths, e) ||
 	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
+	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
 	    mp_bool(o, "net_host", 1, &g->net_host, e)) {
 		grant_free(g);
 		return -1;

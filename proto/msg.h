@@ -104,6 +104,7 @@ struct grant {
 	char **sys_paths;   /* host paths bound read-only */
 	size_t nsys_paths;
 	uint64_t tmp_mb;
+	uint64_t as_mb;     /* RLIMIT_AS: the memory limit, or a backstop to a cgroup */
 	int net_host;       /* keep the host network (no new net namespace) */
 };
 

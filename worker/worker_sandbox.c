@@ -188,7 +188,7 @@ sandbox_build(const struct grant *g, const char **step, struct error *e)
 int
 sandbox_final_limits(const struct grant *g, struct error *e)
 {
-	rlim_t mem = (rlim_t)g->memory_mb << 20;
+	rlim_t mem = (rlim_t)(g->as_mb ? g->as_mb : g->memory_mb) << 20;
 
 	return set_limit(RLIMIT_AS, mem, "AS", e);
 }
