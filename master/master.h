@@ -54,6 +54,23 @@ struct role *proc_role_of(struct peer *p);
 extern const struct peer_handler broker_table[], policyd_table[],
     auditd_table[];
 
+/* master_audit.c: one record's fields, then maudit_send */
+struct maudit {
+	struct mp_enc body;
+	size_t n;
+};
+void maudit_begin(struct maudit *a, const char *action, const char *type,
+    const char *outcome);
+void maudit_str(struct maudit *a, const char *k, const char *v);
+void maudit_int(struct maudit *a, const char *k, int64_t v);
+void maudit_uint(struct maudit *a, const char *k, uint64_t v);
+void maudit_send(struct maudit *a);
+void maudit_flush(void);
+void maudit_daemon_started(void);
+void maudit_daemon_stopping(int sig);
+void maudit_child_died(const char *role, pid_t pid, int exit_code, int sig,
+    const char *what);
+
 /* master_grant.c */
 int grant_store_add(struct grant *g, struct error *e);
 struct grant *grant_store_take(const char *id);
@@ -74,9 +91,14 @@ struct file_written {
 	uint64_t size;
 	char sha256[65];
 };
-/* Regular files under dir modified at or after since (realtime ns). */
+/*
+ * Regular files under dir modified at or after since (realtime ns),
+ * hashing at most *hash_budget bytes in all (files beyond: no sha256).
+ */
+#define FILES_HASH_BUDGET (64ULL << 20)
 size_t files_written_scan(const char *dir, const char *shown_as,
-    uint64_t since_ns, struct file_written *out, size_t max);
+    uint64_t since_ns, struct file_written *out, size_t max,
+    uint64_t *hash_budget);
 
 /* master_worker.c */
 int worker_on_run(struct peer *p, const struct mp_doc *d);

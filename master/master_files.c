@@ -18,9 +18,10 @@
 
 #define SCAN_DEPTH 16
 #define SCAN_ENTRIES 20000
-#define HASH_MAX_BYTES (64ULL << 20)   /* per file; larger ones: no sha256 */
+#define HASH_MAX_BYTES (16ULL << 20)   /* per file; larger ones: no sha256 */
 
 struct scan {
+	uint64_t *hash_budget;  /* bytes the master may still hash for this call */
 	uint64_t since_ns;
 	struct file_written *out;
 	size_t max, n;
@@ -67,9 +68,13 @@ scan_file(struct scan *s, int dfd, const char *name, const char *shown,
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd != -1) {
 		struct stat again;
+		/* Hashing is bounded per call: the event loop must not stall. */
 		if (fstat(fd, &again) == 0 && S_ISREG(again.st_mode) &&
-		    again.st_ino == st->st_ino)
+		    again.st_ino == st->st_ino &&
+		    (uint64_t)again.st_size <= *s->hash_budget) {
+			*s->hash_budget -= (uint64_t)again.st_size;
 			hash_fd(fd, (uint64_t)again.st_size, f->sha256);
+		}
 		close(fd);
 	}
 	s->n++;
@@ -106,9 +111,9 @@ scan_dir(struct scan *s, int dfd, const char *shown, int depth)
 
 size_t
 files_written_scan(const char *dir, const char *shown_as, uint64_t since_ns,
-    struct file_written *out, size_t max)
+    struct file_written *out, size_t max, uint64_t *hash_budget)
 {
-	struct scan s = { since_ns, out, max, 0, SCAN_ENTRIES };
+	struct scan s = { hash_budget, since_ns, out, max, 0, SCAN_ENTRIES };
 	int fd;
 
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |

@@ -43,6 +43,8 @@ struct worker {
 	size_t status_len;
 	uint64_t audit_ref, t_go, t_go_real_ns;
 	int timed_out;
+	int have_final;        /* the worker's init reported the skill's end */
+	int final_exit, final_signal;
 	enum err_type fail;
 	char failmsg[ERROR_MSG_MAX];
 };
@@ -190,13 +192,26 @@ worker_ready(struct worker *w)
 		worker_fail(w, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
 }
 
-/* Status lines from the worker: "ready" or "fail STEP: why". */
+/*
+ * Status lines from the worker: "ready", "fail STEP: why", and once the
+ * skill ran, "exit N" or "signal N" from the worker's init.
+ */
 static void
 worker_status_line(struct worker *w, const char *line)
 {
+	int v;
+
 	if (strcmp(line, "ready") == 0 && w->st == W_BUILDING)
 		worker_ready(w);
-	else if (strncmp(line, "fail ", 5) == 0)
+	else if (w->st == W_RUNNING && !w->have_final &&
+	    (sscanf(line, "exit %d", &v) == 1 ||
+	    sscanf(line, "signal %d", &v) == 1) && v >= 0 && v <= 255) {
+		w->have_final = 1;
+		if (line[0] == 'e')
+			w->final_exit = v;
+		else
+			w->final_signal = v;
+	} else if (strncmp(line, "fail ", 5) == 0)
 		worker_fail(w, ERR_SANDBOX_FAILED, line + 5);
 	else
 		worker_fail(w, ERR_SANDBOX_FAILED, "garbled worker status");
@@ -350,6 +365,19 @@ worker_spawn(struct worker *w, struct error *e)
 	return 0;
 }
 
+/* One call per session at a time: each call owns the work dir. */
+static int
+session_busy(const char *work_dir)
+{
+	size_t i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].st != W_FREE && workers[i].g != NULL &&
+		    strcmp(workers[i].g->work_dir, work_dir) == 0)
+			return 1;
+	return 0;
+}
+
 /* RUN from the broker: only a grant policyd gave us, and only once. */
 int
 worker_on_run(struct peer *p, const struct mp_doc *d)
@@ -379,6 +407,11 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 	} else if (g->nperm[2] > 0 && !M->cfg.worker_network_host) {
 		refuse_run(r.ref, ERR_SANDBOX_FAILED, "the grant asks for "
 		    "network access, which this host does not provide");
+		grant_free(g);
+		free(g);
+	} else if (session_busy(g->work_dir)) {
+		refuse_run(r.ref, ERR_OVERLOADED, "another call of this session "
+		    "is still running; calls of one session run one at a time");
 		grant_free(g);
 		free(g);
 	} else if ((w = worker_slot()) == NULL) {
@@ -514,6 +547,10 @@ worker_result(struct worker *w, int status, const struct rusage *ru,
 	x->started = w->st == W_RUNNING;
 	x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (w->have_final) {  /* the skill's own end, as its init saw it */
+		x->exit_code = w->final_signal ? -1 : w->final_exit;
+		x->signal = w->final_signal;
+	}
 	x->timed_out = w->timed_out;
 	x->duration_ms = x->started ? now_mono_ms() - w->t_go : 0;
 	x->cpu_ms = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
@@ -549,14 +586,15 @@ static void
 worker_files(struct worker *w, struct msg_run_exited *x)
 {
 	static struct file_written found[FILES_WRITTEN_MAX];
+	uint64_t budget = FILES_HASH_BUDGET;
 	size_t n, i;
 
 	if (!x->started)
 		return;
 	n = files_written_scan(w->g->work_dir, "/work", w->t_go_real_ns,
-	    found, FILES_WRITTEN_MAX);
+	    found, FILES_WRITTEN_MAX, &budget);
 	n += files_written_scan(w->g->data_dir, "/data", w->t_go_real_ns,
-	    found + n, FILES_WRITTEN_MAX - n);
+	    found + n, FILES_WRITTEN_MAX - n, &budget);
 	x->files = xcalloc(n + 1, sizeof(*x->files));
 	for (i = 0; i < n; i++) {
 		x->files[i].path = xstrdup(found[i].path);

@@ -5,6 +5,8 @@
  * this start is durable. Then it execs the declared entry point.
  */
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,58 @@ build_env(const struct grant *g)
 	return envp;
 }
 
+/* Signals start at their defaults, whatever the daemon inherited. */
+static void
+reset_signals(void)
+{
+	sigset_t none;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * Stay as pid 1 of the namespace and run the skill as a child: pid 1
+ * ignores signals it has no handler for (SIGXFSZ, SIGXCPU would not end
+ * the skill), and orphans need a reaper. When the skill ends, report how
+ * on the status pipe and exit: the kernel then ends every process left.
+ */
+static void __attribute__((noreturn))
+run_as_init(const char *path, char **xargv, char **envp)
+{
+	char line[64];
+	pid_t skill, pid;
+	int status, n;
+
+	if ((skill = fork()) == -1)
+		fail("exec", strerror(errno));
+	if (skill == 0) {
+		execve(path, xargv, envp);
+		fail("exec", strerror(errno));
+	}
+	close(0);
+	close(1);
+	close(2);
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid == -1)
+			_exit(126);
+		if (pid != skill)
+			continue;
+		n = WIFSIGNALED(status) ?
+		    snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status)) :
+		    snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
+		(void)write_full(WORKER_FD_STATUS, line, (size_t)n);
+		_exit(0);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -98,6 +152,7 @@ main(int argc, char *argv[])
 	int r;
 
 	log_init("skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
+	reset_signals();
 	if (set_cloexec(WORKER_FD_STATUS, 1) == -1)
 		_exit(126);
 	close_from(5);
@@ -114,6 +169,5 @@ main(int argc, char *argv[])
 	close(WORKER_FD_SPEC);
 	if (sandbox_final_limits(&g, &e) == -1)
 		fail("rlimits", e.msg);
-	execve(path, xargv, envp);
-	fail("exec", strerror(errno));
+	run_as_init(path, xargv, envp);
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "../lib/util.h"
 #include "worker.h"
@@ -30,62 +31,186 @@ merr(struct error *e, const char *what, const char *path)
 	    strerror(errno));
 }
 
-/* Create an empty mount point for src inside root: a dir or a file. */
-static int
-mountpoint(const char *dst, int is_dir, struct error *e)
-{
-	char parent[PATH_MAX];
-	char *slash;
-	int fd;
+static int root_fd = -1;   /* the new root (our tmpfs), O_PATH */
+static dev_t own_devs[4];  /* filesystems we mounted fresh: creation is safe */
+static int nown;
 
-	if (fmt_path(parent, sizeof(parent), "%s", dst) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "path too long");
-	if ((slash = strrchr(parent, '/')) != NULL)
-		*slash = '\0';
-	if (mkdir_p(parent, 0755) == -1)
-		return merr(e, "mkdir", parent);
-	if (is_dir)
-		return mkdir(dst, 0755) == -1 && errno != EEXIST ?
-		    merr(e, "mkdir", dst) : 0;
-	if ((fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == -1)
-		return merr(e, "create", dst);
-	close(fd);
+static int
+own_dev(dev_t d)
+{
+	int i;
+
+	for (i = 0; i < nown; i++)
+		if (own_devs[i] == d)
+			return 1;
+	return 0;
+}
+
+/* Remember a fresh filesystem of ours, by the mount at path. */
+static void
+add_own(const char *path)
+{
+	struct stat st;
+
+	if (nown < 4 && stat(path, &st) == 0)
+		own_devs[nown++] = st.st_dev;
+}
+
+/*
+ * O_PATH fd of path with no symlink anywhere in it (and, with beneath,
+ * no escape from dfd): what a skill could have planted is never
+ * followed.
+ */
+static int
+open_nolinks(int dfd, const char *path, int beneath)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+	    (beneath ? RESOLVE_BENEATH : 0);
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+}
+
+/*
+ * Walk rel beneath the new root without following links. Missing parts
+ * are created only on our own tmpfs, never inside a bound host
+ * directory; the last part is a directory or (is_dir 0) a file.
+ * Returns an O_PATH fd of the mount point.
+ */
+static int
+mountpoint_at(const char *rel, int is_dir, struct error *e)
+{
+	char buf[PATH_MAX], *comp, *next;
+	struct stat st, here;
+	int dfd, nfd, last, fd;
+
+	if (fmt_path(buf, sizeof(buf), "%s", rel) == -1 ||
+	    (dfd = dup(root_fd)) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "mount point %s", rel);
+	for (comp = buf; comp != NULL; comp = next) {
+		if ((next = strchr(comp, '/')) != NULL)
+			*next++ = '\0';
+		last = next == NULL || *next == '\0';
+		if (*comp == '\0')
+			continue;
+		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			if (errno != ENOENT || fstat(dfd, &here) == -1 ||
+			    !own_dev(here.st_dev)) {
+				close(dfd);
+				return error_set(e, ERR_SANDBOX_FAILED, "mount "
+				    "point %s: missing inside a bound directory",
+				    rel);
+			}
+			if (!last || is_dir)
+				fd = mkdirat(dfd, comp, 0755);
+			else if ((fd = openat(dfd, comp, O_WRONLY | O_CREAT |
+			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) != -1)
+				close(fd);
+			if (fd == -1) {
+				close(dfd);
+				return merr(e, "create mount point", rel);
+			}
+		} else if (S_ISLNK(st.st_mode)) {
+			close(dfd);
+			return error_set(e, ERR_SANDBOX_FAILED, "mount point %s "
+			    "crosses a symlink: refused", rel);
+		}
+		nfd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(dfd);
+		if (nfd == -1)
+			return merr(e, "open mount point", rel);
+		dfd = nfd;
+		if (last)
+			break;
+	}
+	return dfd;
+}
+
+/* Bind what srcfd refers to at rel (beneath the new root), then seal it. */
+static int
+bind_fd(int srcfd, const char *rel, int rw, struct error *e)
+{
+	char src[64], dst[64];
+	struct stat st;
+	int dfd;
+
+	if (fstat(srcfd, &st) == -1)
+		return merr(e, "stat", rel);
+	if ((dfd = mountpoint_at(rel, S_ISDIR(st.st_mode), e)) == -1)
+		return -1;
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", srcfd);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) == -1) {
+		close(dfd);
+		return merr(e, "bind onto", rel);
+	}
+	close(dfd);
+	/* The fd names the covered mount point; reopen to reach the bind. */
+	if ((dfd = open_nolinks(root_fd, rel, 1)) == -1)
+		return merr(e, "reopen", rel);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
+	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MNT_SAFE |
+	    (rw ? 0 : MS_RDONLY), NULL) == -1) {
+		close(dfd);
+		return merr(e, "remount", rel);
+	}
+	close(dfd);
 	return 0;
 }
 
 /*
- * Bind host path src at root/dst. A symlink is recreated as a symlink
- * (merged-/usr hosts link /bin to usr/bin); a missing src is skipped.
+ * A system path (the admin's config, not the skill's to touch): bound
+ * read-only at the same place; a symlink (merged-/usr /bin) is recreated
+ * as a symlink; a missing one is skipped.
  */
 static int
-bind_at(const char *root, const char *src, const char *dst, int rw,
-    struct error *e)
+bind_system(const char *path, struct error *e)
 {
-	char target[PATH_MAX], link[PATH_MAX];
+	char link[PATH_MAX], parent[PATH_MAX], *slash;
 	struct stat st;
 	ssize_t n;
+	int fd, r;
 
-	if (lstat(src, &st) == -1)
-		return errno == ENOENT ? 0 : merr(e, "lstat", src);
-	if (fmt_path(target, sizeof(target), "%s%s", root, dst) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "path too long");
+	if (lstat(path, &st) == -1)
+		return errno == ENOENT ? 0 : merr(e, "lstat", path);
 	if (S_ISLNK(st.st_mode)) {
-		if ((n = readlink(src, link, sizeof(link) - 1)) == -1)
-			return merr(e, "readlink", src);
+		if ((n = readlink(path, link, sizeof(link) - 1)) == -1 ||
+		    fmt_path(parent, sizeof(parent), "%s", path + 1) == -1)
+			return merr(e, "readlink", path);
 		link[n] = '\0';
-		if (mountpoint(target, 1, e) == -1 || rmdir(target) == -1 ||
-		    symlink(link, target) == -1)
-			return merr(e, "symlink", target);
-		return 0;
+		slash = strrchr(parent, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		fd = slash != NULL ? mountpoint_at(parent, 1, e) : dup(root_fd);
+		if (fd == -1)
+			return -1;
+		r = symlinkat(link, fd, slash != NULL ? slash + 1 : parent);
+		close(fd);
+		return r == -1 ? merr(e, "symlink", path) : 0;
 	}
-	if (mountpoint(target, S_ISDIR(st.st_mode), e) == -1)
-		return -1;
-	if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) == -1)
-		return merr(e, "bind", src);
-	if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MNT_SAFE |
-	    (rw ? 0 : MS_RDONLY), NULL) == -1)
-		return merr(e, "remount", target);
-	return 0;
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
+		return merr(e, "open", path);
+	r = bind_fd(fd, path + 1, 0, e);
+	close(fd);
+	return r;
+}
+
+/* A host directory the daemon made (skill, work, data), at rel. */
+static int
+bind_host(const char *path, const char *rel, int rw, int nolinks,
+    struct error *e)
+{
+	int fd, r;
+
+	fd = nolinks ? open_nolinks(AT_FDCWD, path, 0) :
+	    open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return merr(e, "open", path);
+	r = bind_fd(fd, rel, rw, e);
+	close(fd);
+	return r;
 }
 
 /* The fixed part of a granted fs glob: up to the last '/' before a wildcard. */
@@ -104,31 +229,53 @@ glob_prefix(const char *glob, char *out, size_t len)
 	return out[0] == '/' && out[1] != '\0' ? 0 : -1;
 }
 
+/*
+ * One granted path. Its source is resolved with no symlink anywhere (a
+ * skill may have planted one there through an earlier write grant); a
+ * path that does not exist is skipped.
+ */
+static int
+bind_grant_path(int base, const char *src, const char *rel, int rw,
+    struct error *e)
+{
+	int fd, r;
+
+	fd = open_nolinks(base, base == AT_FDCWD ? src : src + 1,
+	    base != AT_FDCWD);
+	if (fd == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return error_set(e, ERR_SANDBOX_FAILED, "granted path %s: %s",
+		    src, errno == ELOOP ? "a symlink on the way: refused" :
+		    strerror(errno));
+	}
+	r = bind_fd(fd, rel, rw, e);
+	close(fd);
+	return r;
+}
+
 /* Granted absolute paths and $SKILL_DIR subdirs beyond the baseline. */
 static int
-bind_granted(const char *root, const struct grant *g, struct error *e)
+bind_granted(const struct grant *g, struct error *e)
 {
-	char pre[PATH_MAX], host[PATH_MAX], inside[PATH_MAX];
+	char pre[PATH_MAX], rel[PATH_MAX];
 	size_t i;
-	int k;
+	int k, skillfd, r = 0;
 
-	for (k = 0; k < 2; k++)  /* 0: fs.read, 1: fs.write */
-		for (i = 0; i < g->nperm[k]; i++) {
+	if ((skillfd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
+		return merr(e, "open", g->skill_dir);
+	for (k = 0; k < 2 && r == 0; k++)  /* 0: fs.read, 1: fs.write */
+		for (i = 0; i < g->nperm[k] && r == 0; i++) {
 			const char *p = g->perm[k][i];
-			if (p[0] == '/' && glob_prefix(p, pre, sizeof(pre)) == 0) {
-				if (bind_at(root, pre, pre, k, e) == -1)
-					return -1;
-			} else if (k == 1 && strncmp(p, "$SKILL_DIR/", 11) == 0 &&
-			    glob_prefix(p + 10, pre, sizeof(pre)) == 0) {
-				if (fmt_path(host, sizeof(host), "%s%s",
-				    g->skill_dir, pre) == -1 ||
-				    fmt_path(inside, sizeof(inside), "/skill%s",
-				    pre) == -1 ||
-				    bind_at(root, host, inside, 1, e) == -1)
-					return -1;
-			}
+			if (p[0] == '/' && glob_prefix(p, pre, sizeof(pre)) == 0)
+				r = bind_grant_path(AT_FDCWD, pre, pre + 1, k, e);
+			else if (k == 1 && strncmp(p, "$SKILL_DIR/", 11) == 0 &&
+			    glob_prefix(p + 10, pre, sizeof(pre)) == 0 &&
+			    fmt_path(rel, sizeof(rel), "skill%s", pre) == 0)
+				r = bind_grant_path(skillfd, pre, rel, 1, e);
 		}
-	return 0;
+	close(skillfd);
+	return r;
 }
 
 /* -1 none, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
@@ -159,15 +306,22 @@ make_dev(const char *root, struct error *e)
 	int i;
 
 	if (fmt_path(dev, sizeof(dev), "%s/dev", root) == -1 ||
-	    mountpoint(dev, 1, e) == -1)
+	    (i = mountpoint_at("dev", 1, e)) == -1)
 		return -1;
+	close(i);
 	if (mount("sb-dev", dev, "tmpfs", MNT_SAFE | MS_NOEXEC,
 	    "size=64k,mode=0755") == -1)
 		return merr(e, "mount tmpfs", dev);
+	add_own(dev);
 	for (i = 0; devs[i] != NULL; i++) {
+		int fd;
+
 		snprintf(src, sizeof(src), "/dev/%s", devs[i]);
-		if (fmt_path(path, sizeof(path), "%s/%s", dev, devs[i]) == -1 ||
-		    mountpoint(path, 0, e) == -1)
+		if (fmt_path(path, sizeof(path), "dev/%s", devs[i]) == -1 ||
+		    (fd = mountpoint_at(path, 0, e)) == -1)
+			return -1;
+		close(fd);
+		if (fmt_path(path, sizeof(path), "%s/%s", dev, devs[i]) == -1)
 			return -1;
 		/* Device nodes need a mount without nodev; nothing else does. */
 		if (mount(src, path, NULL, MS_BIND, NULL) == -1 ||
@@ -186,19 +340,23 @@ static int
 make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 {
 	char path[PATH_MAX], opts[64];
+	int fd;
 
 	if (fmt_path(path, sizeof(path), "%s/proc", root) == -1 ||
-	    mountpoint(path, 1, e) == -1)
+	    (fd = mountpoint_at("proc", 1, e)) == -1)
 		return -1;
+	close(fd);
 	if (mount("proc", path, "proc", MNT_SAFE | MS_NOEXEC, NULL) == -1)
 		return merr(e, "mount", "/proc");
 	if (fmt_path(path, sizeof(path), "%s/tmp", root) == -1 ||
-	    mountpoint(path, 1, e) == -1)
+	    (fd = mountpoint_at("tmp", 1, e)) == -1)
 		return -1;
+	close(fd);
 	snprintf(opts, sizeof(opts), "size=%llum,mode=1777",
 	    (unsigned long long)tmp_mb);
 	if (mount("sb-tmp", path, "tmpfs", MNT_SAFE | MS_NOEXEC, opts) == -1)
 		return merr(e, "mount", "/tmp");
+	add_own(path);
 	return 0;
 }
 
@@ -224,8 +382,9 @@ int
 sandbox_mounts(const struct grant *g, struct error *e)
 {
 	const char *root = g->root_dir;
+	struct stat st;
 	size_t i;
-	int data;
+	int data, r;
 
 	if (root == NULL || root[0] != '/')
 		return error_set(e, ERR_SANDBOX_FAILED, "no sandbox root");
@@ -235,17 +394,26 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	if (mount("sb-root", root, "tmpfs", MNT_SAFE, "size=1m,mode=0755") ==
 	    -1)
 		return merr(e, "mount tmpfs", root);
-	for (i = 0; i < g->nsys_paths; i++)
-		if (bind_at(root, g->sys_paths[i], g->sys_paths[i], 0, e) == -1)
-			return -1;
-	if (bind_at(root, g->skill_dir, "/skill", 0, e) == -1 ||
-	    bind_at(root, g->work_dir, "/work", 1, e) == -1)
-		return -1;
-	if ((data = data_access(g)) >= 0 &&
-	    bind_at(root, g->data_dir, "/data", data, e) == -1)
-		return -1;
-	if (bind_granted(root, g, e) == -1 || make_dev(root, e) == -1 ||
-	    make_proc_tmp(root, g->tmp_mb ? g->tmp_mb : 64, e) == -1)
-		return -1;
-	return enter_root(root, e);
+	if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(root_fd, &st) == -1)
+		return merr(e, "open", root);
+	nown = 0;
+	own_devs[nown++] = st.st_dev;
+	r = 0;
+	for (i = 0; i < g->nsys_paths && r == 0; i++)
+		r = bind_system(g->sys_paths[i], e);
+	if (r == 0)
+		r = bind_host(g->skill_dir, "skill", 0, 1, e);
+	if (r == 0)
+		r = bind_host(g->work_dir, "work", 1, 0, e);
+	if (r == 0 && (data = data_access(g)) >= 0)
+		r = bind_host(g->data_dir, "data", data, 0, e);
+	/* /tmp first, so a granted path beneath it is not hidden. */
+	if (r == 0)
+		r = make_dev(root, e) == -1 || make_proc_tmp(root,
+		    g->tmp_mb ? g->tmp_mb : 64, e) == -1 ||
+		    bind_granted(g, e) == -1 ? -1 : 0;
+	close(root_fd);
+	root_fd = -1;
+	return r == 0 ? enter_root(root, e) : -1;
 }

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void __attribute__((format(printf, 1, 2)))
+static void __attribute__((format(printf, 1, 2), unused))
 say(const char *fmt, ...)
 {
 	char b[2048];
@@ -38,7 +38,7 @@ say(const char *fmt, ...)
 	(void)!write(1, b, (size_t)n);
 }
 
-static const char *
+static const char * __attribute__((unused))
 ename(int e)
 {
 	const char *s = strerrorname_np(e);
@@ -51,7 +51,7 @@ ename(int e)
  * after it, then the errnos that count as blocked, ending with 0.
  * Returns 1 when the call succeeded.
  */
-static int
+static int __attribute__((unused))
 verdict(const char *what, long r, int e, ...)
 {
 	va_list ap;

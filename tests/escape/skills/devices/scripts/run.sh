@@ -15,6 +15,7 @@ for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/mem /dev/kmem /dev/port \
 	fi
 done
 for n in "/tmp/sbnull c 1 3" "/work/sbnull c 1 3" "/tmp/sbdisk b 254 0"; do
+	# shellcheck disable=SC2086
 	set -- $n
 	if out=$(mknod "$1" "$2" "$3" "$4" 2>&1); then
 		echo "ESCAPED mknod $1"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # probe: read through whatever d and s are right now, and report what
 # the racer logged.
-for p in d/secret s/secret d/sub/secret s/sub/secret; do
+for p in d/readable s/readable d/sub/readable s/sub/readable d/ssub/readable \
+    s/ssub/readable; do
 	if out=$(head -c 200 "$p" 2>/dev/null); then
 		case $out in
 		"sb-escape victim"*) echo "ESCAPED read $p: $out" ;;

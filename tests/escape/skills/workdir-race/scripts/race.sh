@@ -5,7 +5,7 @@
 case $2 in
 bg)
 	setsid "$SKILL_DIR/bin/racer" "$1" "$3" >/dev/null 2>&1 </dev/null &
-	sleep 0.1
+	sleep 0.5
 	echo "INFO racer left in the background"
 	echo DONE
 	;;

@@ -1,0 +1,864 @@
+#!/bin/bash
+# Escape suite (issue 4): one skill per attack against the worker
+# sandbox, on a real skillbrokerd. Each test asserts that the attack
+# failed (the skill reports what it saw on stdout: BLOCKED / ESCAPED /
+# UNEXPECTED lines, see tools/attack.h), checks the host side where the
+# attack would leave a trace, and then checks that the daemon is alive
+# and serves a call of the hello skill.
+#
+#   SB_BIN=<dir of skillbrokerd, skillctl, ...>  (default: <repo>/bin)
+#   bash tests/escape/run.sh [TEST...]           (TEST: a function name, e.g. t_fork_bomb)
+#
+# Needs root, jq and a C compiler (cc). Workers use uids 64300-64349;
+# nothing else may use them while this runs (the check that no process
+# of a call survives looks at these uids). KEEP_TMP=1 keeps the temp
+# dir (config, daemon.log, audit log, every reply in replies.log);
+# SB_ESCAPE_VERBOSE=1 prints each test's duration.
+# Prints "ok - NAME" / "not ok - NAME: why" per test, then
+# "escape: N passed, M failed"; exits 1 if any failed.
+if [ -z "${BASH_VERSION:-}" ]; then
+	exec bash "$0" "$@"
+fi
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+SB_BIN=${SB_BIN:-$ROOT/bin}
+CC=${CC:-cc}
+UID_FIRST=64300
+UID_LAST=64349
+PIDS=64         # limits.pids of the config below
+FSIZE_MB=16     # limits.fsize_mb of the config below
+MEM_MB=128      # memory_mb of the mem-bomb skill
+
+PASSED=0
+FAILED=0
+WHY=""
+DPID=""         # skillbrokerd
+PTYPID=""       # ptyrun, its parent, which holds its terminal
+BG_PIDS=""      # other helpers we started
+TMP=""
+
+for f in skillbrokerd skillctl skillbroker-broker skillbroker-policyd \
+    skillbroker-auditd skillbroker-worker; do
+	if [ ! -x "$SB_BIN/$f" ]; then
+		echo "escape: $SB_BIN/$f missing; run make all" >&2
+		exit 2
+	fi
+done
+for c in jq "$CC" ps df stat sha256sum; do
+	if ! command -v "$c" >/dev/null 2>&1; then
+		echo "escape: $c missing" >&2
+		exit 2
+	fi
+done
+if [ "$(id -u)" != 0 ]; then
+	echo "escape: must run as root (the master runs as root)" >&2
+	exit 2
+fi
+
+# ---------------------------------------------------------------- helpers
+
+now_ms() { date +%s%3N; }
+
+# Live processes running as a uid of our worker range: "uid pid args".
+worker_procs() {
+	ps -eo uid=,pid=,stat=,args= | awk -v a="$UID_FIRST" -v b="$UID_LAST" \
+	    '$1 >= a && $1 <= b && $3 !~ /^Z/ { $3 = ""; print }'
+}
+
+# Wait (at most ~3 s) until no process runs under a worker uid.
+no_worker_procs() {
+	local i
+	for i in $(seq 60); do
+		[ -z "$(worker_procs)" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+stop_daemon() {
+	local i
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for i in $(seq 100); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$DPID" 2>/dev/null
+	[ -z "$PTYPID" ] || wait "$PTYPID" 2>/dev/null
+	DPID="" PTYPID=""
+}
+
+# Host paths an escaped write would have created (see t_write_outside
+# and the disk fill tests): removed whatever happens.
+MARK=sbescape$$
+host_marks() {
+	local d
+	for d in /usr /usr/bin /usr/lib /etc / /lib /skill /work /tmp; do
+		printf '%s\n' "${d%/}/$MARK" "${d%/}/$MARK.d"
+	done
+}
+
+cleanup() {
+	local p
+	for p in $BG_PIDS; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	stop_daemon
+	# any worker process that outlived the daemon (a failed test)
+	for p in $(worker_procs | awk '{ print $2 }'); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	host_marks | while read -r p; do
+		[ -e "$p" ] && rm -rf -- "$p"
+	done
+	rm -f /tmp/"$MARK"-fill-* 2>/dev/null
+	# made by a sandbox set-up that followed a planted link (t_skill_dir_symlinks)
+	[ -n "${TMPUSR_BEFORE-x}" ] || rmdir /tmp/usr 2>/dev/null
+	if [ -z "$TMP" ]; then
+		:
+	elif [ -n "${KEEP_TMP:-}" ]; then
+		echo "escape: kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Nothing else may run under our worker uids: the tests count them.
+if [ -n "$(worker_procs)" ]; then
+	echo "escape: processes already run under uids $UID_FIRST-$UID_LAST:" >&2
+	worker_procs >&2
+	exit 2
+fi
+
+TMP=$(mktemp -d /tmp/sb-escape.XXXXXX) || exit 2
+chmod 755 "$TMP"                # workers and the privsep user traverse it
+SOCK=$TMP/sb.sock
+CONF=$TMP/sb.yaml
+AUDIT=$TMP/log/audit.jsonl
+WORKROOT=$TMP/state/work/0      # the work dirs of calls made by uid 0
+VICTIM=$TMP/victim              # host files that attacks aim at
+SECRET=sbsecret-$MARK           # in the daemon's environment only
+ABSTRACT=sb-escape-$MARK        # the host listener's abstract socket
+TOOLS=$TMP/tools
+
+# Build the helpers and the attack programs, plant what the attacks
+# need, write the config and the policy.
+setup() {
+	local c s
+	mkdir -p "$TOOLS"
+	for c in ptyrun listener; do
+		"$CC" -O2 -Wall -o "$TOOLS/$c" "$HERE/tools/$c.c" ||
+			{ echo "escape: cannot build $c" >&2; exit 2; }
+	done
+	cp -R "$HERE/skills" "$TMP/skills"
+	for c in "$TMP"/skills/*/src/*.c; do
+		s=${c%/src/*}
+		mkdir -p "$s/bin"
+		"$CC" -O2 -Wall -I"$HERE/tools" -o "$s/bin/$(basename "$c" .c)" "$c" ||
+			{ echo "escape: cannot build $c" >&2; exit 2; }
+	done
+	chmod -R u+rwX,go+rX,go-w "$TMP/skills"
+	find "$TMP/skills" -path '*/scripts/*' -type f -exec chmod 755 {} +
+	find "$TMP/skills" -path '*/bin/*' -type f -exec chmod 755 {} +
+
+	# a setuid and setgid root binary, planted by the admin side
+	chown root:root "$TMP/skills/setuid/bin/suid"
+	chmod 6755 "$TMP/skills/setuid/bin/suid"
+	# commands that leave the skill dir: the registry must refuse them
+	mkdir -p "$TMP/skills/link-cmd-abs/scripts" "$TMP/skills/link-cmd-rel/scripts"
+	ln -sfn /bin/sh "$TMP/skills/link-cmd-abs/scripts/run"
+	ln -sfn ../../hello/scripts/run.sh "$TMP/skills/link-cmd-rel/scripts/run"
+	# files of a valid skill that are symlinks to host files
+	mkdir -p "$TMP/skills/link-files/planted"
+	ln -sfn /etc/shadow "$TMP/skills/link-files/planted/shadow"
+	ln -sfn "$CONF" "$TMP/skills/link-files/planted/conf"
+	ln -sfn ../../../sb.yaml "$TMP/skills/link-files/planted/conf-rel"
+	ln -sfn "$TMP/state" "$TMP/skills/link-files/planted/hostdir"
+	ln -sfn / "$TMP/skills/link-files/planted/root"
+	# the part of its skill dir a skill may write (by its grant)
+	mkdir -p "$TMP/skills/skill-dir-links/cache"
+	chmod 777 "$TMP/skills/skill-dir-links/cache"
+	# directories anyone may write on the host: only the sandbox stops it
+	mkdir -p "$TMP/skills/write-out/open" "$TMP/hostdir"
+	chmod 1777 "$TMP/skills/write-out/open" "$TMP/hostdir"
+
+	# victims: a root file anyone may read and write (so that only the
+	# sandbox, not its mode, keeps links to it away), and a root dir
+	# with a readable file and a secret one
+	mkdir -p "$VICTIM/dir"
+	echo "sb-escape victim file" >"$VICTIM/file"
+	chmod 666 "$VICTIM/file"
+	echo "sb-escape victim readable" >"$VICTIM/dir/readable"
+	echo "sb-escape victim secret" >"$VICTIM/dir/secret"
+	chmod 644 "$VICTIM/dir/readable"
+	chmod 600 "$VICTIM/dir/secret"
+	chmod 755 "$VICTIM" "$VICTIM/dir"
+	VICTIM_STAT=$(victim_stat)
+
+	mkdir -p "$TMP/policy.d"
+	cat >"$TMP/policy.d/10-escape.yaml" <<-EOF
+	# skillbroker escape suite policy (generated by tests/escape/run.sh)
+	skills:
+	  enabled: ["*"]
+	rules:
+	  - name: escape-allow-all
+	    principals: ["*"]
+	    skills: ["*"]
+	    action: allow
+	    ceiling:
+	      env: [TZ]
+	      fs: { write: ["\$SKILL_DIR/**"] }
+	EOF
+	cat >"$CONF" <<-EOF
+	# skillbroker escape suite config (generated by tests/escape/run.sh)
+	socket: sb.sock
+	skills_dirs:
+	  - skills
+	policy_dir: policy.d
+	state_dir: state
+	audit:
+	  path: log/audit.jsonl
+	privsep_user: nobody
+	worker:
+	  uids: [$UID_FIRST, $UID_LAST]
+	limits:
+	  timeout_ms: 10000
+	  max_timeout_ms: 60000
+	  output_bytes: 65536
+	  memory_mb: 256
+	  pids: $PIDS
+	  fsize_mb: $FSIZE_MB
+	  nofile: 64
+	EOF
+	chmod 644 "$CONF"
+}
+
+# Owner, mode and content hash of every victim file and dir.
+victim_stat() {
+	local f
+	for f in "$VICTIM" "$VICTIM/file" "$VICTIM/dir" "$VICTIM/dir/readable" \
+	    "$VICTIM/dir/secret"; do
+		printf '%s %s' "$f" "$(stat -c '%u:%g %a %h' "$f" 2>&1)"
+		[ -f "$f" ] && printf ' %s' "$(sha256sum <"$f" | cut -c1-64)"
+		echo
+	done
+}
+
+# The daemon runs with a terminal of ours as its controlling terminal
+# (for t_tiocsti), and with a secret in its environment (for t_env).
+start_daemon() {
+	local i
+	rm -f "$TMP/daemon.pid"
+	SB_SECRET=$SECRET "$TOOLS/ptyrun" "$TMP/tty.log" "$TMP/daemon.pid" \
+	    "$SB_BIN/skillbrokerd" -d -f "$CONF" 2>>"$TMP/daemon.log" &
+	PTYPID=$!
+	for i in $(seq 100); do
+		[ -s "$TMP/daemon.pid" ] && break
+		sleep 0.05
+	done
+	DPID=$(cat "$TMP/daemon.pid" 2>/dev/null)
+	for i in $(seq 100); do
+		if [ -S "$SOCK" ] && timeout 5 "$SB_BIN/skillctl" -s "$SOCK" \
+		    hello >/dev/null 2>&1; then
+			return 0
+		fi
+		[ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "escape: the daemon did not come up; its log:" >&2
+	tail -n 20 "$TMP/daemon.log" >&2
+	exit 2
+}
+
+# A TCP/UDP/abstract-unix listener on the host loopback (for t_network).
+start_listener() {
+	local i
+	"$TOOLS/listener" "$TMP/listener.port" "$TMP/listener.log" "$ABSTRACT" \
+	    2>>"$TMP/listener.err" &
+	BG_PIDS="$BG_PIDS $!"
+	disown $!
+	for i in $(seq 100); do
+		[ -s "$TMP/listener.port" ] && break
+		sleep 0.05
+	done
+	PORT=$(cat "$TMP/listener.port" 2>/dev/null)
+	: >>"$TMP/listener.log"
+}
+
+# inv SESSION SKILL [COMMAND] [OPTIONS] [-- ARGS...]: one invoke, as uid 0
+# (the admin), bounded to 60 s. Sets OUT (the JSON reply), RC, MS (how
+# long it took) and SO (the skill's stdout). Every reply goes to
+# replies.log.
+inv() {
+	local sess=$1 skill=$2 t0
+	shift 2
+	t0=$(now_ms)
+	OUT=$(timeout 60 "$SB_BIN/skillctl" -s "$SOCK" invoke "$skill" --json \
+	    --phase execution --session "$sess" "$@" 2>"$TMP/ctl.err")
+	RC=$?
+	MS=$(($(now_ms) - t0))
+	printf '%s %s %s\n' "$skill" "$*" "$OUT" >>"$TMP/replies.log"
+	SO=$(j '.output.stdout // ""')
+}
+
+# A field of the JSON in $OUT (jq -r), "JQERR" when $OUT is not JSON.
+j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null || echo JQERR; }
+
+fail() { WHY="${WHY:+$WHY; }$*"; return 1; }
+
+short() {
+	if [ "${#1}" -gt 300 ]; then
+		printf '%s...(%d bytes)' "${1:0:300}" "${#1}"
+	else
+		printf '%s' "$1"
+	fi
+}
+
+expect() {
+	[ "$2" = "$3" ] || fail "$1: got '$(short "$2")', want '$(short "$3")'"
+}
+
+# The reply's error, for failure messages.
+errinfo() {
+	printf 'rc %s, ok %s, error %s: %s, exit %s, signal %s' "$RC" "$(j .ok)" \
+	    "$(j '.error.type // "-"')" "$(j '.error.message // ""')" \
+	    "$(j .effects.process.exit_code)" "$(j .effects.process.signal)"
+}
+
+# The attack ran to its end and nothing got through: a DONE line, no
+# ESCAPED or UNEXPECTED line, and each given line present.
+attack_failed() {
+	local bad l
+	if [ "$OUT" = "" ] || [ "$(j .type)" = JQERR ]; then
+		fail "no reply (skillctl rc $RC: $(short "$(cat "$TMP/ctl.err")"))"
+		return 1
+	fi
+	bad=$(printf '%s\n' "$SO" | grep -E '^(ESCAPED|UNEXPECTED) ' | head -n 8 |
+	    tr '\n' '|')
+	[ -z "$bad" ] || fail "attack got through: ${bad%|}"
+	printf '%s\n' "$SO" | grep -qx DONE ||
+		fail "the attack did not run to its end ($(errinfo)); stdout: $(short "$SO")"
+	for l in "$@"; do
+		printf '%s\n' "$SO" | grep -qF -- "$l" ||
+			fail "missing '$l' in: $(short "$(printf '%s' "$SO" | tr '\n' '|')")"
+	done
+	[ -z "$WHY" ]
+}
+
+# After every attack: the daemon lives and serves a call.
+healthy() {
+	local name=$1
+	if [ -z "$DPID" ] || ! kill -0 "$DPID" 2>/dev/null; then
+		fail "the daemon died"
+		return
+	fi
+	inv health hello -- "$name"
+	[ "$(j .ok)" = true ] && [ "$SO" = "hello ok $name" ] ||
+		fail "the next call failed ($(errinfo)): $(short "$OUT")"
+}
+
+run_test() {
+	local name=$1 t0
+	WHY=""
+	t0=$(now_ms)
+	"$name"
+	healthy "$name"
+	[ -z "${SB_ESCAPE_VERBOSE:-}" ] || echo "# $name: $(($(now_ms) - t0)) ms"
+	if [ -z "$WHY" ]; then
+		echo "ok - $name"
+		PASSED=$((PASSED + 1))
+	else
+		echo "not ok - $name: $WHY"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+# The victims are as they were, and no reply holds a hash or the text
+# of a file the skill must not read (file tracking that follows links).
+victims_intact() {
+	local now h f
+	now=$(victim_stat)
+	[ "$now" = "$VICTIM_STAT" ] ||
+		fail "host victim files changed: $(diff <(echo "$VICTIM_STAT") <(echo "$now") | grep '^>' | tr '\n' ' ')"
+	for f in "$VICTIM/file" "$VICTIM/dir/readable" "$VICTIM/dir/secret" /etc/shadow; do
+		h=$(sha256sum <"$f" | cut -c1-64)
+		! grep -q "$h" "$TMP/replies.log" ||
+			fail "a reply holds the sha256 of host file $f"
+	done
+	! grep -q 'sb-escape victim' "$TMP/replies.log" ||
+		fail "a reply holds the text of a host victim file"
+}
+
+# Available KiB on the file system of the state dir.
+avail_kb() { df -Pk "$TMP/state" | awk 'NR == 2 { print $4 }'; }
+
+# ------------------------------------------------------------------ tests
+
+t_read_shadow() {
+	inv rs read-shadow
+	attack_failed "BLOCKED read /etc/shadow:" "INFO absent /etc/shadow"
+}
+
+# The daemon's config, audit log and state, another session's files,
+# /root and the repo: none may exist inside.
+t_read_host_files() {
+	local p paths
+	inv victim hello                                # the worker makes the dir
+	mkdir -p "$WORKROOT/victim"
+	echo "sb-escape other session" >"$WORKROOT/victim/notes.txt"
+	chmod 755 "$WORKROOT/victim"
+	chmod 644 "$WORKROOT/victim/notes.txt"
+	paths="$CONF $AUDIT $(dirname "$AUDIT") $TMP/state $TMP/state/work $WORKROOT/victim/notes.txt $WORKROOT/victim $TMP/daemon.log /root $ROOT/Makefile"
+	# shellcheck disable=SC2086
+	inv thief read-host -- $paths
+	attack_failed || return
+	for p in $paths; do
+		printf '%s\n' "$SO" | grep -qxF "ABSENT $p" ||
+			fail "host path $p exists inside: $(printf '%s\n' "$SO" | grep -F "SEEN $p:" | head -n 1)"
+	done
+}
+
+t_write_outside() {
+	local p q hits=""
+	inv wo write-out -- "$MARK" "$TMP/hostdir" "$TMP/state/work" "$TMP" "$ROOT"
+	attack_failed "BLOCKED write /usr/$MARK" "BLOCKED write /skill/open/$MARK" \
+	    "BLOCKED write $TMP/hostdir/$MARK"
+	for p in $(host_marks) "$TMP/skills/write-out/$MARK" \
+	    "$TMP/skills/write-out/open/$MARK" "$TMP/hostdir/$MARK" \
+	    "$TMP/state/work/$MARK" "$WORKROOT/$MARK" "$TMP/$MARK" "$ROOT/$MARK"; do
+		for q in "$p" "$p.d"; do
+			[ -e "$q" ] && hits="$hits $q"
+		done
+	done
+	[ -z "$hits" ] || fail "files appeared on the host:$hits"
+}
+
+# Commands that are symlinks out of the skill dir, or climb out with
+# "..": the registry marks the skill invalid and nothing runs.
+t_skill_symlink_commands() {
+	local s valid
+	OUT=$(timeout 20 "$SB_BIN/skillctl" -s "$SOCK" skills --json 2>/dev/null)
+	for s in link-cmd-abs link-cmd-rel link-cmd-dotdot; do
+		valid=$(j ".skills[] | select(.name == \"$s\") | .valid")
+		expect "$s valid in the registry" "$valid" false
+	done
+	for s in link-cmd-abs link-cmd-rel link-cmd-dotdot; do
+		inv lc "$s" -- -c 'echo ESCAPED ran'
+		expect "$s error" "$(j .error.type)" skill_not_enabled
+		[ -z "$SO" ] || fail "$s ran: $(short "$SO")"
+	done
+}
+
+# Files of a valid skill that are symlinks to host files.
+t_skill_symlink_files() {
+	inv lf link-files -- "$CONF" "$TMP/state"
+	if [ "$(j .error.type)" = skill_not_enabled ]; then
+		return 0        # refused by the registry: also safe
+	fi
+	attack_failed "BLOCKED read shadow:" "BLOCKED read conf:" \
+	    "BLOCKED read conf-rel:" "BLOCKED read root$CONF:"
+	# hostdir is read (dangling here) or listed (a directory): blocked both ways
+	printf '%s\n' "$SO" | grep -qE '^BLOCKED (read|list) hostdir:' ||
+		fail "no BLOCKED line for hostdir"
+}
+
+# A skill granted two write paths in its skill dir, one inside the
+# other, plants symlinks through the first so that the next call's
+# set-up resolves the second to a host directory (/tmp) as bind source.
+t_skill_dir_symlinks() {
+	local p
+	TMPUSR_BEFORE=$(ls -d /tmp/usr 2>/dev/null)
+	inv sdl skill-dir-links plant
+	attack_failed "INFO planted cache/a -> ../.." "INFO planted cache/d -> /" ||
+		{ fail "the plant call could not set the attack up"; return; }
+	inv sdl skill-dir-links look -- "$CONF" "$MARK"
+	if [ "$(j .error.type)" = sandbox_failed ]; then
+		:       # the set-up refused the planted links: safe
+	else
+		attack_failed "BLOCKED read /skill-dir-links/cache/d/tmp${CONF#/tmp}:" \
+		    "BLOCKED write /skill-dir-links/cache/d/tmp/$MARK:"
+	fi
+	[ ! -e "/tmp/$MARK" ] || fail "/tmp/$MARK appeared on the host"
+	# cache/b: the mount point of "$SKILL_DIR/cache/b/usr/**", made as
+	# root through the link, lands outside the private root on the host
+	# (in /tmp with the private root at $TMP/state/root)
+	for p in /tmp/usr "$TMP/usr" "$TMP/state/usr"; do
+		[ "$p" = /tmp/usr ] && [ -n "$TMPUSR_BEFORE" ] && continue
+		[ ! -e "$p" ] || fail "the set-up made $p on the host ($(stat -c '%U %a' "$p"))"
+	done
+}
+
+# A call plants symlinks, hard links and a FIFO in its work dir; the
+# next call of the session follows them. The worker's own walks of the
+# work dir (set-up, file tracking) must neither follow nor hang.
+t_workdir_symlinks() {
+	local a
+	inv wp workdir-plant plant -- "$VICTIM/file" "$VICTIM/dir"
+	a=$SO
+	attack_failed || fail "plant call"
+	inv wp workdir-plant follow -- "$VICTIM/file" "$VICTIM/dir"
+	attack_failed "BLOCKED read link-file:" "BLOCKED read link-dir/readable:" \
+	    "BLOCKED append through link-file:"
+	[ "$MS" -lt 10000 ] || fail "the follow call took $MS ms (a FIFO hung it?)"
+	printf '%s\n' "$a" | grep -q '^BLOCKED hard link' ||
+		fail "plant: $(short "$a")"
+	victims_intact
+}
+
+# A directory of the work dir swapped for a symlink to a host dir in a
+# tight loop, (1) by a process a call left behind and (2) by a running
+# call, while more calls of the same session start.
+t_workdir_race() {
+	local i bgout=$TMP/race.json
+	inv race1 workdir-race race -- 1500 bg "$VICTIM/dir"
+	attack_failed || fail "race (bg) call"
+	for i in 1 2 3; do
+		inv race1 workdir-race probe
+		attack_failed || fail "probe $i after the background racer"
+	done
+	(
+		OUT=$(timeout 60 "$SB_BIN/skillctl" -s "$SOCK" invoke workdir-race race \
+		    --json --phase execution --session race2 -- 2500 fg "$VICTIM/dir" 2>&1)
+		printf '%s\n' "$OUT" >"$bgout"
+	) &
+	sleep 0.3
+	# Calls of one session run one at a time: a probe during the race is
+	# refused (overloaded), which is the race failing; one that runs
+	# must not escape either.
+	for i in 1 2 3 4; do
+		inv race2 workdir-race probe
+		if [ "$(j .error.type)" != overloaded ]; then
+			attack_failed || fail "probe $i during the race"
+		fi
+		sleep 0.2
+	done
+	wait $!
+	OUT=$(cat "$bgout")
+	printf 'workdir-race race %s\n' "$OUT" >>"$TMP/replies.log"
+	SO=$(j '.output.stdout // ""')
+	attack_failed || fail "the racing call"
+	victims_intact
+}
+
+t_host_processes() {
+	local mpid n bad
+	bash -c "exec -a sbhostmark-$MARK sleep 300" &
+	mpid=$!
+	BG_PIDS="$BG_PIDS $mpid"
+	sleep 0.1
+	inv hp procs -- "$DPID" "$mpid" "$$" "$PTYPID"
+	kill "$mpid" 2>/dev/null
+	wait "$mpid" 2>/dev/null
+	attack_failed "BLOCKED host pid $DPID: absent"
+	n=$(printf '%s\n' "$SO" | grep -c '^PROC ')
+	[ "$n" -ge 1 ] && [ "$n" -le 8 ] ||
+		fail "sees $n processes: $(short "$(printf '%s\n' "$SO" | grep '^PROC ' | tr '\n' '|')")"
+	bad=$(printf '%s\n' "$SO" | grep '^PROC ' |
+	    grep -E 'skillbrokerd|skillbroker-(broker|policyd|auditd)|sbhostmark|ptyrun|listener|skillctl' |
+	    head -n 5 | tr '\n' '|')
+	[ -z "$bad" ] || fail "sees host processes: $bad"
+}
+
+# A sleeper call in one session; a second call tries to SIGKILL and
+# ptrace every process it can see and the sleeper's host pids.
+t_kill_other_worker() {
+	local i pids="" sout=$TMP/sleeper.json spid
+	(
+		OUT=$(timeout 60 "$SB_BIN/skillctl" -s "$SOCK" invoke sleeper --json \
+		    --phase execution --session sleepy -- 4 2>&1)
+		printf '%s\n' "$OUT" >"$sout"
+	) &
+	spid=$!
+	for i in $(seq 60); do
+		pids=$(worker_procs | awk '{ print $2 }' | tr '\n' ' ')
+		[ -n "$pids" ] && break
+		sleep 0.05
+	done
+	[ -n "$pids" ] || fail "no sleeper process found on the host"
+	sleep 0.2
+	pids=$(worker_procs | awk '{ print $2 }' | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	inv killer killer -- $pids
+	attack_failed "BLOCKED ptrace attach own child: EPERM" \
+	    "BLOCKED process_vm_readv own child: EPERM"
+	wait "$spid"
+	OUT=$(cat "$sout")
+	printf 'sleeper %s\n' "$OUT" >>"$TMP/replies.log"
+	SO=$(j '.output.stdout // ""')
+	expect "sleeper ok" "$(j .ok)" true
+	expect "sleeper exit" "$(j .effects.process.exit_code)" 0
+	printf '%s\n' "$SO" | grep -qx SURVIVED ||
+		fail "the sleeper did not survive ($(errinfo)): $(short "$SO")"
+}
+
+t_capabilities() {
+	local k v u
+	inv caps caps
+	attack_failed || return
+	for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+		v=$(printf '%s\n' "$SO" | awk -v k="STATUS $k:" 'index($0, k) == 1 { print $3 }')
+		expect "$k" "$v" 0000000000000000
+	done
+	expect NoNewPrivs "$(printf '%s\n' "$SO" | awk '/^STATUS NoNewPrivs:/ { print $3 }')" 1
+	expect Seccomp "$(printf '%s\n' "$SO" | awk '/^STATUS Seccomp:/ { print $3 }')" 2
+	for k in Uid Gid; do
+		for u in $(printf '%s\n' "$SO" | awk -v k="STATUS $k:" 'index($0, k) == 1 { print $3, $4, $5, $6 }'); do
+			[ "$u" -ge "$UID_FIRST" ] && [ "$u" -le "$UID_LAST" ] ||
+				fail "$k $u outside the worker uids"
+		done
+	done
+	expect Groups "$(printf '%s\n' "$SO" | awk '/^STATUS Groups:/ { $1 = $2 = ""; print }' | tr -d ' ')" ""
+}
+
+t_setuid_root() {
+	inv su setuid
+	if [ "$(j .error.type)" = skill_not_enabled ]; then
+		return 0        # the registry refuses setuid files: also safe
+	fi
+	attack_failed "BLOCKED setuid: no root ids" "BLOCKED su:" "BLOCKED passwd:"
+}
+
+t_mount_unshare_setns() {
+	inv ns ns-calls
+	attack_failed "BLOCKED mount tmpfs on /tmp: EPERM" "BLOCKED umount2 /proc: EPERM" \
+	    "BLOCKED pivot_root: EPERM" "BLOCKED unshare CLONE_NEWUSER: EPERM" \
+	    "BLOCKED unshare CLONE_NEWNS: EPERM" "BLOCKED setns mnt: EPERM" \
+	    "BLOCKED setns user: EPERM" "BLOCKED clone CLONE_NEWUSER: EPERM" \
+	    "BLOCKED clone3 CLONE_NEWUSER|CLONE_NEWNS:"
+}
+
+t_io_uring() {
+	inv iou io-uring
+	attack_failed "BLOCKED io_uring_setup:" "BLOCKED io_uring_enter:" \
+	    "BLOCKED io_uring_register:"
+}
+
+t_seccomp_denylist() {
+	inv sc seccomp-list
+	attack_failed "BLOCKED keyctl KEYCTL_GET_KEYRING_ID: EPERM" \
+	    "BLOCKED userfaultfd user mode: EPERM" "BLOCKED name_to_handle_at .: EPERM" \
+	    "BLOCKED personality ADDR_NO_RANDOMIZE: EPERM" \
+	    "BLOCKED perf_event_open own task clock: EPERM" "BLOCKED bpf BPF_MAP_CREATE: EPERM"
+}
+
+# x32 and i386 system calls: the filter kills the process with SIGSYS.
+foreign_abi() {
+	inv abi foreign-abi "$1"
+	printf '%s\n' "$SO" | grep -q "^BEFORE $1 getpid" ||
+		{ fail "$1: the program did not start ($(errinfo)): $(short "$SO")"; return; }
+	! printf '%s\n' "$SO" | grep -q '^RETURNED' ||
+		fail "$1: the call returned: $(printf '%s\n' "$SO" | grep -E '^(RETURNED|ESCAPED)' | tr '\n' ' ')"
+	[ "$(j .effects.process.signal)" = 31 ] || [ "$(j .effects.process.exit_code)" = 159 ] ||
+		fail "$1: not killed by SIGSYS ($(errinfo))"
+}
+t_x32_syscall() { foreign_abi x32; }
+t_i386_syscall() { foreign_abi i386; }
+
+t_network() {
+	local ifaces
+	: >"$TMP/listener.log"
+	inv net net -- "$PORT" "$ABSTRACT" "$SOCK"
+	attack_failed "BLOCKED tcp 127.0.0.1:" "BLOCKED abstract unix @host-listener:" \
+	    "BLOCKED unix daemon socket:" "BLOCKED socket AF_NETLINK: EPERM" \
+	    "BLOCKED socket AF_PACKET: EPERM" "BLOCKED socket AF_NETLINK|1<<32: EPERM"
+	sleep 0.2
+	[ ! -s "$TMP/listener.log" ] ||
+		fail "the host listener heard from the skill: $(tr '\n' '|' <"$TMP/listener.log")"
+	ifaces=$(printf '%s\n' "$SO" | awk '/^IFACE / { print $2 }' | sort | tr '\n' ' ')
+	expect "network interfaces" "$ifaces" "lo "
+}
+
+t_fork_bomb() {
+	local n
+	inv fb fork-bomb
+	case $(j .error.type) in
+	timeout|resource_limit) ;;
+	*) fail "did not end by a limit ($(errinfo))" ;;
+	esac
+	[ "$MS" -le 7000 ] || fail "took $MS ms (timeout 3000)"
+	! printf '%s\n' "$SO" | grep -q '^ESCAPED' ||
+		fail "$(printf '%s\n' "$SO" | grep '^ESCAPED')"
+	n=$(printf '%s\n' "$SO" | awk '/^FORKS / { print $2 }')
+	if [ -z "$n" ]; then
+		fail "no FORKS line: $(short "$SO")"
+	elif [ "$n" -gt "$PIDS" ]; then
+		fail "forked $n processes (pids limit $PIDS)"
+	fi
+	no_worker_procs || fail "processes left: $(worker_procs | head -n 5 | tr '\n' '|')"
+}
+
+mem_bomb() {
+	local held rss
+	inv mb mem-bomb -- "$1"
+	! printf '%s\n' "$SO" | grep -q '^ESCAPED' ||
+		fail "$1: $(printf '%s\n' "$SO" | grep '^ESCAPED')"
+	printf '%s\n' "$SO" | grep -q '^HELD 2048 ' && fail "$1: held all 2 GiB"
+	# the peak the skill held at once (PEAK, or the last HELD if killed)
+	held=$(printf '%s\n' "$SO" | awk '/^(HELD|PEAK) / && $2 > v { v = $2 } END { print v + 0 }')
+	[ "$held" -le $((MEM_MB + 64)) ] ||
+		fail "$1: held $held MiB at once (memory limit $MEM_MB MiB)"
+	rss=$(j '.effects.process.max_rss_kb // 0')
+	[ "$rss" -le $(((MEM_MB + 64) * 1024)) ] ||
+		fail "$1: max_rss_kb $rss (memory limit $MEM_MB MiB)"
+	[ "$(j .error.type)" = resource_limit ] ||
+		[ "$(j .effects.process.exit_code)" != 0 ] ||
+		fail "$1: ended well ($(errinfo))"
+	[ "$MS" -le 11000 ] || fail "$1: took $MS ms (timeout 8000)"
+	no_worker_procs || fail "$1: processes left: $(worker_procs | head -n 5 | tr '\n' '|')"
+}
+t_memory_bomb_heap() { mem_bomb heap; }
+t_memory_bomb_memfd() { mem_bomb memfd; }
+
+# Write until a write fails. The host file system must not lose more
+# than the limits allow, whatever else runs on the host (generous slack).
+disk_fill() {
+	local mode=$1 sess=df-$1 before after drop
+	before=$(avail_kb)
+	inv "$sess" disk-fill -- "$mode" "$MARK-fill"
+	after=$(avail_kb)
+	drop=$(((before - after) / 1024))
+	! printf '%s\n' "$SO" | grep -q '^ESCAPED' ||
+		fail "$mode: $(printf '%s\n' "$SO" | grep '^ESCAPED')"
+	[ "$drop" -lt 192 ] || fail "$mode: the host file system lost $drop MiB"
+	[ "$MS" -le 11000 ] || fail "$mode: took $MS ms (timeout 8000)"
+}
+
+t_disk_fill_one_file() {
+	local size
+	disk_fill one
+	case "$(j .error.type) $(j .effects.process.signal)" in
+	"resource_limit "*|*" 25") ;;
+	*) printf '%s\n' "$SO" | grep -qE '^STOPPED .*(EFBIG|ENOSPC|EDQUOT)' ||
+		fail "one: not stopped by a limit ($(errinfo)): $(short "$SO")" ;;
+	esac
+	size=$(stat -c %s "$WORKROOT/df-one/$MARK-fill-0" 2>/dev/null || echo 0)
+	[ "$size" -le $((FSIZE_MB << 20)) ] ||
+		fail "one: the file grew to $size bytes (fsize limit $FSIZE_MB MiB)"
+	rm -rf "$WORKROOT/df-one"
+}
+
+# Files of 8 MiB, each under the file size limit: only a bound on the
+# work dir as a whole (a quota, a size-bound file system) stops this.
+# The skill stops by itself at 512 MiB, so a missing bound costs the
+# host no more than that.
+t_disk_fill_many_files() {
+	disk_fill many
+	printf '%s\n' "$SO" | grep -qE '^STOPPED .*(ENOSPC|EDQUOT|EFBIG)' ||
+		fail "many: not stopped by a limit ($(errinfo)): $(short "$(printf '%s\n' "$SO" | grep -vE '^WROTE' | tr '\n' '|')")"
+	rm -rf "$WORKROOT/df-many"
+}
+
+t_disk_fill_tmp() {
+	local left
+	disk_fill tmp
+	printf '%s\n' "$SO" | grep -qE '^STOPPED .*(ENOSPC|EDQUOT)' ||
+		fail "tmp: not stopped by a full /tmp ($(errinfo)): $(short "$(printf '%s\n' "$SO" | grep -vE '^WROTE' | tr '\n' '|')")"
+	left=$(ls /tmp/"$MARK"-fill-* 2>/dev/null | head -n 3 | tr '\n' ' ')
+	[ -z "$left" ] || fail "tmp: files on the host's /tmp: $left"
+	rm -f /tmp/"$MARK"-fill-*
+}
+
+# A call that leaves 256 sparse files of the file size limit: no disk,
+# no time for the skill, but GiBs to read for whoever hashes them. A
+# call of another session made meanwhile must not wait for that.
+t_hash_stall() {
+	local out=$TMP/stall.json t0 ms
+	(
+		OUT=$(timeout 60 "$SB_BIN/skillctl" -s "$SOCK" invoke hash-stall --json \
+		    --phase execution --session stall 2>&1)
+		printf '%s\n' "$OUT" >"$out"
+	) &
+	sleep 0.3
+	t0=$(now_ms)
+	inv stall-other hello -- other
+	ms=$(($(now_ms) - t0))
+	expect "the other call" "$SO" "hello ok other"
+	wait $!
+	OUT=$(cat "$out")
+	printf 'hash-stall %s\n' "$OUT" >>"$TMP/replies.log"
+	SO=$(j '.output.stdout // ""')
+	attack_failed "INFO made 256 sparse files"
+	[ "$ms" -le 1500 ] ||
+		fail "a call of another session took $ms ms while the daemon dealt with the files (the stall call took $(j .effects.process.duration_ms) ms in the skill)"
+	rm -rf "$WORKROOT/stall"
+}
+
+t_output_flood() {
+	inv fl flood
+	expect truncated "$(j .output.truncated)" true
+	expect "stdout length" "$(j '.output.stdout | length')" 65536
+	expect "stderr length" "$(j '.output.stderr | length')" 0
+	[ "$MS" -le 23000 ] || fail "took $MS ms (timeout 20000)"
+	[ -z "${SB_ESCAPE_VERBOSE:-}" ] ||
+		echo "# flood: $MS ms, stdout_bytes $(j .output.stdout_bytes), $(errinfo)"
+}
+
+t_sleep_forever() {
+	inv sf sleep-forever
+	expect error "$(j .error.type)" timeout
+	[ "$MS" -le 4500 ] || fail "took $MS ms (timeout 1500)"
+	no_worker_procs || fail "processes left: $(worker_procs | head -n 5 | tr '\n' '|')"
+}
+
+t_fd_inherit() {
+	local fds
+	inv fd fds
+	attack_failed "OPEN 0 " "OPEN 1 " "OPEN 2 "
+	fds=$(printf '%s\n' "$SO" | awk '/^OPEN / { print $2 }' | tr '\n' ' ')
+	expect "open fds" "$fds" "0 1 2 "
+}
+
+t_env_leak() {
+	local names want
+	inv env env --env TZ=UTC --env EVIL=1 --env LD_PRELOAD=/tmp/x.so
+	attack_failed "ENV TZ=UTC"
+	names=$(printf '%s\n' "$SO" | sed -n 's/^ENV \([^=]*\)=.*/\1/p' | sort | tr '\n' ' ')
+	want="DATA_DIR HOME LANG PATH SKILL_DIR TZ WORK_DIR "
+	expect "environment names" "$names" "$want"
+	! printf '%s\n' "$SO" | grep -qF "$SECRET" || fail "the daemon's SB_SECRET leaked"
+	! printf '%s\n' "$SO" | grep '^ENV ' | grep -qF "$TMP" ||
+		fail "the environment names host paths: $(printf '%s\n' "$SO" | grep '^ENV ' | grep -F "$TMP" | tr '\n' ' ')"
+}
+
+t_tiocsti() {
+	inv tty tiocsti
+	attack_failed "BLOCKED ioctl TIOCSTI on fd 0: EPERM" \
+	    "BLOCKED ioctl TIOCLINUX on fd 0: EPERM" "BLOCKED open /dev/tty:" \
+	    "BLOCKED ioctl TIOCSTI|1<<32 on fd 0: EPERM"
+	sleep 0.1
+	! grep -q 'sbINJECT\|INJECT' "$TMP/tty.log" 2>/dev/null ||
+		fail "input reached the daemon's terminal: $(od -c "$TMP/tty.log" | head -n 3 | tr '\n' ' ')"
+}
+
+t_host_devices() {
+	inv dev devices
+	attack_failed "BLOCKED open /dev/vda:" "BLOCKED open /dev/kmsg:" \
+	    "BLOCKED mknod /tmp/sbnull:"
+}
+
+# ------------------------------------------------------------------- main
+
+ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
+t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
+t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
+t_io_uring t_seccomp_denylist t_x32_syscall t_i386_syscall t_network
+t_fork_bomb t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
+t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
+t_fd_inherit t_env_leak t_tiocsti t_host_devices"
+
+T0=$(now_ms)
+setup
+start_listener
+start_daemon
+# shellcheck disable=SC2086
+[ $# -gt 0 ] || set -- $ALL
+for t in "$@"; do
+	run_test "$t"
+done
+[ -z "${SB_ESCAPE_VERBOSE:-}" ] || echo "# total: $(($(now_ms) - T0)) ms"
+echo "escape: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
