@@ -43,6 +43,8 @@ CLI_SRC = $(wildcard cli/*.c)
 # skillctl policy check lints with policyd's own parsers.
 POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 	policyd/policyd_match.c policyd/policyd_skill.c
+# skillctl audit verify checks lines with auditd's own format code.
+AUDIT_VERIFY_SRC = auditd/auditd_chain.c
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
@@ -85,7 +87,7 @@ $(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
-$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(POLICY_LINT_SRC) $(COMMON_SRC))
+$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC) $(COMMON_SRC))
 
 $(PROGS):
 	@mkdir -p $(dir $@)
@@ -131,14 +133,23 @@ endif
 integration: all $(OUT)/tests/tools/rawclient
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all
 	@sh scripts/run-dev
 
 bench: deps
-	@$(MAKE) --no-print-directory all
-	@SB_BIN=$(CURDIR)/$(BIN) sh bench/run.sh
+	@$(MAKE) --no-print-directory all $(OUT)/bench/audit_bench
+	@SB_BIN=$(CURDIR)/$(BIN) SB_BENCH=$(CURDIR)/$(OUT)/bench sh bench/run.sh
+
+# Bench tools (bench/*.c) link the common code only.
+$(OUT)/bench/%: bench/%.c $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
 # The installed config names absolute paths (the repo's is for `make run`).
 install: all

@@ -47,7 +47,9 @@ struct audit_stamp {
 };
 
 enum alog_fail { ALOG_FAIL_NONE, ALOG_FAIL_FULL, ALOG_FAIL_ERROR };
-enum alog_health { ALOG_HEALTHY, ALOG_MOVED, ALOG_LOST, ALOG_BROKEN };
+/* MOVED and READONLY keep what was written; LOST and BROKEN do not. */
+enum alog_health { ALOG_HEALTHY, ALOG_MOVED, ALOG_READONLY, ALOG_LOST,
+	ALOG_BROKEN };
 
 /* The open log, its chain head and its failure state. */
 struct alog {
@@ -70,6 +72,7 @@ struct alog {
 	char why[ERROR_MSG_MAX];     /* why suspended */
 	uint64_t refused, suspended_ms;
 	char notes[512];             /* what start-up recovery found */
+	char prev_name[300];         /* the previous file, for its header */
 };
 
 /* auditd_chain.c: the line and head formats (skillctl links this file) */
@@ -111,6 +114,7 @@ void alog_head_write(struct alog *l);
 void alog_head_sync(struct alog *l);
 void alog_close(struct alog *l);
 int alog_recover(struct alog *l, struct error *e);
+int alog_last_line(struct alog *l, struct audit_line *out, struct error *e);
 
 /* auditd_file.c: new files, rotation, reopen */
 int alog_new_file(struct alog *l, const char *prev_name, const char *reason,

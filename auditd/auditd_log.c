@@ -1,12 +1,13 @@
 /*
- * auditd_log.c: JSON Lines records, hash-chained. Each line is the
- * compact, key-sorted JSON of the record (which names the previous
- * record's hash in audit.prev_hash), with ,"event.hash":"H"} appended
- * in place of its closing brace, where H = sha256 of that JSON text.
+ * auditd_log.c: the open audit log. One write() per record on an
+ * O_APPEND descriptor; a short or failed write is cut back off, so the
+ * file only ever holds whole lines. Syncs follow the flush setting. The
+ * chain's head (last sequence and hash) goes to the head file after
+ * each commit, in two alternating slots.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/sha.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,172 +18,311 @@
 #include "../lib/xmalloc.h"
 #include "auditd.h"
 
-#define TAIL_SCAN 65536
-#define HASH_SUFFIX_LEN (15 + HASH_HEX_LEN + 2)  /* ,"event.hash":"…"} */
+#define TAIL_SCAN (AUDIT_LINE_MAX + 1)
+
+/* ENOSPC and EDQUOT mean "full"; anything else is an error. */
+static enum alog_fail
+fail_kind(int err)
+{
+	return err == ENOSPC || err == EDQUOT ? ALOG_FAIL_FULL :
+	    ALOG_FAIL_ERROR;
+}
+
+/* Read the head file; a zero head when it is empty or unreadable. */
+static void
+alog_head_read(struct alog *l)
+{
+	char buf[2 * AUDIT_HEAD_SLOT];
+	struct error e;
+	ssize_t n;
+
+	audit_head_zero(&l->head);
+	l->head_slot = 1;
+	if (l->headfd == -1)
+		return;
+	if ((n = pread(l->headfd, buf, sizeof(buf), 0)) <= 0)
+		return;
+	if (audit_head_file_dec(buf, (size_t)n, &l->head, &l->head_slot,
+	    &e) == -1) {
+		log_warnx("the audit head file holds no valid head");
+		audit_head_zero(&l->head);
+	}
+}
 
 void
-json_set_dotted(json_t *obj, const char *path, json_t *value)
+alog_head_write(struct alog *l)
 {
-	const char *dot;
-	json_t *child;
-	char *head;
+	char slot[AUDIT_HEAD_SLOT];
+	int next = !l->head_slot;
 
-	while ((dot = strchr(path, '.')) != NULL) {
-		head = xstrndup(path, (size_t)(dot - path));
-		child = json_object_get(obj, head);
-		if (!json_is_object(child)) {
-			child = json_object();
-			json_object_set_new(obj, head, child);
-		}
-		free(head);
-		obj = child;
-		path = dot + 1;
+	if (l->headfd == -1)
+		return;
+	audit_head_slot_enc(&l->head, slot);
+	if (pwrite(l->headfd, slot, sizeof(slot), (off_t)next *
+	    AUDIT_HEAD_SLOT) != (ssize_t)sizeof(slot)) {
+		log_warn("writing the audit head file");
+		return;
 	}
-	json_object_set_new(obj, path, value);
+	l->head_slot = next;
+	l->head_dirty = 1;
+	if (l->set.flush == AUDIT_FLUSH_SYNC)
+		alog_head_sync(l);
 }
 
-char *
-audit_line_encode(json_t *rec, char hash_out[HASH_HEX_LEN + 1])
+void
+alog_head_sync(struct alog *l)
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	char *s, *line;
-	size_t len;
-
-	s = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-	if (s == NULL)
-		fatalx("json_dumps");
-	len = strlen(s);
-	SHA256((const unsigned char *)s, len, md);
-	hex_encode(md, sizeof(md), hash_out);
-	s[len - 1] = '\0';  /* drop the closing brace */
-	xasprintf(&line, "%s,\"event.hash\":\"%s\"}\n", s, hash_out);
-	free(s);
-	return line;
+	if (l->headfd == -1 || !l->head_dirty)
+		return;
+	if (fdatasync(l->headfd) == -1)
+		log_warn("syncing the audit head file");
+	else
+		l->head_dirty = 0;
 }
 
-/* Recover the chain head (hash and sequence) from the file's last line. */
-static void
-audit_log_recover(struct audit_log *l)
+int
+alog_write(struct alog *l, const char *line, size_t len, const char *hash,
+    struct error *e)
 {
-	char buf[TAIL_SCAN + 1], *last, *end;
-	json_t *j, *seq;
-	struct stat st;
-	off_t off;
 	ssize_t n;
+	int err;
 
-	memset(l->prev_hash, '0', HASH_HEX_LEN);
-	l->prev_hash[HASH_HEX_LEN] = '\0';
-	l->seq = 0;
-	if (fstat(l->fd, &st) == -1 || st.st_size == 0)
-		return;
-	off = st.st_size > TAIL_SCAN ? st.st_size - TAIL_SCAN : 0;
-	if ((n = pread(l->fd, buf, TAIL_SCAN, off)) <= 0)
-		return;
-	buf[n] = '\0';
-	if (buf[n - 1] != '\n') {
-		/* End the torn line so the next record starts a line of its own. */
-		log_warnx("audit log ends in a partial line; it is closed off "
-		    "and the chain restarts after it");
-		if (write(l->fd, "\n", 1) != 1)
-			log_warn("closing the partial line");
-		return;
+	if (l->fd == -1) {
+		l->fail = ALOG_FAIL_ERROR;
+		return error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "no audit log file is open");
 	}
-	buf[n - 1] = '\0';
-	last = (end = strrchr(buf, '\n')) ? end + 1 : buf;
-	if ((j = json_loads(last, 0, NULL)) == NULL) {
-		log_warnx("audit log's last line is not JSON");
-		return;
+	if ((n = write(l->fd, line, len)) == (ssize_t)len) {
+		l->size += (off_t)len;
+		l->head.seq++;
+		memcpy(l->head.hash, hash, HASH_HEX_LEN + 1);
+		l->unsynced++;
+		return 0;
 	}
-	seq = json_object_get(json_object_get(j, "event"), "sequence");
-	if (json_is_integer(seq))
-		l->seq = (uint64_t)json_integer_value(seq);
-	if (json_is_string(json_object_get(j, "event.hash")) &&
-	    strlen(json_string_value(json_object_get(j, "event.hash"))) ==
-	    HASH_HEX_LEN)
-		memcpy(l->prev_hash,
-		    json_string_value(json_object_get(j, "event.hash")),
-		    HASH_HEX_LEN);
-	json_decref(j);
+	err = n == -1 ? errno : ENOSPC;  /* a short write: out of room */
+	if (n > 0 && ftruncate(l->fd, l->size) == -1)
+		log_warn("cutting off a partial audit record");
+	l->fail = fail_kind(err);
+	return error_set(e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name,
+	    strerror(err));
 }
 
 int
-audit_log_open(struct audit_log *l, int dirfd, const char *name,
-    struct error *e)
+alog_append_own(struct alog *l, json_t *rec, struct error *e)
 {
-	l->fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-	    O_NOFOLLOW, 0640);
-	if (l->fd == -1)
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "open %s: %s", name,
-		    strerror(errno));
-	/* O_APPEND + pread: reopen read-write is not needed for pread. */
-	close(l->fd);
-	l->fd = openat(dirfd, name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (l->fd == -1)
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "open %s: %s", name,
-		    strerror(errno));
-	if (gethostname(l->host, sizeof(l->host) - 1) == -1)
-		strcpy(l->host, "localhost");
-	audit_log_recover(l);
-	l->broken = 0;
-	return 0;
-}
-
-/* Fields every record carries, in ECS names. */
-static void
-audit_common(struct audit_log *l, json_t *rec, const char *source)
-{
-	char ts[40];
-
-	now_rfc3339(ts, sizeof(ts));
-	json_object_set_new(rec, "@timestamp", json_string(ts));
-	json_set_dotted(rec, "ecs.version", json_string("8.11.0"));
-	json_set_dotted(rec, "event.kind", json_string("event"));
-	json_set_dotted(rec, "event.sequence", json_integer((json_int_t)++l->seq));
-	json_set_dotted(rec, "event.provider", json_string(source));
-	json_set_dotted(rec, "service.name", json_string("skillbroker"));
-	json_set_dotted(rec, "host.name", json_string(l->host));
-	json_set_dotted(rec, "audit.prev_hash", json_string(l->prev_hash));
-}
-
-int
-audit_log_append(struct audit_log *l, json_t *rec, const char *source,
-    struct error *e)
-{
+	struct audit_stamp st = { l->head.seq + 1, l->head.hash, "auditd",
+		l->host };
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
-	ssize_t n;
+	int r;
 
-	if (l->broken || l->fd == -1)
-		return error_set(e, ERR_AUDIT_UNAVAILABLE,
-		    "the audit log is not writable");
-	audit_common(l, rec, source);
-	line = audit_line_encode(rec, hash);
-	len = strlen(line);
-	if (len > AUDIT_LINE_MAX) {
-		free(line);
-		l->seq--;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE,
-		    "record of %zu bytes exceeds %d", len, AUDIT_LINE_MAX);
-	}
-	n = write(l->fd, line, len);
+	audit_record_stamp(rec, &st);
+	line = audit_line_encode(rec, hash, &len);
+	json_decref(rec);
+	r = alog_write(l, line, len, hash, e);
 	free(line);
-	if (n != (ssize_t)len) {
-		l->broken = 1;
-		l->seq--;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "audit write: %s",
-		    n == -1 ? strerror(errno) : "short write");
+	return r;
+}
+
+int
+alog_sync(struct alog *l, int force, struct error *e)
+{
+	int r;
+
+	if (l->fd == -1 || l->unsynced == 0)
+		return 0;
+	if (!force && (l->set.flush == AUDIT_FLUSH_NONE ||
+	    (l->set.flush == AUDIT_FLUSH_INCREMENTAL &&
+	    l->unsynced < l->set.freq)))
+		return 0;
+	r = l->set.flush == AUDIT_FLUSH_SYNC ? fsync(l->fd) :
+	    fdatasync(l->fd);
+	if (r == -1) {
+		l->fail = fail_kind(errno);
+		return error_set(e, ERR_AUDIT_UNAVAILABLE, "syncing %s: %s",
+		    l->name, strerror(errno));
 	}
-	memcpy(l->prev_hash, hash, sizeof(hash));
+	l->unsynced = 0;
+	return 0;
+}
+
+enum alog_health
+alog_health(struct alog *l, struct error *e)
+{
+	struct stat fs, ps;
+
+	if (l->fd == -1 || fstat(l->fd, &fs) == -1) {
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "no audit log file");
+		return ALOG_BROKEN;
+	}
+	if (fs.st_nlink == 0) {
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s was deleted under "
+		    "auditd", l->name);
+		return ALOG_LOST;
+	}
+	if (fs.st_size != l->size) {
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s changed size under "
+		    "auditd (%lld bytes, %lld written): another writer, or "
+		    "copytruncate", l->name, (long long)fs.st_size,
+		    (long long)l->size);
+		return ALOG_BROKEN;
+	}
+	if (fstatat(l->dirfd, l->name, &ps, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    ps.st_dev != fs.st_dev || ps.st_ino != fs.st_ino) {
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s was moved away",
+		    l->name);
+		return ALOG_MOVED;
+	}
+	if (faccessat(l->dirfd, l->name, W_OK, 0) == -1) {
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s is no longer writable "
+		    "by auditd: %s", l->name, strerror(errno));
+		return ALOG_READONLY;
+	}
+	return ALOG_HEALTHY;
+}
+
+void
+alog_close(struct alog *l)
+{
+	if (l->fd != -1 && close(l->fd) == -1)
+		log_warn("closing %s", l->name);
+	l->fd = -1;
+}
+
+/* Drop a torn last line (never acknowledged); returns bytes dropped. */
+static off_t
+alog_drop_torn(struct alog *l, const char *buf, size_t n, off_t off)
+{
+	const char *nl;
+	off_t keep;
+
+	for (nl = buf + n; nl > buf && nl[-1] != '\n'; nl--)
+		;
+	if (nl == buf && off > 0)
+		return -1;  /* no line end within a line's length */
+	keep = off + (off_t)(nl - buf);
+	if (ftruncate(l->fd, keep) == -1)
+		return -1;
+	log_warnx("%s ended in a torn record of %lld bytes; it was cut off",
+	    l->name, (long long)(l->size - keep));
+	snprintf(l->notes, sizeof(l->notes), "a torn last line of %lld "
+	    "bytes was cut off; ", (long long)(l->size - keep));
+	return l->size - keep;
+}
+
+/* The last whole line into *out: 0, 1 if no line is left, -1 if no record. */
+int
+alog_last_line(struct alog *l, struct audit_line *out, struct error *e)
+{
+	char *buf = xmalloc(TAIL_SCAN + 1), *start;
+	off_t off;
+	ssize_t n;
+	int r = -1;
+
+	off = l->size > TAIL_SCAN ? l->size - TAIL_SCAN : 0;
+	if ((n = pread(l->fd, buf, (size_t)(l->size - off), off)) !=
+	    l->size - off)
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "reading %s: %s", l->name,
+		    n == -1 ? strerror(errno) : "short read");
+	else if (buf[n - 1] != '\n' && alog_drop_torn(l, buf, (size_t)n,
+	    off) == -1)
+		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s ends in a torn line "
+		    "that cannot be cut off", l->name);
+	else {
+		for (; n > 0 && buf[n - 1] != '\n'; n--)
+			;
+		l->size = off + n;
+		if (n == 0) {
+			free(buf);
+			return off == 0 ? 1 : error_set(e, ERR_AUDIT_UNAVAILABLE,
+			    "no whole line at the end of %s", l->name);
+		}
+		buf[--n] = '\0';
+		start = memrchr(buf, '\n', (size_t)n);
+		start = start ? start + 1 : buf;
+		r = audit_line_check(start, (size_t)(buf + n - start), out, e);
+	}
+	free(buf);
+	return r;
+}
+
+/* Note where the file and the head file disagree. */
+static void
+alog_compare_head(struct alog *l, const struct audit_head *saved)
+{
+	size_t off = strlen(l->notes);
+
+	if (audit_head_is_zero(saved))
+		return;
+	if (saved->seq > l->head.seq)
+		snprintf(l->notes + off, sizeof(l->notes) - off, "the log ends "
+		    "at sequence %llu but the head file is at %llu: records "
+		    "%llu..%llu are missing; ",
+		    (unsigned long long)l->head.seq,
+		    (unsigned long long)saved->seq,
+		    (unsigned long long)l->head.seq + 1,
+		    (unsigned long long)saved->seq);
+	else if (saved->seq == l->head.seq &&
+	    strcmp(saved->hash, l->head.hash) != 0)
+		snprintf(l->notes + off, sizeof(l->notes) - off, "the log's "
+		    "last record (sequence %llu) differs from the head file's; ",
+		    (unsigned long long)saved->seq);
+	if (l->notes[off] != '\0')
+		log_warnx("%s", l->notes + off);
+}
+
+int
+alog_recover(struct alog *l, struct error *e)
+{
+	struct audit_head saved = l->head;
+	struct audit_line last;
+	int r;
+
+	if (l->size == 0)
+		return alog_new_file(l, "", "the log file was empty", e);
+	if ((r = alog_last_line(l, &last, e)) == 1)
+		return alog_new_file(l, "", "the log file held only a torn "
+		    "line", e);
+	if (r == -1) {
+		log_warnx("%s: %s; it is rotated away", l->name, e->msg);
+		return alog_rotate(l, "the last line of the previous file was "
+		    "not a record", e);
+	}
+	l->head.seq = last.seq;
+	memcpy(l->head.hash, last.hash, sizeof(last.hash));
+	alog_compare_head(l, &saved);
 	return 0;
 }
 
 int
-audit_log_sync(struct audit_log *l, struct error *e)
+alog_open(struct alog *l, int dirfd, const char *name, int headfd,
+    const struct audit_settings *set, struct error *e)
 {
-	if (l->fd == -1 || fdatasync(l->fd) == -1) {
-		l->broken = 1;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "fdatasync: %s",
+	struct stat st;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	l->dirfd = dirfd;
+	l->headfd = headfd;
+	l->set = *set;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	if (gethostname(l->host, sizeof(l->host) - 1) == -1)
+		snprintf(l->host, sizeof(l->host), "localhost");
+	alog_head_read(l);
+	l->fd = openat(dirfd, name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (l->fd == -1 && errno == ENOENT)
+		return alog_new_file(l, audit_head_is_zero(&l->head) ? "" :
+		    name, audit_head_is_zero(&l->head) ? "a new audit log" :
+		    "the log file was missing at start", e);
+	if (l->fd == -1)
+		return error_set(e, ERR_INTERNAL, "open %s: %s", name,
 		    strerror(errno));
-	}
-	return 0;
+	if (fstat(l->fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1)
+		return error_set(e, ERR_INTERNAL, "%s is not a regular file "
+		    "with one link", name);
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	l->size = st.st_size;
+	return alog_recover(l, e);
 }

@@ -1,9 +1,11 @@
 /*
  * skillbroker-auditd: the sole writer of the audit log. It opens the log
- * as root, chroots into the log's directory, drops to the privsep user,
- * and appends records from the broker and the master. A record is
- * acknowledged only after fdatasync (group commit), so "acknowledged"
- * means durable.
+ * and the head file as root, chroots into the log's directory, drops to
+ * the privsep user, and appends records from the broker and the master.
+ * Records that arrive together share one commit (group commit): one sync
+ * as the flush setting says, a check that the file is still the log,
+ * then an acknowledgement for each, so "acknowledged" means durable
+ * under the configured flush mode.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -19,13 +22,14 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/msg.h"
-#include "../proto/mpjson.h"
 #include "../proto/peer.h"
 #include "auditd.h"
 
 #define FD_MASTER 3
 #define FD_BROKER 4
 #define PENDING_MAX 4096
+#define PRIO_IO 1      /* channels, signals, the tick */
+#define PRIO_COMMIT 2  /* after every channel has been read */
 
 struct pending_ack {
 	struct peer *to;
@@ -34,11 +38,11 @@ struct pending_ack {
 	char msg[ERROR_MSG_MAX];
 };
 
-static struct audit_log alog;
+static struct alog alog;
 static struct peer master_peer, broker_peer;
 static struct pending_ack pending[PENDING_MAX];
-static size_t npending;
-static struct event *commit_ev;
+static size_t npending, nwritten;
+static struct event *commit_ev, *finish_ev;
 static struct event_base *base;
 
 static int on_audit(struct peer *p, const struct mp_doc *d);
@@ -52,80 +56,103 @@ static const struct peer_handler broker_table[] = {
 	{ 0, 0, NULL },
 };
 
-/* One fdatasync for every record written since the last commit. */
+/*
+ * Sync and check the batch; 0 when its records are durable. A moved or
+ * read-only file still holds them; a deleted or changed one does not.
+ */
+static int
+commit_batch(int *moved, struct error *e)
+{
+	enum alog_health h;
+
+	*moved = 0;
+	if (alog_sync(&alog, 0, e) == -1) {
+		alog_failed(&alog, alog.fail, e->msg);
+		return -1;
+	}
+	h = alog_health(&alog, e);
+	if (h == ALOG_HEALTHY || h == ALOG_MOVED || h == ALOG_READONLY)
+		alog_head_write(&alog);
+	if (h == ALOG_MOVED)
+		*moved = 1;
+	else if (h != ALOG_HEALTHY)
+		alog_failed(&alog, ALOG_FAIL_ERROR, e->msg);
+	return h == ALOG_LOST || h == ALOG_BROKEN ? -1 : 0;
+}
+
+/* After acknowledging: follow a moved file, rotate at max_log_file. */
+static void
+commit_after(int moved)
+{
+	struct error e;
+
+	if (moved && alog_reopen(&alog, "the log file was moved away",
+	    &e) == -1)
+		alog_failed(&alog, alog.fail, e.msg);
+	if (!alog.suspended && alog.set.max_log_file > 0 &&
+	    (uint64_t)alog.size >= alog.set.max_log_file &&
+	    alog_rotate(&alog, "max_log_file reached", &e) == -1)
+		alog_failed(&alog, alog.fail, e.msg);
+}
+
+/* One commit for every record written since the last one. */
 static void
 commit(evutil_socket_t fd, short ev, void *arg)
 {
 	struct msg_audit_ack a;
 	struct mp_enc m;
 	struct error e;
-	int synced;
+	int durable = 1, moved = 0;
 	size_t i;
 
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	synced = audit_log_sync(&alog, &e) == 0;
-	if (!synced)
-		log_warnx("%s", e.msg);
+	if (nwritten > 0 && commit_batch(&moved, &e) == -1)
+		durable = 0;
 	for (i = 0; i < npending; i++) {
 		a.ref = pending[i].ref;
-		a.ok = pending[i].ok && synced;
-		a.message = a.ok ? "" : (pending[i].ok ? e.msg : pending[i].msg);
+		a.ok = pending[i].ok && durable;
+		a.message = a.ok ? "" : pending[i].ok ? e.msg : pending[i].msg;
 		enc_init(&m);
 		msg_audit_ack_enc(&m, &a);
 		peer_send(pending[i].to, &m, NULL, 0);
 		enc_free(&m);
 	}
-	npending = 0;
+	npending = nwritten = 0;
+	commit_after(moved);
 }
 
-/* Values allowed in a record: scalars and arrays of scalars. */
+/* Write one event; a failed write gets the configured action, once. */
 static int
-audit_value_ok(const msgpack_object *v)
+write_event(const msgpack_object *ev, const char *provider, struct error *e)
 {
-	uint32_t i;
+	struct audit_stamp st = { 0, NULL, provider, alog.host };
+	char hash[HASH_HEX_LEN + 1], *line;
+	size_t len;
+	int tries, r = -1;
 
-	switch (v->type) {
-	case MSGPACK_OBJECT_ARRAY:
-		for (i = 0; i < v->via.array.size; i++)
-			if (v->via.array.ptr[i].type == MSGPACK_OBJECT_ARRAY ||
-			    v->via.array.ptr[i].type == MSGPACK_OBJECT_MAP)
-				return 0;
-		return 1;
-	case MSGPACK_OBJECT_MAP:
-		return 0;
-	default:
-		return 1;
-	}
-}
-
-/* Build the JSON record from the event map; NULL if it is malformed. */
-static json_t *
-audit_record(const msgpack_object *ev)
-{
-	json_t *rec = json_object();
-	uint32_t i;
-	char *key;
-
-	for (i = 0; i < ev->via.map.size; i++) {
-		const msgpack_object *k = &ev->via.map.ptr[i].key;
-		const msgpack_object *v = &ev->via.map.ptr[i].val;
-		key = xstrndup(k->via.str.ptr, k->via.str.size);
-		if (!audit_value_ok(v) || key[0] == '.' || key[0] == '@' ||
-		    strstr(key, "..") || key[strlen(key) - 1] == '.' ||
-		    strcmp(key, "event.hash") == 0 ||
-		    strncmp(key, "audit.", 6) == 0) {
-			free(key);
-			json_decref(rec);
-			return NULL;
+	for (tries = 0; tries < 2 && r == -1; tries++) {
+		st.seq = alog.head.seq + 1;
+		st.prev_hash = alog.head.hash;
+		if ((line = audit_event_line(ev, &st, hash, &len, e)) == NULL)
+			return -1;
+		if (alog.suspended) {
+			free(line);
+			alog.refused++;
+			return error_set(e, ERR_AUDIT_UNAVAILABLE, "the audit "
+			    "log is suspended: %s", alog.why);
 		}
-		json_set_dotted(rec, key, mp_to_json(v));
-		free(key);
+		if ((r = alog_write(&alog, line, len, hash, e)) == 0)
+			nwritten++;
+		free(line);
+		if (r == -1 && alog_failed(&alog, alog.fail, e->msg) == -1)
+			return -1;
 	}
-	return rec;
+	return r;
 }
 
+/* A record: malformed ones end the peer; others are acknowledged. */
 static int
 on_audit(struct peer *p, const struct mp_doc *d)
 {
@@ -133,118 +160,266 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	const msgpack_object *ev = NULL;
 	struct pending_ack *pa;
 	struct error e;
-	json_t *rec;
 	uint64_t ref;
+	int ok;
 
 	if (mp_only_keys(d->root, keys, &e) ||
 	    mp_uint(d->root, "ref", 1, UINT64_MAX, &ref, &e) ||
-	    mp_submap(d->root, "event", 1, &ev, &e) ||
-	    (rec = audit_record(ev)) == NULL) {
-		log_warnx("%s: malformed audit record", p->name);
+	    mp_submap(d->root, "event", 1, &ev, &e)) {
+		log_warnx("%s: malformed audit message: %s", p->name, e.msg);
 		return -1;
 	}
 	if (npending == PENDING_MAX)
 		commit(-1, 0, NULL);
+	ok = write_event(ev, p == &master_peer ? "master" : "broker", &e) == 0;
+	if (!ok && e.type == ERR_BAD_REQUEST) {
+		log_warnx("%s: malformed audit record: %s", p->name, e.msg);
+		return -1;
+	}
 	pa = &pending[npending++];
 	pa->to = p;
 	pa->ref = ref;
-	pa->ok = audit_log_append(&alog, rec, p == &master_peer ? "master" :
-	    "broker", &e) == 0;
-	if (!pa->ok) {
+	pa->ok = ok;
+	if (!ok)
 		snprintf(pa->msg, sizeof(pa->msg), "%s", e.msg);
-		log_warnx("%s", e.msg);
-	}
-	json_decref(rec);
 	event_active(commit_ev, EV_TIMEOUT, 0);
 	return 0;
+}
+
+/* auditd's own record, synced at once; a failure gets the action. */
+static void
+own_record(json_t *rec)
+{
+	struct error e;
+
+	if (alog.suspended) {
+		json_decref(rec);
+		return;
+	}
+	if (alog_append_own(&alog, rec, &e) == -1 ||
+	    alog_sync(&alog, 1, &e) == -1) {
+		alog_failed(&alog, alog.fail, e.msg);
+		return;
+	}
+	alog_head_write(&alog);
+	alog_head_sync(&alog);
+}
+
+/* The settings in force, and what recovery found. */
+static void
+audit_started(void)
+{
+	const struct audit_settings *s = &alog.set;
+	json_t *rec;
+
+	rec = audit_own_record("audit.started", "start", "success",
+	    alog.notes[0] ? alog.notes : NULL);
+	json_set_dotted(rec, "audit.flush",
+	    json_string(audit_flush_names[s->flush]));
+	json_set_dotted(rec, "audit.freq", json_integer((json_int_t)s->freq));
+	json_set_dotted(rec, "audit.max_log_file",
+	    json_integer((json_int_t)s->max_log_file));
+	json_set_dotted(rec, "audit.max_log_file_action",
+	    json_string(audit_max_action_names[s->max_log_file_action]));
+	json_set_dotted(rec, "audit.num_logs",
+	    json_integer((json_int_t)s->num_logs));
+	json_set_dotted(rec, "audit.disk_full_action",
+	    json_string(audit_fail_action_names[s->disk_full_action]));
+	json_set_dotted(rec, "audit.disk_error_action",
+	    json_string(audit_fail_action_names[s->disk_error_action]));
+	own_record(rec);
+}
+
+/* The last commit, the last record, the head synced: then exit. */
+static void
+finish(evutil_socket_t fd, short ev, void *arg)
+{
+	struct error e;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	commit(-1, 0, NULL);
+	own_record(audit_own_record("audit.stopped", "end", "success",
+	    "SIGTERM"));
+	if (alog_sync(&alog, 1, &e) == -1)
+		log_warnx("%s", e.msg);
+	alog_head_sync(&alog);
+	event_base_loopbreak(base);
 }
 
 static void
 on_dead(struct peer *p, const char *why)
 {
-	if (p == &master_peer)
-		fatalx("master channel: %s", why);
-	log_warnx("broker channel: %s", why);
+	if (p != &master_peer) {
+		log_warnx("broker channel: %s", why);
+		return;
+	}
+	commit(-1, 0, NULL);
+	alog_head_sync(&alog);
+	fatalx("master channel: %s", why);
 }
 
-/* The first record of each run says the daemon started. */
-static void
-audit_started(void)
-{
-	struct error e;
-	json_t *rec = json_object();
-
-	json_set_dotted(rec, "event.action", json_string("daemon.started"));
-	json_set_dotted(rec, "event.type", json_string("start"));
-	json_set_dotted(rec, "event.outcome", json_string("success"));
-	if (audit_log_append(&alog, rec, "auditd", &e) == -1 ||
-	    audit_log_sync(&alog, &e) == -1)
-		log_warnx("%s", e.msg);
-	json_decref(rec);
-}
-
+/* SIGTERM: read what the peers already sent, then finish. */
 static void
 on_term(evutil_socket_t sig, short ev, void *arg)
 {
 	(void)sig;
 	(void)ev;
 	(void)arg;
+	if (master_peer.alive)
+		event_active(master_peer.rev, EV_READ, 0);
+	if (broker_peer.alive)
+		event_active(broker_peer.rev, EV_READ, 0);
+	event_active(finish_ev, EV_TIMEOUT, 0);
+}
+
+/* SIGHUP: follow a rotated or replaced file; resume if suspended. */
+static void
+on_hup(evutil_socket_t sig, short ev, void *arg)
+{
+	struct error e;
+
+	(void)sig;
+	(void)ev;
+	(void)arg;
 	commit(-1, 0, NULL);
-	event_base_loopexit(base, NULL);
+	if (alog.suspended)
+		alog_try_resume(&alog, "SIGHUP");
+	else if (alog_reopen(&alog, "reopened on SIGHUP", &e) == -1)
+		alog_failed(&alog, alog.fail, e.msg);
+}
+
+/* Every second: sync the head file, retry a suspended log. */
+static void
+on_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	alog_head_sync(&alog);
+	if (alog.suspended && npending == 0)
+		alog_try_resume(&alog, "retry");
+}
+
+static void
+parse_settings(int ch, const char *arg, struct audit_settings *s)
+{
+	int i = 0;
+
+	if ((ch == 'F' && (i = config_keyword(audit_flush_names, arg)) < 0) ||
+	    (ch == 'q' && parse_uint(arg, 1, AUDIT_FREQ_MAX, &s->freq)) ||
+	    (ch == 'm' && parse_uint(arg, 0, AUDIT_MAX_LOG_FILE_MAX,
+	    &s->max_log_file)) ||
+	    (ch == 'a' && (i = config_keyword(audit_max_action_names,
+	    arg)) < 0) ||
+	    (ch == 'n' && parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX, &s->num_logs)) ||
+	    ((ch == 'f' || ch == 'e') && (i = config_keyword(
+	    audit_fail_action_names, arg)) < 0))
+		exit(2);
+	if (ch == 'F')
+		s->flush = (enum audit_flush)i;
+	else if (ch == 'a')
+		s->max_log_file_action = (enum audit_max_action)i;
+	else if (ch == 'f')
+		s->disk_full_action = (enum audit_fail_action)i;
+	else if (ch == 'e')
+		s->disk_error_action = (enum audit_fail_action)i;
+}
+
+/* As root: the log's directory, the head file, the log. */
+static void
+open_files(const char *path, const char *head, const struct audit_settings *s,
+    uid_t uid, gid_t gid)
+{
+	char *tmp1 = xstrdup(path), *tmp2 = xstrdup(path);
+	int dirfd, headfd = -1;
+	struct stat st;
+	struct error e;
+
+	if ((dirfd = open(dirname(tmp1), O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		fatal("open %s", tmp1);
+	if (head != NULL && ((headfd = open(head, O_RDWR | O_CREAT |
+	    O_CLOEXEC | O_NOFOLLOW, 0600)) == -1 || fstat(headfd, &st) == -1 ||
+	    !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != 0))
+		fatalx("%s must be a regular file of root's with one link",
+		    head);
+	if (alog_open(&alog, dirfd, basename(tmp2), headfd, s, &e) == -1) {
+		if (alog.fail == ALOG_FAIL_NONE)
+			fatalx("%s", e.msg);
+		alog_failed(&alog, alog.fail, e.msg);
+	}
+	if (alog.fd != -1 && fchown(alog.fd, uid, gid) == -1)
+		fatal("fchown %s", path);
+	free(tmp1);
+	free(tmp2);
+}
+
+static void
+setup_events(void)
+{
+	struct timeval sec = { 1, 0 };
+	struct event *tick;
+
+	if ((base = event_base_new()) == NULL ||
+	    event_base_priority_init(base, 3) == -1)
+		fatalx("event_base_new");
+	commit_ev = event_new(base, -1, 0, commit, NULL);
+	finish_ev = event_new(base, -1, 0, finish, NULL);
+	tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+	if (commit_ev == NULL || finish_ev == NULL || tick == NULL ||
+	    event_priority_set(commit_ev, PRIO_COMMIT) == -1 ||
+	    event_priority_set(finish_ev, PRIO_COMMIT) == -1 ||
+	    event_add(tick, &sec) == -1 ||
+	    evsignal_add(evsignal_new(base, SIGTERM, on_term, NULL), NULL) ||
+	    evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL))
+		fatalx("event setup");
+	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
+	    on_dead, NULL);
+	peer_init(&broker_peer, base, FD_BROKER, "broker", broker_table,
+	    on_dead, NULL);
 }
 
 int
 main(int argc, char *argv[])
 {
-	char *path = NULL, *dir, *name, *tmp1, *tmp2;
+	char *path = NULL, *head = NULL, *tmp;
+	struct audit_settings set;
 	uint64_t uid = 0, gid = 0;
-	int ch, fg = 0, verbose = 0, dirfd;
+	int ch, fg = 0, verbose = 0;
 	struct error e;
 	struct mp_enc m;
 
-	while ((ch = getopt(argc, argv, "dg:l:u:v")) != -1) {
+	audit_settings_default(&set);
+	while ((ch = getopt(argc, argv, "a:de:F:f:g:H:l:m:n:q:u:v")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
 		case 'g': if (parse_uint(optarg, 1, 4294967294U, &gid)) return 2; break;
+		case 'H': head = optarg; break;
 		case 'l': path = optarg; break;
 		case 'u': if (parse_uint(optarg, 1, 4294967294U, &uid)) return 2; break;
 		case 'v': verbose = 1; break;
+		case 'a': case 'e': case 'F': case 'f': case 'm': case 'n':
+		case 'q': parse_settings(ch, optarg, &set); break;
 		default: return 2;
 		}
 	}
 	if (path == NULL || uid == 0 || gid == 0)
 		return 2;
 	log_init("skillbroker-auditd", fg, verbose);
-	tmp1 = xstrdup(path);
-	tmp2 = xstrdup(path);
-	dir = dirname(tmp1);
-	name = basename(tmp2);
-	if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		fatal("open %s", dir);
-	if (audit_log_open(&alog, dirfd, name, &e) == -1)
+	open_files(path, head, &set, (uid_t)uid, (gid_t)gid);
+	tmp = xstrdup(path);
+	if (privdrop((uid_t)uid, (gid_t)gid, dirname(tmp), &e) == -1)
 		fatalx("%s", e.msg);
-	if (fchown(alog.fd, (uid_t)uid, (gid_t)gid) == -1)
-		fatal("fchown %s", path);
-	close(dirfd);
-	if (privdrop((uid_t)uid, (gid_t)gid, dir, &e) == -1)
-		fatalx("%s", e.msg);
+	free(tmp);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);  /* reopen comes with rotation support */
-	if ((base = event_base_new()) == NULL)
-		fatalx("event_base_new");
-	commit_ev = event_new(base, -1, 0, commit, NULL);
-	evsignal_add(evsignal_new(base, SIGTERM, on_term, NULL), NULL);
-	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
-	    on_dead, NULL);
-	peer_init(&broker_peer, base, FD_BROKER, "broker", broker_table,
-	    on_dead, NULL);
+	setup_events();
 	audit_started();
 	enc_init(&m);
 	msg_ready_enc(&m, "auditd");
 	peer_send(&master_peer, &m, NULL, 0);
 	enc_free(&m);
 	event_base_dispatch(base);
-	free(tmp1);
-	free(tmp2);
 	return 0;
 }

@@ -4,6 +4,7 @@
  * before the broker may ask the master to run anything.
  */
 #include <openssl/evp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,9 @@
 #include "../lib/xmalloc.h"
 #include "broker.h"
 
-#define AUDIT_FIELDS_MAX 32
+#define AUDIT_ARGS_MAX 64     /* auditd cuts arrays here anyway */
+#define AUDIT_KEY_MAX 64      /* auditd's bound on a key */
+#define EFFECTIVE_DEPTH 4
 
 /* Fields are packed into body while n counts them, then framed. */
 struct abuild {
@@ -77,6 +80,13 @@ ab_sha(struct abuild *a, const char *k, EVP_MD_CTX *ctx)
 	ab_str(a, k, hex);
 }
 
+static void
+ab_strarr(struct abuild *a, const char *k, char *const *v, size_t n)
+{
+	enc_kstrarr(&a->body, k, v, n);
+	a->n++;
+}
+
 /* What every record of a request says: who, what, which call. */
 static void
 ab_request(struct abuild *a, const struct request *r)
@@ -91,22 +101,119 @@ ab_request(struct abuild *a, const struct request *r)
 	ab_str(a, "skill.phase", r->cr.phase);
 }
 
+/* The call's arguments (the first AUDIT_ARGS_MAX) and their count. */
+static void
+ab_args(struct abuild *a, const struct request *r)
+{
+	ab_strarr(a, "skill.args", r->cr.args, r->cr.nargs < AUDIT_ARGS_MAX ?
+	    r->cr.nargs : AUDIT_ARGS_MAX);
+	ab_int(a, "skill.args_count", (int64_t)r->cr.nargs);
+}
+
+/* Nested maps of the effective permissions become dotted keys. */
+static void
+ab_flatten(struct abuild *a, const char *prefix, const msgpack_object *map,
+    int depth)
+{
+	char key[AUDIT_KEY_MAX + 1];
+	uint32_t i;
+	int n;
+
+	for (i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+		const msgpack_object *v = &map->via.map.ptr[i].val;
+		if (k->type != MSGPACK_OBJECT_STR)
+			continue;
+		n = snprintf(key, sizeof(key), "%s.%.*s", prefix,
+		    (int)k->via.str.size, k->via.str.ptr);
+		if (n < 0 || (size_t)n >= sizeof(key))
+			continue;
+		if (v->type == MSGPACK_OBJECT_MAP) {
+			if (depth < EFFECTIVE_DEPTH)
+				ab_flatten(a, key, v, depth + 1);
+			continue;
+		}
+		enc_str(&a->body, key);
+		enc_obj(&a->body, v);
+		a->n++;
+	}
+}
+
+/* policyd's effective permissions and limits (msgpack map bytes). */
+static void
+ab_effective(struct abuild *a, const struct request *r)
+{
+	msgpack_unpacked up;
+	size_t off = 0;
+
+	if (r->ans.effective == NULL || r->ans.effective_len == 0)
+		return;
+	msgpack_unpacked_init(&up);
+	if (msgpack_unpack_next(&up, (const char *)r->ans.effective,
+	    r->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
+	    up.data.type == MSGPACK_OBJECT_MAP)
+		ab_flatten(a, "policy.effective", &up.data, 1);
+	msgpack_unpacked_destroy(&up);
+}
+
 static void
 ab_decision(struct abuild *a, const struct request *r)
 {
-	size_t i, off = 0;
-	char rules[512];
-
-	rules[0] = '\0';
-	for (i = 0; i < r->ans.nrules && off < sizeof(rules); i++)
-		off += (size_t)snprintf(rules + off, sizeof(rules) - off,
-		    "%s%s", i ? ", " : "", r->ans.rules[i]);
-	ab_str(a, "rule.name", rules);
+	ab_strarr(a, "rule.name", r->ans.rules, r->ans.nrules);
 	ab_str(a, "event.reason", r->ans.reason);
 	ab_str(a, "error.type", err_type_name((enum err_type)r->ans.err));
 	ab_bool(a, "policy.dry_run", r->cr.type == CREQ_AUTHORIZE);
 	if (r->ans.grant_id && *r->ans.grant_id)
 		ab_str(a, "grant.id", r->ans.grant_id);
+	ab_effective(a, r);
+}
+
+/* Which limits the call ran into, by their names in the limits block. */
+static void
+ab_limits_hit(struct abuild *a, const struct request *r)
+{
+	char *hit[4], *msg = r->x.message ? r->x.message : "";
+	size_t n = 0;
+
+	if (r->x.timed_out)
+		hit[n++] = "timeout_ms";
+	if (r->x.err == ERR_RESOURCE_LIMIT) {
+		/* The master's words for each limit (worker_result). */
+		if (r->x.signal == SIGXCPU)
+			hit[n++] = "cpu";
+		else if (r->x.signal == SIGXFSZ)
+			hit[n++] = "fsize_mb";
+		else if (strstr(msg, "memory") != NULL)
+			hit[n++] = "memory_mb";
+		else if (strstr(msg, "process") != NULL)
+			hit[n++] = "pids";
+	}
+	if (r->out.total + r->err.total > r->ans.output_bytes)
+		hit[n++] = "output_bytes";
+	ab_strarr(a, "limits.hit", hit, n);
+}
+
+/* The files the call wrote, as parallel arrays (one record, flat). */
+static void
+ab_files(struct abuild *a, const struct request *r)
+{
+	size_t i, n = r->x.nfiles < AUDIT_ARGS_MAX ? r->x.nfiles :
+	    AUDIT_ARGS_MAX;
+
+	ab_int(a, "files_written.count", (int64_t)r->x.nfiles);
+	enc_str(&a->body, "files_written.path");
+	enc_array(&a->body, n);
+	for (i = 0; i < n; i++)
+		enc_str(&a->body, r->x.files[i].path);
+	enc_str(&a->body, "files_written.size_bytes");
+	enc_array(&a->body, n);
+	for (i = 0; i < n; i++)
+		enc_uint(&a->body, r->x.files[i].size);
+	enc_str(&a->body, "files_written.sha256");
+	enc_array(&a->body, n);
+	for (i = 0; i < n; i++)
+		enc_str(&a->body, r->x.files[i].sha256);
+	a->n += 3;
 }
 
 static void
@@ -116,12 +223,20 @@ ab_completion(struct abuild *a, const struct request *r)
 	ab_int(a, "process.signal", r->x.signal);
 	ab_int(a, "event.duration", (int64_t)r->x.duration_ms * 1000000);
 	ab_str(a, "error.type", err_type_name((enum err_type)r->x.err));
+	ab_str(a, "error.message", r->x.message);
 	ab_int(a, "output.stdout_bytes", (int64_t)r->out.total);
 	ab_int(a, "output.stderr_bytes", (int64_t)r->err.total);
+	ab_bool(a, "output.truncated", r->out.total + r->err.total >
+	    r->ans.output_bytes);
 	if (r->out.sha)
 		ab_sha(a, "output.stdout_sha256", r->out.sha);
 	if (r->err.sha)
 		ab_sha(a, "output.stderr_sha256", r->err.sha);
+	ab_int(a, "worker.cpu_ms", (int64_t)r->x.cpu_ms);
+	ab_int(a, "worker.max_rss_kb", (int64_t)r->x.max_rss_kb);
+	ab_bool(a, "worker.timed_out", r->x.timed_out);
+	ab_limits_hit(a, r);
+	ab_files(a, r);
 }
 
 /* Send one record about r; returns its audit ref (0 if auditd is gone). */
@@ -141,7 +256,9 @@ audit_request(struct request *r, const char *action, const char *type,
 	ab_str(&a, "event.type", type);
 	ab_str(&a, "event.outcome", outcome);
 	ab_request(&a, r);
-	if (strcmp(action, "policy.decision") == 0)
+	if (strcmp(action, "invoke.received") == 0)
+		ab_args(&a, r);
+	else if (strcmp(action, "policy.decision") == 0)
 		ab_decision(&a, r);
 	else if (strcmp(action, "invoke.completed") == 0)
 		ab_completion(&a, r);

@@ -211,6 +211,9 @@ on_authz_ans(struct peer *p, const struct mp_doc *d)
 	r->st = R_AUDIT_DECISION;
 	r->audit_ref = audit_request(r, "policy.decision",
 	    a.allowed ? "allowed" : "denied", a.allowed ? "success" : "failure");
+	if (r->audit_ref == 0)  /* auditd died after the request came in */
+		request_reply_error(r, ERR_AUDIT_UNAVAILABLE,
+		    "auditd is not running; nothing runs unaudited");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../auditd/auditd.h"
 #include "../lib/error.h"
 #include "../proto/client.h"
 #include "../proto/frame.h"
@@ -49,6 +50,17 @@ int cli_call(const char *path, const void *msg, size_t len,
     const struct client_id *id, FILE *err, struct cli_reply *rep,
     struct error *e);
 void cli_reply_free(struct cli_reply *rep);
+
+/* cli_audit.c: `skillctl audit verify`; returns the exit status. */
+struct audit_verify {
+	uint64_t bad_seq;          /* the first bad event.sequence, or 0 */
+	uint64_t records;
+	struct audit_head head;    /* the last record of a good series */
+	char why[512];
+};
+int cli_audit(int argc, char **argv);
+int cli_audit_verify_files(char *const *files, size_t n,
+    const struct audit_head *head, FILE *out, struct audit_verify *res);
 
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
 int cli_policy_check(int argc, char **argv);

@@ -21,7 +21,8 @@ static const char synopsis[] =
 "       skillctl [-s SOCKET] skills [--json]\n"
 "       skillctl [-s SOCKET] hello [--json]\n"
 "       skillctl [-s SOCKET] reload [--json]\n"
-"       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n";
+"       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
+"       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
 
 static const char usage_text[] =
 "\n"
@@ -51,7 +52,14 @@ static const char usage_text[] =
 "reload asks policyd to load its policy files and skills again (admin\n"
 "principals only). policy check lints policy files and skill\n"
 "directories offline with the daemon's own parser: it prints\n"
-"FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n";
+"FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n"
+"\n"
+"audit verify checks audit log files (one, or a rotated series in any\n"
+"order) offline: every line's hash, the chain from line to line and\n"
+"file to file, and with --head (the daemon's state_dir/audit.head, or\n"
+"SEQ:HASH kept elsewhere) that no record was cut off the end. It\n"
+"names the first bad event.sequence and exits 1 if the chain is\n"
+"broken.\n";
 
 struct opts {
 	const char *sock;
@@ -240,6 +248,11 @@ parse_verb(struct opts *o, int argc, char **argv)
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
 			usage_err("policy wants the subcommand \"check\"");
 		exit(cli_policy_check(argc - 2, argv + 2));
+	} else if (strcmp(v, "audit") == 0) {
+		if (argc > 1 && (strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0))
+			usage_help();
+		exit(cli_audit(argc - 1, argv + 1));
 	} else if (strcmp(v, "help") == 0)
 		usage_help();
 	else

@@ -88,7 +88,7 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
     struct error *e)
 {
 	static const char *const keys[] = { "uids", "network", "system_paths",
-		"tmp_mb", NULL };
+		"tmp_mb", "work_mb", "max_sessions", "session_idle_s", NULL };
 	yaml_node_t *u;
 	uint64_t first, last;
 	const char *net;
@@ -104,8 +104,14 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 			return yerr(y, u, e, "worker.network: none or host");
 		c->worker_network_host = strcmp(net, "host") == 0;
 	}
-	if ((u = ymap_get(y, n, "tmp_mb")) != NULL &&
-	    yuint(y, u, 1, 65536, &c->worker_tmp_mb, e))
+	if (((u = ymap_get(y, n, "tmp_mb")) != NULL &&
+	    yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
+	    ((u = ymap_get(y, n, "work_mb")) != NULL &&
+	    yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
+	    ((u = ymap_get(y, n, "max_sessions")) != NULL &&
+	    yuint(y, u, 1, 65536, &c->max_sessions, e)) ||
+	    ((u = ymap_get(y, n, "session_idle_s")) != NULL &&
+	    yuint(y, u, 1, 86400 * 365, &c->session_idle_s, e)))
 		return -1;
 	if ((u = ymap_get(y, n, "system_paths")) != NULL) {
 		strarr_free(c->sys_paths, c->nsys_paths);
@@ -345,7 +351,11 @@ config_defaults(struct config *c, const char *base)
 	c->max_frame_bytes = 1024 * 1024;
 	c->max_clients = 64;
 	c->limits = default_limits;
+	audit_settings_default(&c->audit);
 	c->worker_tmp_mb = 64;
+	c->work_mb = 64;
+	c->max_sessions = 128;
+	c->session_idle_s = 3600;
 	for (c->nsys_paths = 0; default_sys_paths[c->nsys_paths] != NULL;
 	    c->nsys_paths++)
 		;

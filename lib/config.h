@@ -60,6 +60,9 @@ struct config {
 	char **sys_paths;          /* worker.system_paths: read-only binds */
 	size_t nsys_paths;
 	uint64_t worker_tmp_mb;    /* worker.tmp_mb: the sandbox's /tmp */
+	uint64_t work_mb;          /* worker.work_mb: each session's work dir */
+	uint64_t max_sessions;     /* worker.max_sessions: work dirs at once */
+	uint64_t session_idle_s;   /* worker.session_idle_s: then unmounted */
 	uint64_t max_frame_bytes;
 	uint64_t max_clients;
 	struct limits limits;

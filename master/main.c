@@ -157,6 +157,8 @@ on_sigterm(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	log_info("signal %d: shutting down", (int)sig);
+	if (!M->shutting_down)
+		maudit_daemon_stopping((int)sig);
 	proc_stop_all();
 	event_base_loopexit(M->base, &tv);
 }

@@ -100,12 +100,17 @@ size_t files_written_scan(const char *dir, const char *shown_as,
     uint64_t since_ns, struct file_written *out, size_t max,
     uint64_t *hash_budget);
 
+/* master_workdir.c */
+void workdir_init(void);
+int workdir_mount(const char *work_dir, struct error *e);
+
 /* master_worker.c */
 int worker_on_run(struct peer *p, const struct mp_doc *d);
 int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int worker_reap(pid_t pid, int status, const struct rusage *ru);
 void worker_kill_all(void);
 void worker_audit_lost(void);
+int session_busy(const char *work_dir);
 void worker_init(void);
 
 #endif

@@ -74,6 +74,8 @@ on_ready(struct peer *p, const struct mp_doc *d)
 	msg_ready_free(&m);
 	if (r->ready) {  /* a restarted child */
 		log_info("%s restarted and ready", r->name);
+		if (r - M->roles == ROLE_AUDITD)
+			maudit_flush();
 		return 0;
 	}
 	r->ready = 1;
@@ -86,6 +88,7 @@ on_ready(struct peer *p, const struct mp_doc *d)
 		peer_send(&M->roles[ROLE_BROKER].peer, &serve, NULL, 0);
 		enc_free(&serve);
 		log_info("ready: listening on %s", M->cfg.socket);
+		maudit_daemon_started();
 	}
 	return 0;
 }
@@ -124,10 +127,9 @@ on_policy_event(struct peer *p, const struct mp_doc *d)
 		"files", "rules", "skills", NULL };
 	static const char *const actions[] = { "policy.loaded",
 		"policy.reloaded", "policy.reload_failed", NULL };
-	struct peer *a = &M->roles[ROLE_AUDITD].peer;
 	uint64_t files, rules, skills;
 	char *action = NULL, *message = NULL;
-	struct mp_enc m;
+	struct maudit a;
 	struct error e;
 	int ok, i, known = 0;
 
@@ -145,21 +147,13 @@ on_policy_event(struct peer *p, const struct mp_doc *d)
 	}
 	for (i = 0; actions[i] != NULL; i++)
 		known |= strcmp(actions[i], action) == 0;
-	if (known && a->alive) {
-		enc_init(&m);
-		msg_begin(&m, MSG_AUDIT, 2);
-		enc_kuint(&m, "ref", ++M->audit_ref);
-		enc_str(&m, "event");
-		enc_map(&m, 7);
-		enc_kstr(&m, "event.action", action);
-		enc_kstr(&m, "event.type", "change");
-		enc_kstr(&m, "event.outcome", ok ? "success" : "failure");
-		enc_kstr(&m, "event.reason", message);
-		enc_kuint(&m, "policy.files", files);
-		enc_kuint(&m, "policy.rules", rules);
-		enc_kuint(&m, "policy.skills", skills);
-		peer_send(a, &m, NULL, 0);
-		enc_free(&m);
+	if (known) {
+		maudit_begin(&a, action, "change", ok ? "success" : "failure");
+		maudit_str(&a, "event.reason", message);
+		maudit_uint(&a, "policy.files", files);
+		maudit_uint(&a, "policy.rules", rules);
+		maudit_uint(&a, "policy.skills", skills);
+		maudit_send(&a);
 	}
 	free(action);
 	free(message);
@@ -330,18 +324,40 @@ spawn_policyd(int master_end, int brk)
 	free(data);
 }
 
+/* auditd: the log, the head file and the audit settings, by name. */
 static void
 spawn_auditd(int master_end, int brk)
 {
-	char *argv[16];
+	const struct audit_settings *s = &M->cfg.audit;
+	char *argv[32], *freq = numstr(s->freq);
+	char *maxb = numstr(s->max_log_file), *num = numstr(s->num_logs);
 	int n = 1, fds[2] = { master_end, brk };
 
 	argv[n++] = "-l";
 	argv[n++] = M->cfg.audit_path;
+	argv[n++] = "-H";
+	argv[n++] = M->cfg.audit_head;
+	argv[n++] = "-F";
+	argv[n++] = (char *)audit_flush_names[s->flush];
+	argv[n++] = "-q";
+	argv[n++] = freq;
+	argv[n++] = "-m";
+	argv[n++] = maxb;
+	argv[n++] = "-a";
+	argv[n++] = (char *)audit_max_action_names[s->max_log_file_action];
+	argv[n++] = "-n";
+	argv[n++] = num;
+	argv[n++] = "-f";
+	argv[n++] = (char *)audit_fail_action_names[s->disk_full_action];
+	argv[n++] = "-e";
+	argv[n++] = (char *)audit_fail_action_names[s->disk_error_action];
 	argv_common(argv, &n);
 	M->roles[ROLE_AUDITD].started_ms = now_mono_ms();
 	M->roles[ROLE_AUDITD].pid = proc_spawn(&M->roles[ROLE_AUDITD], argv,
 	    fds, 2);
+	free(freq);
+	free(maxb);
+	free(num);
 }
 
 static void
@@ -445,6 +461,24 @@ proc_schedule_restart(struct role *r)
 	    (unsigned long long)r->backoff_ms);
 }
 
+/* Log how a privsep child ended, and audit it. */
+static void
+proc_died_log(struct role *r, pid_t pid, int status)
+{
+	char what[64];
+
+	if (WIFSIGNALED(status))
+		snprintf(what, sizeof(what), "killed by signal %d",
+		    WTERMSIG(status));
+	else
+		snprintf(what, sizeof(what), "exited with status %d",
+		    WEXITSTATUS(status));
+	log_warnx("%s (pid %d) %s", r->name, (int)pid, what);
+	maudit_child_died(r->name, pid, WIFEXITED(status) ?
+	    WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) :
+	    0, what);
+}
+
 /* A privsep child is gone: fail closed, and stop if it was the broker. */
 void
 proc_child_exited(pid_t pid, int status)
@@ -458,12 +492,7 @@ proc_child_exited(pid_t pid, int status)
 		r->pid = 0;
 		if (M->shutting_down)
 			return;
-		if (WIFSIGNALED(status))
-			log_warnx("%s (pid %d) killed by signal %d", r->name,
-			    (int)pid, WTERMSIG(status));
-		else
-			log_warnx("%s (pid %d) exited with status %d",
-			    r->name, (int)pid, WEXITSTATUS(status));
+		proc_died_log(r, pid, status);
 		peer_kill(&r->peer, "child exited");
 		if (i == ROLE_POLICYD)
 			log_warnx("policyd is down: every invoke is refused "
@@ -471,7 +500,13 @@ proc_child_exited(pid_t pid, int status)
 		if (i == ROLE_AUDITD)
 			log_warnx("auditd is down: every invoke is refused "
 			    "with audit_unavailable");
-		if (i == ROLE_BROKER || M->nready < ROLE__COUNT) {
+		if (i == ROLE_AUDITD && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == AUDIT_EXIT_HALT)
+			log_warnx("auditd halted: the audit log cannot be "
+			    "written and its action is halt");
+		if (i == ROLE_BROKER || M->nready < ROLE__COUNT ||
+		    (i == ROLE_AUDITD && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == AUDIT_EXIT_HALT)) {
 			log_warnx("cannot serve without the %s; stopping",
 			    r->name);
 			M->exit_status = 1;

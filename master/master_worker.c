@@ -61,6 +61,7 @@ worker_init(void)
 	if (nworkers > 1024)
 		nworkers = 1024;
 	workers = xcalloc(nworkers, sizeof(*workers));
+	workdir_init();
 	uid_busy = xcalloc(nworkers, 1);
 	audit_ack_floor = 0;
 }
@@ -366,7 +367,7 @@ worker_spawn(struct worker *w, struct error *e)
 }
 
 /* One call per session at a time: each call owns the work dir. */
-static int
+int
 session_busy(const char *work_dir)
 {
 	size_t i;
@@ -378,12 +379,97 @@ session_busy(const char *work_dir)
 	return 0;
 }
 
-/* RUN from the broker: only a grant policyd gave us, and only once. */
+/* Calls waiting for their session's running call to end (FIFO). */
+#define QUEUE_MAX 256
+#define QUEUE_PER_SESSION 16
+
+struct queued {
+	uint64_t ref;
+	struct grant *g;
+};
+
+static struct queued queue[QUEUE_MAX];
+static size_t nqueued;
+
+static size_t
+queued_for(const char *work_dir)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nqueued; i++)
+		n += strcmp(queue[i].g->work_dir, work_dir) == 0;
+	return n;
+}
+
+static void
+drop_grant(struct grant *g)
+{
+	grant_free(g);
+	free(g);
+}
+
+/* Start a worker for a grant now; on failure the broker is told why. */
+static void
+start_run(uint64_t ref, struct grant *g)
+{
+	struct worker *w;
+	struct error e;
+
+	if (!M->roles[ROLE_AUDITD].peer.alive) {
+		refuse_run(ref, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
+		drop_grant(g);
+	} else if (workdir_mount(g->work_dir, &e) == -1) {
+		refuse_run(ref, e.type, e.msg);
+		drop_grant(g);
+	} else if ((w = worker_slot()) == NULL) {
+		refuse_run(ref, ERR_OVERLOADED, "every worker uid is in use");
+		drop_grant(g);
+	} else {
+		w->ref = ref;
+		w->g = g;
+		grant_fill_host(g);
+		w->in_w = w->out_r = w->err_r = w->spec_fd = w->status_fd = -1;
+		if (worker_spawn(w, &e) == -1) {
+			refuse_run(ref, e.type, e.msg);
+			close_if(&w->in_w);
+			close_if(&w->out_r);
+			close_if(&w->err_r);
+			close_if(&w->spec_fd);
+			close_if(&w->status_fd);
+			drop_grant(g);
+			uid_busy[w - workers] = 0;
+			w->st = W_FREE;
+		}
+	}
+}
+
+/* A session's call ended: start the next one queued for it. */
+static void
+start_queued(const char *work_dir)
+{
+	struct queued q;
+	size_t i;
+
+	for (i = 0; i < nqueued; i++)
+		if (strcmp(queue[i].g->work_dir, work_dir) == 0) {
+			q = queue[i];
+			memmove(&queue[i], &queue[i + 1],
+			    (nqueued - i - 1) * sizeof(queue[0]));
+			nqueued--;
+			start_run(q.ref, q.g);
+			return;
+		}
+}
+
+/*
+ * RUN from the broker: only a grant policyd gave us, and only once.
+ * Calls of one session run one at a time (each owns the work dir while
+ * it runs); a busy session's calls wait in line, in order.
+ */
 int
 worker_on_run(struct peer *p, const struct mp_doc *d)
 {
 	struct msg_run r;
-	struct worker *w;
 	struct grant *g;
 	struct error e;
 
@@ -397,45 +483,22 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 		    "expired: refused", r.grant_id);
 		refuse_run(r.ref, ERR_PERMISSION_DENIED,
 		    "no such grant: unknown, already used, or expired");
-		msg_run_free(&r);
-		return 0;
-	}
-	if (!M->roles[ROLE_AUDITD].peer.alive) {
-		refuse_run(r.ref, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
-		grant_free(g);
-		free(g);
 	} else if (g->nperm[2] > 0 && !M->cfg.worker_network_host) {
 		refuse_run(r.ref, ERR_SANDBOX_FAILED, "the grant asks for "
 		    "network access, which this host does not provide");
-		grant_free(g);
-		free(g);
-	} else if (session_busy(g->work_dir)) {
-		refuse_run(r.ref, ERR_OVERLOADED, "another call of this session "
-		    "is still running; calls of one session run one at a time");
-		grant_free(g);
-		free(g);
-	} else if ((w = worker_slot()) == NULL) {
-		refuse_run(r.ref, ERR_OVERLOADED, "every worker uid is in use");
-		grant_free(g);
-		free(g);
-	} else {
-		w->ref = r.ref;
-		w->g = g;
-		grant_fill_host(g);
-		w->in_w = w->out_r = w->err_r = w->spec_fd = w->status_fd = -1;
-		if (worker_spawn(w, &e) == -1) {
-			refuse_run(r.ref, e.type, e.msg);
-			close_if(&w->in_w);
-			close_if(&w->out_r);
-			close_if(&w->err_r);
-			close_if(&w->spec_fd);
-			close_if(&w->status_fd);
-			grant_free(g);
-			free(g);
-			uid_busy[w - workers] = 0;
-			w->st = W_FREE;
+		drop_grant(g);
+	} else if (session_busy(g->work_dir) || queued_for(g->work_dir) > 0) {
+		if (nqueued == QUEUE_MAX ||
+		    queued_for(g->work_dir) >= QUEUE_PER_SESSION) {
+			refuse_run(r.ref, ERR_OVERLOADED, "too many calls wait "
+			    "for this session");
+			drop_grant(g);
+		} else {
+			queue[nqueued].ref = r.ref;
+			queue[nqueued++].g = g;
 		}
-	}
+	} else
+		start_run(r.ref, g);
 	msg_run_free(&r);
 	return 0;
 }
@@ -611,6 +674,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	struct msg_run_exited x;
 	size_t i, slot = nworkers;
 	struct worker *w;
+	char *done_dir;
 
 	for (i = 0; i < nworkers; i++)
 		if (workers[i].st != W_FREE && workers[i].pid == pid)
@@ -641,11 +705,15 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	close_if(&w->in_w);
 	close_if(&w->out_r);
 	close_if(&w->err_r);
+	done_dir = w->g->work_dir;
+	w->g->work_dir = NULL;
 	grant_free(w->g);
 	free(w->g);
 	memset(w, 0, sizeof(*w));
 	w->st = W_FREE;
 	uid_busy[slot] = 0;
+	start_queued(done_dir);
+	free(done_dir);
 	return 1;
 }
 

@@ -1,0 +1,721 @@
+#!/bin/bash
+# Audit log integration tests: the real daemon, its audit log under
+# faults (disk full, file deleted, made read-only, auditd killed with
+# calls in flight), rotation and logrotate-style reopen, skillctl audit
+# verify on whole runs and on tampered copies, the JSON Schema, and a
+# real log shipper (rsyslog imfile) across a rotation.
+#
+#   SB_BIN=<dir of skillbrokerd, skillctl, ...> bash tests/integration/audit.sh [TEST...]
+#
+# Needs root (the master runs as root; tmpfs mounts for disk-full), jq,
+# and sha256sum. Workers use a slot of 10 uids in 64200-64249. Optional:
+# python3 with jsonschema (the schema check) and rsyslogd (the shipper
+# test); each is skipped with a message when missing. KEEP_TMP=1 keeps
+# the temp dir. Prints "ok - NAME" / "not ok - NAME: why" per test.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+SB_BIN=${SB_BIN:-$ROOT/bin}
+SCHEMA=$ROOT/docs/audit-schema.json
+PASSED=0 FAILED=0 SKIPPED=0 WHY="" DPID="" RSPID="" UID_LOCK="" TMP=""
+
+if [ "$(id -u)" != 0 ]; then
+	echo "audit: must run as root (the master runs as root)" >&2
+	exit 2
+fi
+for t in jq sha256sum; do
+	command -v "$t" >/dev/null 2>&1 ||
+	    { echo "audit: $t missing; run scripts/install-deps" >&2; exit 2; }
+done
+
+# Worker uids: one of 5 slots of 10 in 64200-64249, held with a lock dir
+# so that suites running at once never share a worker uid.
+claim_uids() {
+	local n lock owner
+	for n in 0 1 2 3 4; do
+		lock=/tmp/skillbroker-audit-uids.$n
+		if ! mkdir "$lock" 2>/dev/null; then
+			owner=$(cat "$lock/pid" 2>/dev/null)
+			[ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null || continue
+			rm -rf "$lock"
+			mkdir "$lock" 2>/dev/null || continue
+		fi
+		echo $$ >"$lock/pid"
+		UID_LOCK=$lock
+		UID_FIRST=$((64200 + n * 10))
+		UID_LAST=$((UID_FIRST + 9))
+		return 0
+	done
+	echo "audit: no free worker uid slot in 64200-64249" >&2
+	exit 2
+}
+
+cleanup() {
+	local m
+	stop_daemon
+	[ -z "$RSPID" ] || { kill "$RSPID" 2>/dev/null; wait "$RSPID" 2>/dev/null; }
+	if [ -n "$TMP" ]; then
+		for m in $(awk -v t="$TMP/" 'index($2, t) == 1 { print $2 }' \
+		    /proc/mounts | sort -r); do
+			umount "$m" 2>/dev/null || umount -l "$m"
+		done
+	fi
+	[ -z "$UID_LOCK" ] || rm -rf "$UID_LOCK"
+	if [ -n "$TMP" ] && [ -z "${KEEP_TMP:-}" ]; then
+		rm -rf "$TMP"
+	elif [ -n "$TMP" ]; then
+		echo "audit: kept $TMP" >&2
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+claim_uids
+TMP=$(mktemp -d /tmp/sbaudit.XXXXXX) || exit 2
+chmod 755 "$TMP"
+
+# ---------------------------------------------------------------- helpers
+
+now_ms() { date +%s%3N; }
+fail() { WHY="${WHY:+$WHY; }$*"; return 1; }
+expect() { [ "$2" = "$3" ] || fail "$1: got '${2:0:200}', want '$3'"; }
+contains() {
+	case $2 in *"$3"*) return 0 ;; esac
+	fail "$1: '${2:0:200}' lacks '$3'"
+}
+
+# A skill: NAME SCRIPT
+mkskill() {
+	mkdir -p "$TMP/skills/$1/bin"
+	printf -- '---\nname: %s\ndescription: audit test skill %s\n---\n' \
+	    "$1" "$1" >"$TMP/skills/$1/SKILL.md"
+	printf '#!/bin/sh\n%s\n' "$2" >"$TMP/skills/$1/bin/run"
+	printf 'commands:\n  run: bin/run\n' >"$TMP/skills/$1/skill.yaml"
+	chmod -R a+rX "$TMP/skills"
+	chmod 755 "$TMP/skills/$1/bin/run"
+}
+
+setup_common() {
+	mkskill echo 'echo "$*"'
+	mkskill mark 'echo ran >"$WORK_DIR/ran"; echo marked'
+	mkdir -p "$TMP/policy.d"
+	cat >"$TMP/policy.d/10-audit.yaml" <<-'EOF'
+	skills:
+	  enabled: ["*"]
+	rules:
+	  - name: audit-allow-all
+	    principals: ["*"]
+	    skills: ["*"]
+	    action: allow
+	EOF
+}
+
+# A fresh daemon directory D for a test; $1 names it, the rest are
+# extra lines of the audit block ("flush: none", ...).
+newdir() {
+	local name=$1 line
+	shift
+	D=$TMP/$name
+	mkdir -p "$D"
+	SOCK=$D/sb.sock
+	LOG=$D/log/audit.jsonl
+	HEAD=$D/state/audit.head
+	{
+		echo "socket: sb.sock"
+		echo "skills_dirs: [$TMP/skills]"
+		echo "policy_dir: $TMP/policy.d"
+		echo "state_dir: state"
+		echo "audit:"
+		echo "  path: log/audit.jsonl"
+		for line in "$@"; do
+			echo "  $line"
+		done
+		echo "privsep_user: nobody"
+		echo "worker: {uids: [$UID_FIRST, $UID_LAST]}"
+	} >"$D/sb.yaml"
+}
+
+start_daemon() {
+	local i
+	"$SB_BIN/skillbrokerd" -d -f "$D/sb.yaml" 2>>"$D/daemon.log" &
+	DPID=$!
+	for i in $(seq 100); do
+		if [ -S "$SOCK" ] && timeout 5 "$SB_BIN/skillctl" -s "$SOCK" \
+		    hello >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the daemon did not start: $(tail -n 5 "$D/daemon.log" | tr '\n' ' ')"
+}
+
+stop_daemon() {
+	local i
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for i in $(seq 100); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=""
+}
+
+# skillctl against the test's daemon: OUT (stdout), RC.
+ctl() {
+	OUT=$(timeout 20 "$SB_BIN/skillctl" -s "$SOCK" "$@" 2>"$D/ctl.err")
+	RC=$?
+}
+j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null || echo JQERR; }
+verify() {
+	VOUT=$("$SB_BIN/skillctl" audit verify "$@" 2>&1)
+	VRC=$?
+}
+# Records of the test's log (or $2) matching a jq select expression.
+recs() { cat "${2:-$LOG}" 2>/dev/null | jq -c "select($1)" 2>/dev/null; }
+count() { recs "$@" | grep -c .; }
+wait_rec() {
+	local i
+	for i in $(seq 60); do
+		[ -n "$(recs "$1" | head -n 1)" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+auditd_pid() { pgrep -f -- "skillbroker-auditd -l $D/" | head -n 1; }
+
+run_test() {
+	local t0
+	WHY=""
+	SKIP=""
+	t0=$(now_ms)
+	"$1"
+	stop_daemon
+	[ -z "${SB_IT_VERBOSE:-}" ] || echo "# $1: $(($(now_ms) - t0)) ms"
+	if [ -n "$SKIP" ]; then
+		echo "ok - $1 # SKIP $SKIP"
+		SKIPPED=$((SKIPPED + 1))
+	elif [ -z "$WHY" ]; then
+		echo "ok - $1"
+		PASSED=$((PASSED + 1))
+	else
+		echo "not ok - $1: $WHY"
+		FAILED=$((FAILED + 1))
+		[ ! -s "${D:-/nonexistent}/daemon.log" ] ||
+		    tail -n 8 "$D/daemon.log" | sed 's/^/#   /'
+	fi
+}
+
+# A python3 that has jsonschema, or nothing.
+schema_python() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		command -v "$p" >/dev/null 2>&1 &&
+		    "$p" -c 'import jsonschema' 2>/dev/null && { echo "$p"; return; }
+	done
+}
+
+# ------------------------------------------------------------------ tests
+
+# Every call leaves its records, with the fields docs/audit.md promises.
+a01_records() {
+	local id rec dec grant want py
+	newdir a01
+	start_daemon || return
+	ctl invoke echo --phase execution --json -- hello "big world"
+	expect "invoke ok" "$(j .ok)" true
+	id=$(j .id)
+	ctl invoke echo --json -- planned
+	expect "denied" "$(j .error.type)" phase_violation
+	ctl authorize echo --phase execution --json
+	expect "authorize" "$(j .policy.allowed)" true
+	wait_rec ".event.action == \"invoke.completed\" and .request.id == \"$id\"" ||
+	    fail "no invoke.completed for $id"
+	rec=$(recs ".event.action == \"invoke.received\" and .request.id == \"$id\"")
+	expect "args" "$(printf '%s' "$rec" | jq -c .skill.args)" '["hello","big world"]'
+	expect "args_count" "$(printf '%s' "$rec" | jq .skill.args_count)" 2
+	dec=$(recs ".event.action == \"policy.decision\" and .request.id == \"$id\"")
+	expect "decision type" "$(printf '%s' "$dec" | jq -r .event.type)" allowed
+	contains "rule" "$(printf '%s' "$dec" | jq -r '.rule.name[0]')" "audit-allow-all"
+	expect "effective permissions" \
+	    "$(printf '%s' "$dec" | jq -c '.policy.effective.permissions | [.fs.read, .fs.write, .network.allow, .exec, .env] | map(type)')" \
+	    '["array","array","array","array","array"]'
+	[ "$(printf '%s' "$dec" | jq .policy.effective.limits.timeout_ms)" -gt 0 ] 2>/dev/null ||
+	    fail "no effective timeout_ms"
+	grant=$(printf '%s' "$dec" | jq -r .grant.id)
+	expect "worker.started" "$(count ".event.action == \"worker.started\" and .grant.id == \"$grant\"")" 1
+	expect "worker.exited" "$(count ".event.action == \"worker.exited\" and .grant.id == \"$grant\"")" 1
+	rec=$(recs ".event.action == \"invoke.completed\" and .request.id == \"$id\"")
+	want=$(printf 'hello big world\n' | sha256sum | cut -d' ' -f1)
+	expect "stdout sha256" "$(printf '%s' "$rec" | jq -r .output.stdout_sha256)" "$want"
+	expect "stdout bytes" "$(printf '%s' "$rec" | jq -r .output.stdout_bytes)" 16
+	expect "limits hit" "$(printf '%s' "$rec" | jq -c .limits.hit)" '[]'
+	[ "$(printf '%s' "$rec" | jq .worker.max_rss_kb)" -gt 0 ] 2>/dev/null ||
+	    fail "no max_rss_kb"
+	expect "denied decision" "$(count '.event.action == "policy.decision" and .error.type == "phase_violation"')" 1
+	expect "authorize decision" "$(count '.event.action == "policy.decision" and .policy.dry_run == true')" 1
+	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.created
+	expect "daemon.started" "$(count '.event.action == "daemon.started" and .event.provider == "master"')" 1
+	expect "audit.started" "$(count '.event.action == "audit.started" and .audit.flush == "data"')" 1
+	expect "policy.loaded" "$(count '.event.action == "policy.loaded"')" 1
+	# One object per line, valid UTF-8, each line under 32 KiB.
+	expect "lines" "$(jq -c . "$LOG" | wc -l)" "$(wc -l <"$LOG")"
+	iconv -f UTF-8 -t UTF-8 "$LOG" >/dev/null 2>&1 || fail "not UTF-8"
+	[ "$(awk 'length($0) >= 32768' "$LOG" | wc -l)" = 0 ] || fail "a line over 32 KiB"
+	stop_daemon
+	expect "last two" "$(tail -n 2 "$LOG" | jq -r .event.action | tr '\n' ' ')" \
+	    "daemon.stopping audit.stopped "
+	py=$(schema_python)
+	if [ -z "$py" ]; then
+		echo "# a01: schema check skipped: no python3 with jsonschema"
+	elif ! "$py" - "$SCHEMA" "$LOG" >"$D/schema.out" 2>&1 <<-'PY'
+	import json, sys, jsonschema
+	schema = json.load(open(sys.argv[1]))
+	v = jsonschema.Draft202012Validator(schema)
+	bad = 0
+	for n, line in enumerate(open(sys.argv[2]), 1):
+	    for e in v.iter_errors(json.loads(line)):
+	        print("line %d: %s" % (n, e.message[:200])); bad += 1
+	sys.exit(1 if bad else 0)
+	PY
+	then
+		fail "schema: $(head -n 3 "$D/schema.out" | tr '\n' ' ')"
+	fi
+}
+
+# verify passes on a whole run and fails on every kind of tampering,
+# naming the first bad event.sequence.
+a02_verify_tamper() {
+	local n last head T=$TMP/a02t
+	newdir a02
+	start_daemon || return
+	for n in 1 2 3; do
+		ctl invoke echo --phase execution -- "call $n"
+	done
+	stop_daemon
+	mkdir -p "$T"
+	n=$(wc -l <"$LOG")
+	verify "$LOG"
+	expect "intact" "$VRC" 0
+	verify --head "$HEAD" "$LOG"
+	expect "intact with head file" "$VRC" 0
+	last=$(tail -n 1 "$LOG" | jq -r '"\(.event.sequence):\(."event.hash")"')
+	verify --head "$last" "$LOG"
+	expect "intact with SEQ:HASH" "$VRC" 0
+	# tamper NAME BADSEQ: the copy $T/NAME must fail at BADSEQ.
+	tamper() {
+		verify ${3:+--head "$3"} "$T/$1"
+		expect "$1 exit" "$VRC" 1
+		contains "$1 names the sequence" "$VOUT" "first bad event.sequence: $2"
+	}
+	sed '5s/"call 1"/"call X"/' "$LOG" >"$T/edited"
+	tamper edited 5
+	sed '6d' "$LOG" >"$T/deleted"
+	tamper deleted 6
+	awk 'NR == 7 { held = $0; next } NR == 8 { print; print held; next } { print }' \
+	    "$LOG" >"$T/reordered"
+	tamper reordered 7
+	awk 'NR == 4 { print } { print }' "$LOG" >"$T/duplicated"
+	tamper duplicated 5
+	awk -v n="$n" 'NR == 3 { keep = $0 } { print } NR == n - 1 { print keep }' \
+	    "$LOG" >"$T/inserted"
+	tamper inserted "$n"
+	head -n $((n - 2)) "$LOG" >"$T/truncated"
+	verify "$T/truncated"
+	expect "a cut tail passes without a head" "$VRC" 0
+	tamper truncated $((n - 1)) "$HEAD"
+	tamper truncated $((n - 1)) "$last"
+	head -c -30 "$LOG" >"$T/torn"
+	tamper torn "$n"
+	unset -f tamper
+}
+
+# Long fields are cut with a marker; the line stays under 32 KiB.
+a03_long_fields() {
+	local big args=() rec len
+	newdir a03
+	start_daemon || return
+	big=$(head -c 3000 /dev/zero | tr '\0' 'x')
+	for i in $(seq 100); do args+=("$big"); done
+	ctl invoke echo --phase execution --json -- "caf$(printf '\303\251')" "${args[@]}"
+	expect "invoke" "$(j .ok)" true
+	wait_rec '.event.action == "invoke.completed"' || fail "no invoke.completed"
+	rec=$(recs '.event.action == "invoke.received"')
+	expect "args_count" "$(printf '%s' "$rec" | jq .skill.args_count)" 101
+	expect "first arg" "$(printf '%s' "$rec" | jq -r '.skill.args[0]')" "café"
+	contains "marker" "$rec" '…[truncated]'
+	len=$(grep '"invoke.received"' "$LOG" | awk '{ print length($0) }')
+	[ "$len" -lt 32768 ] || fail "invoke.received line is $len bytes"
+	verify "$LOG"
+	expect "verify" "$VRC" 0
+}
+
+# max_log_file with num_logs, and with keep_logs: a verifiable series.
+a04_rotation() {
+	local i f
+	newdir a04 "max_log_file: 8K" "num_logs: 3"
+	start_daemon || return
+	for i in $(seq 40); do
+		ctl authorize echo --phase execution
+	done
+	stop_daemon
+	[ -f "$LOG.1" ] && [ -f "$LOG.2" ] || fail "no rotated files"
+	[ ! -e "$LOG.3" ] || fail "num_logs 3 kept $LOG.3"
+	for f in "$LOG" "$LOG.1"; do
+		expect "header of $f" "$(head -n 1 "$f" | jq -r .event.action)" audit.rotated
+	done
+	expect "previous file" "$(head -n 1 "$LOG" | jq -r .audit.previous.file)" audit.jsonl.1
+	verify --head "$HEAD" "$LOG.1" "$LOG" "$LOG.2"
+	expect "series verifies" "$VRC" 0
+	verify "$LOG" "$LOG.2"
+	expect "a file missing from the series" "$VRC" 1
+	newdir a04k "max_log_file: 8K" "num_logs: 2" "max_log_file_action: keep_logs"
+	start_daemon || return
+	for i in $(seq 40); do
+		ctl authorize echo --phase execution
+	done
+	stop_daemon
+	[ -f "$LOG.3" ] || fail "keep_logs dropped files: $(ls "$D/log" | tr '\n' ' ')"
+	verify --head "$HEAD" "$D"/log/audit.jsonl*
+	expect "keep_logs series verifies" "$VRC" 0
+}
+
+# logrotate's way (rename, create, SIGHUP), and a rename without SIGHUP.
+a05_reopen() {
+	newdir a05
+	start_daemon || return
+	ctl invoke echo --phase execution -- one
+	mv "$LOG" "$LOG.1"
+	install -m 0640 -o nobody -g "$(id -gn nobody)" /dev/null "$LOG"
+	kill -HUP "$DPID"
+	sleep 0.3
+	ctl invoke echo --phase execution -- two
+	expect "call after SIGHUP" "$OUT" two
+	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
+	contains "reason" "$(head -n 1 "$LOG" | jq -r .event.reason)" SIGHUP
+	# Moved away without a signal: auditd notices at its next commit.
+	mv "$LOG" "$LOG.2"
+	ctl invoke echo --phase execution -- three
+	expect "call after a silent move" "$OUT" three
+	ctl invoke echo --phase execution -- four
+	stop_daemon
+	[ -f "$LOG" ] || fail "no new file after the move"
+	contains "moved reason" "$(head -n 1 "$LOG" | jq -r .event.reason)" "moved"
+	verify --head "$HEAD" "$LOG.1" "$LOG.2" "$LOG"
+	expect "series verifies" "$VRC" 0
+}
+
+# Fill the tmpfs mounted on $D/log; returns when a write would fail.
+fill_log_fs() {
+	dd if=/dev/zero of="$D/log/${1:-filler}" bs=4k >/dev/null 2>&1
+	sync
+}
+mount_small_log() {
+	mkdir -p "$D/log"
+	mount -t tmpfs -o size=${1:-256k},mode=0750 skillbroker-audit-test "$D/log" ||
+	    { fail "cannot mount a tmpfs"; return 1; }
+}
+
+# Call mark in session S until one is refused; sets REFUSED to that session.
+call_until_refused() {
+	local i
+	REFUSED=""
+	for i in $(seq 8); do
+		ctl invoke mark --phase execution --session "$1$i" --json
+		if [ "$RC" = 3 ]; then
+			expect "refused type" "$(j .error.type)" audit_unavailable
+			REFUSED=$1$i
+			return 0
+		fi
+	done
+	fail "no call was refused on a full disk"
+}
+
+a06_disk_full() {
+	local i
+	newdir a06
+	mount_small_log || return
+	start_daemon || return
+	ctl invoke mark --phase execution --session before
+	expect "before" "$OUT" marked
+	fill_log_fs
+	call_until_refused full
+	[ -z "$REFUSED" ] || [ ! -e "$D/state/work/0/$REFUSED/ran" ] ||
+	    fail "a refused call ran"
+	contains "daemon log" "$(cat "$D/daemon.log")" "suspended"
+	ctl invoke echo --phase execution -- still
+	expect "still refused" "$RC" 3
+	rm -f "$D/log/filler"
+	for i in $(seq 40); do
+		ctl invoke echo --phase execution -- back
+		[ "$RC" = 0 ] && break
+		sleep 0.1
+	done
+	expect "resumed" "$OUT" back
+	expect "audit.resumed" "$(count '.event.action == "audit.resumed" and .audit.refused >= 2')" 1
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "chain intact after disk full" "$VRC" 0
+}
+
+# disk_full_action rotate removes the oldest rotated file to make room.
+a06b_disk_full_rotate() {
+	newdir a06b "disk_full_action: rotate" "num_logs: 9"
+	mount_small_log || return
+	start_daemon || return
+	ctl invoke echo --phase execution -- one
+	fill_log_fs audit.jsonl.2
+	ctl invoke mark --phase execution --session rot --json
+	expect "call runs" "$(j .output.stdout)" marked
+	[ ! -e "$LOG.3" ] || fail "the oldest rotated file was kept"
+	[ -f "$LOG.1" ] || fail "no rotation"
+	stop_daemon
+	verify --head "$HEAD" "$LOG.1" "$LOG"
+	expect "series verifies" "$VRC" 0
+}
+
+# disk_full_action halt stops the whole daemon.
+a06c_disk_full_halt() {
+	local i
+	newdir a06c "disk_full_action: halt"
+	mount_small_log || return
+	start_daemon || return
+	fill_log_fs
+	for i in $(seq 8); do
+		ctl invoke echo --phase execution -- x
+		[ "$RC" = 0 ] || break
+	done
+	[ "$RC" != 0 ] || fail "calls still ran on a full disk"
+	for i in $(seq 100); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$DPID" 2>/dev/null && fail "the daemon did not stop"
+	wait "$DPID" 2>/dev/null
+	DPID=""
+	contains "daemon log" "$(cat "$D/daemon.log")" "auditd halted"
+}
+
+# The log deleted under the daemon: refused, then a new file.
+a07_deleted() {
+	local i
+	newdir a07
+	start_daemon || return
+	ctl invoke echo --phase execution -- one
+	rm -f "$LOG"
+	ctl invoke mark --phase execution --session gone --json
+	expect "refused" "$(j .error.type)" audit_unavailable
+	[ ! -e "$D/state/work/0/gone/ran" ] || fail "the refused call ran"
+	for i in $(seq 40); do
+		ctl invoke echo --phase execution -- back
+		[ "$RC" = 0 ] && break
+		sleep 0.1
+	done
+	expect "resumed" "$OUT" back
+	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "new file verifies" "$VRC" 0
+	contains "continues" "$VOUT" "continues a file not given"
+}
+
+# The log made read-only (auditd is nobody, so chmod binds it).
+a08_readonly() {
+	local i
+	newdir a08
+	start_daemon || return
+	ctl invoke echo --phase execution -- one
+	chmod 0440 "$LOG"
+	ctl invoke mark --phase execution --session ro --json
+	expect "refused" "$(j .error.type)" audit_unavailable
+	[ ! -e "$D/state/work/0/ro/ran" ] || fail "the refused call ran"
+	chmod 0640 "$LOG"
+	for i in $(seq 40); do
+		ctl invoke echo --phase execution -- back
+		[ "$RC" = 0 ] && break
+		sleep 0.1
+	done
+	expect "resumed" "$OUT" back
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "one chain" "$VRC" 0
+	# disk_error_action rotate: the file handed to root is rotated away.
+	newdir a08r "disk_error_action: rotate"
+	start_daemon || return
+	ctl invoke echo --phase execution -- one
+	chown root:root "$LOG"
+	ctl invoke echo --phase execution -- two
+	ctl invoke echo --phase execution -- three
+	expect "runs on" "$OUT" three
+	[ -f "$LOG.1" ] || fail "not rotated"
+	stop_daemon
+	verify --head "$HEAD" "$LOG.1" "$LOG"
+	expect "series verifies" "$VRC" 0
+}
+
+# auditd killed with calls in flight: each call either ran with its
+# worker.started durable in the log, or failed with audit_unavailable
+# and did not run; the chain survives the restart.
+a09_auditd_killed() {
+	local i pids=() rc id grant ok=0 refused=0 pid
+	newdir a09
+	start_daemon || return
+	for i in $(seq 16); do
+		timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke mark \
+		    --phase execution --session "k$i" --json >"$D/call.$i" 2>&1 &
+		pids+=($!)
+	done
+	sleep 0.05
+	pid=$(auditd_pid)
+	[ -n "$pid" ] && kill -KILL "$pid"
+	for i in $(seq 16); do
+		wait "${pids[$((i - 1))]}"
+		rc=$?
+		id=$(jq -r .id "$D/call.$i" 2>/dev/null)
+		if [ "$rc" = 0 ]; then
+			ok=$((ok + 1))
+			[ -e "$D/state/work/0/k$i/ran" ] || fail "call $i: ok but no marker"
+		elif [ "$(jq -r .error.type "$D/call.$i" 2>/dev/null)" = audit_unavailable ] ||
+		    [ "$(jq -r .error.type "$D/call.$i" 2>/dev/null)" = overloaded ]; then
+			refused=$((refused + 1))
+			[ ! -e "$D/state/work/0/k$i/ran" ] ||
+			    fail "call $i: refused but it ran"
+		else
+			fail "call $i: exit $rc: $(head -c 200 "$D/call.$i")"
+		fi
+		# Anything that ran had its start durable in the log.
+		if [ -e "$D/state/work/0/k$i/ran" ]; then
+			grant=$(recs ".event.action == \"policy.decision\" and .request.id == \"$id\"" |
+			    jq -r .grant.id)
+			[ "$(count ".event.action == \"worker.started\" and .grant.id == \"${grant:-none}\"")" = 1 ] ||
+			    fail "call $i ran without a durable worker.started"
+		fi
+	done
+	echo "# a09: $ok ran, $refused refused (audit_unavailable or overloaded)"
+	for i in $(seq 50); do
+		ctl invoke echo --phase execution -- after
+		[ "$RC" = 0 ] && break
+		sleep 0.1
+	done
+	expect "after the restart" "$OUT" after
+	wait_rec '.event.action == "child.died" and .process.name == "auditd"' ||
+	    fail "no child.died record for auditd"
+	expect "audit.started twice" "$(count '.event.action == "audit.started"')" 2
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "chain intact across the kill" "$VRC" 0
+}
+
+a10_flush_modes() {
+	local mode
+	for mode in none incremental sync; do
+		newdir "a10$mode" "flush: $mode" "freq: 3"
+		start_daemon || return
+		ctl invoke echo --phase execution -- "$mode"
+		expect "$mode call" "$OUT" "$mode"
+		expect "$mode recorded" "$(count ".event.action == \"audit.started\" and .audit.flush == \"$mode\"")" 1
+		stop_daemon
+		verify --head "$HEAD" "$LOG"
+		expect "$mode verifies" "$VRC" 0
+	done
+}
+
+# rsyslog's imfile tails the log across rotations: every record arrives
+# at its output exactly once.
+a11_rsyslog() {
+	local rs i want got
+	rs=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
+	if [ ! -x "$rs" ]; then
+		SKIP="rsyslogd is not installed (Debian package rsyslog)"
+		return
+	fi
+	newdir a11 "max_log_file: 16K" "num_logs: 50"
+	mkdir -p "$D/rs" "$D/log"
+	chown nobody "$D/log"
+	cat >"$D/rs/rsyslog.conf" <<-EOF
+	global(workDirectory="$D/rs" maxMessageSize="64k")
+	module(load="imfile" mode="inotify")
+	input(type="imfile" file="$LOG" tag="skillbroker-audit"
+	      ruleset="ship" addMetadata="off")
+	template(name="line" type="string" string="%msg%\n")
+	ruleset(name="ship") {
+	  action(type="omfile" file="$D/rs/out.jsonl" template="line")
+	}
+	EOF
+	start_daemon || return
+	"$rs" -n -f "$D/rs/rsyslog.conf" -i "$D/rs/rsyslogd.pid" \
+	    >"$D/rs/rsyslogd.log" 2>&1 &
+	RSPID=$!
+	sleep 0.5
+	for i in $(seq 60); do
+		ctl authorize echo --phase execution -- "$i"
+	done
+	stop_daemon
+	[ -f "$LOG.2" ] || fail "fewer than 2 rotations"
+	want=$(cat "$D"/log/audit.jsonl* | sort | sha256sum)
+	for i in $(seq 100); do
+		[ "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0)" -ge \
+		    "$(cat "$D"/log/audit.jsonl* | wc -l)" ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+	kill "$RSPID" 2>/dev/null
+	wait "$RSPID" 2>/dev/null
+	RSPID=""
+	got=$(sort "$D/rs/out.jsonl" 2>/dev/null | sha256sum)
+	expect "records shipped" "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null)" \
+	    "$(cat "$D"/log/audit.jsonl* | wc -l)"
+	expect "every record exactly once" "$got" "$want"
+	expect "no duplicates" "$(sort "$D/rs/out.jsonl" | uniq -d | wc -l)" 0
+	verify --head "$HEAD" "$D"/log/audit.jsonl*
+	expect "shipped series verifies" "$VRC" 0
+}
+
+# config errors name the key
+a12_config() {
+	local c=$TMP/a12.yaml
+	printf 'state_dir: s\naudit:\n  flush: sometimes\n' >"$c"
+	OUT=$("$SB_BIN/skillbrokerd" -n -f "$c" 2>&1)
+	contains "bad flush" "$OUT" "$c:3"
+	contains "bad flush names the choices" "$OUT" "none, incremental, data, sync"
+	printf 'state_dir: s\naudit:\n  max_log_file: 1G\n' >"$c"
+	OUT=$("$SB_BIN/skillbrokerd" -n -f "$c" 2>&1)
+	contains "bad size" "$OUT" "max_log_file"
+	printf 'state_dir: s\naudit:\n  flush: sync\n  freq: 10\n  max_log_file: 64K\n  max_log_file_action: keep_logs\n  num_logs: 4\n  disk_full_action: rotate\n  disk_error_action: halt\n' >"$c"
+	OUT=$("$SB_BIN/skillbrokerd" -n -f "$c" 2>&1)
+	contains "all keys" "$OUT" "OK"
+}
+
+# Every log this run wrote verifies as a whole (with its head file), and
+# no daemon reported a sanitizer error (make SAN=1 check).
+a13_whole_run() {
+	local dir n=0
+	for dir in "$TMP"/*/log; do
+		[ -f "$dir/audit.jsonl" ] || continue
+		n=$((n + 1))
+		verify --head "$dir/../state/audit.head" "$dir"/audit.jsonl*
+		[ "$VRC" = 0 ] || fail "$dir: $(printf '%s' "$VOUT" | head -n 2 | tr '\n' ' ')"
+	done
+	[ "$n" -gt 0 ] || fail "no logs to verify"
+	if grep -lE 'AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:' \
+	    "$TMP"/*/daemon.log >/dev/null 2>&1; then
+		fail "sanitizer report: $(grep -hE -m 1 'Sanitizer|runtime error:' "$TMP"/*/daemon.log | head -n 1)"
+	fi
+}
+
+ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
+a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
+a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
+a13_whole_run"
+
+T_START=$(now_ms)
+setup_common
+for t in ${*:-$ALL}; do
+	run_test "$t"
+done
+echo "# $(($(now_ms) - T_START)) ms"
+echo "audit: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" = 0 ]
