@@ -79,10 +79,11 @@ void grant_store_init(uint64_t ttl_ms);
 
 /* master_cgroup.c */
 void cgroup_init(void);
-int cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
+/* id names the call's own groups (a counter, never reused). */
+int cgroup_enter(uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids,
     struct error *e);
-void cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max);
-void cgroup_remove(uid_t wuid);
+void cgroup_limits_hit(uint64_t id, int *oom, int *pids_max);
+void cgroup_remove(uint64_t id);
 int cgroup_active(void);
 
 /* master_files.c */

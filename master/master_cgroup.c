@@ -4,8 +4,10 @@
  * hierarchies (hosts that mount them as v1). Worker groups are created
  * under the master's own cgroup, so the daemon's limits still bind them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,31 @@ v2_usable(char *base, size_t len)
 	return 0;
 }
 
+/* Remove leftover per-call groups of masters that are gone. */
+static void
+sweep(const char *base)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(base)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int pid;
+
+		if (de->d_type != DT_DIR ||
+		    sscanf(de->d_name, "m%d.c", &pid) != 1 || pid <= 0 ||
+		    (pid != (int)getpid() && (kill(pid, 0) == 0 ||
+		    errno != ESRCH)))
+			continue;
+		if (fmt_path(path, sizeof(path), "%s/%s", base,
+		    de->d_name) == 0)
+			(void)rmdir(path);
+	}
+	closedir(d);
+}
+
 /* Pick the hierarchy and create our parent group; no cgroups is logged. */
 void
 cgroup_init(void)
@@ -138,6 +165,11 @@ cgroup_init(void)
 		    (mkdir(pids_base, 0755) == 0 || errno == EEXIST))
 			mode = CG_V1;
 	}
+	if (mode != CG_NONE) {
+		sweep(mem_base);
+		if (mode == CG_V1)
+			sweep(pids_base);
+	}
 	if (mode == CG_NONE)
 		log_warnx("no usable cgroup memory/pids controllers: workers "
 		    "are bound by rlimits only");
@@ -146,16 +178,24 @@ cgroup_init(void)
 		    "v1", mem_base);
 }
 
+/*
+ * A group per call, never reused: a group that could not be removed yet
+ * must not hand its charges or counters to a later call.
+ */
 static int
-group_dirs(uid_t wuid, char *mem, char *pids, size_t len)
+group_dirs(uint64_t id, char *mem, char *pids, size_t len)
 {
-	return fmt_path(mem, len, "%s/w%u", mem_base, (unsigned)wuid) ||
-	    fmt_path(pids, len, "%s/w%u", pids_base, (unsigned)wuid) ? -1 : 0;
+	/* The master's pid too: several daemons may share the parent group. */
+	return fmt_path(mem, len, "%s/m%d.c%llu", mem_base, (int)getpid(),
+	    (unsigned long long)id) ||
+	    fmt_path(pids, len, "%s/m%d.c%llu", pids_base, (int)getpid(),
+	    (unsigned long long)id) ? -1 : 0;
 }
+
 
 /* Create this worker's groups with its limits and move pid into them. */
 int
-cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
+cgroup_enter(uint64_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
     struct error *e)
 {
 	char mem[PATH_MAX], pids[PATH_MAX], v[32], p[32];
@@ -197,7 +237,7 @@ cgroup_enter(uid_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
 
 /* Did a cgroup limit end or constrain the worker? */
 void
-cgroup_limits_hit(uid_t wuid, int *oom, int *pids_max)
+cgroup_limits_hit(uint64_t wuid, int *oom, int *pids_max)
 {
 	char mem[PATH_MAX], pids[PATH_MAX];
 
@@ -220,7 +260,7 @@ cgroup_active(void)
 
 /* Remove the worker's groups once every process in them is gone. */
 void
-cgroup_remove(uid_t wuid)
+cgroup_remove(uint64_t wuid)
 {
 	char mem[PATH_MAX], pids[PATH_MAX];
 

@@ -37,6 +37,7 @@ struct worker {
 	struct grant *g;
 	pid_t pid;
 	uid_t uid;
+	uint64_t cg_id;        /* this call's cgroups, never reused */
 	int spec_fd, status_fd, in_w, out_r, err_r;
 	struct event *status_ev, *timer;
 	char status[256];
@@ -53,6 +54,7 @@ static struct worker *workers;
 static size_t nworkers;
 static uint8_t *uid_busy;
 static uint64_t audit_ack_floor;  /* acks above the counter are forged */
+static uint64_t cg_counter;
 
 void
 worker_init(void)
@@ -349,7 +351,9 @@ worker_spawn(struct worker *w, struct error *e)
 	w->g->worker_uid = w->uid;
 	w->g->worker_gid = w->uid;
 	/* In its cgroups before it reads its spec, so nothing escapes them. */
-	if (cgroup_enter(w->uid, w->pid, w->g->memory_mb, w->g->pids, &fe) == -1)
+	w->cg_id = ++cg_counter;
+	if (cgroup_enter(w->cg_id, w->pid, w->g->memory_mb, w->g->pids, &fe) ==
+	    -1)
 		worker_fail(w, ERR_SANDBOX_FAILED, fe.msg);
 	enc_init(&m);
 	grant_enc(&m, w->g);
@@ -606,7 +610,7 @@ worker_result(struct worker *w, int status, const struct rusage *ru,
 	int oom, pids_hit;
 
 	memset(x, 0, sizeof(*x));
-	cgroup_limits_hit(w->uid, &oom, &pids_hit);
+	cgroup_limits_hit(w->cg_id, &oom, &pids_hit);
 	x->started = w->st == W_RUNNING;
 	x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -687,7 +691,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	worker_status_read(w->status_fd, EV_READ, w);  /* a last "fail" */
 	worker_result(w, status, ru, &x);
 	worker_files(w, &x);
-	cgroup_remove(w->uid);
+	cgroup_remove(w->cg_id);
 	audit_worker_event(w, "worker.exited", "end",
 	    x.err == ERR_NONE ? "success" : "failure", &x);
 	send_exited(w->ref, &x);
