@@ -51,6 +51,7 @@ sha256_hex(const void *p, size_t len, char out[HASH_HEX_LEN + 1])
 	hex_encode(md, sizeof(md), out);
 }
 
+/* The line for a stamped record, and its hash. */
 char *
 audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len)
 {
@@ -104,6 +105,7 @@ line_fields(const char *t, size_t len, struct audit_line *out,
 	return r;
 }
 
+/* Check one line (no newline): suffix, hash, then the chain fields. */
 int
 audit_line_check(const char *line, size_t len, struct audit_line *out,
     struct error *e)
@@ -115,8 +117,8 @@ audit_line_check(const char *line, size_t len, struct audit_line *out,
 
 	memset(out, 0, sizeof(*out));
 	if (len + 1 > AUDIT_LINE_MAX)
-		return error_set(e, ERR_BAD_REQUEST, "line longer than %d bytes",
-		    AUDIT_LINE_MAX);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "line longer than %d bytes", AUDIT_LINE_MAX);
 	if (len < SUFFIX_LEN + 2 || line[0] != '{')
 		return error_set(e, ERR_BAD_REQUEST, "not a record line");
 	suf = line + len - SUFFIX_LEN;
@@ -135,8 +137,8 @@ audit_line_check(const char *line, size_t len, struct audit_line *out,
 	sha256_hex(t, tlen, calc);
 	if (strcmp(calc, out->hash) != 0) {
 		free(t);
-		return error_set(e, ERR_BAD_REQUEST, "event.hash does not match "
-		    "the record: the line was changed");
+		return error_set(e, ERR_BAD_REQUEST, "event.hash does not "
+		    "match the record: the line was changed");
 	}
 	r = line_fields(t, tlen, out, e);
 	free(t);
@@ -151,6 +153,7 @@ audit_is_header(const char *action)
 	    strcmp(action, "audit.rotated") == 0;
 }
 
+/* The head before the first record: sequence 0, 64 zeros. */
 void
 audit_head_zero(struct audit_head *h)
 {
@@ -159,6 +162,7 @@ audit_head_zero(struct audit_head *h)
 	h->hash[HASH_HEX_LEN] = '\0';
 }
 
+/* No record yet. */
 int
 audit_head_is_zero(const struct audit_head *h)
 {
@@ -176,6 +180,7 @@ head_check(const struct audit_head *h, char check[HASH_HEX_LEN + 1])
 	sha256_hex(body, (size_t)n, check);
 }
 
+/* One slot of the head file. */
 void
 audit_head_slot_enc(const struct audit_head *h, char slot[AUDIT_HEAD_SLOT])
 {
@@ -190,6 +195,7 @@ audit_head_slot_enc(const struct audit_head *h, char slot[AUDIT_HEAD_SLOT])
 	slot[AUDIT_HEAD_SLOT - 1] = '\n';
 }
 
+/* One slot back; -1 when it is torn or not a head. */
 int
 audit_head_slot_dec(const char *slot, size_t len, struct audit_head *h)
 {
@@ -213,6 +219,7 @@ audit_head_slot_dec(const char *slot, size_t len, struct audit_head *h)
 	return strncmp(want, chk, CHECK_LEN) == 0 ? 0 : -1;
 }
 
+/* The newest valid slot of a head file. */
 int
 audit_head_file_dec(const char *buf, size_t len, struct audit_head *h,
     int *slot, struct error *e)
@@ -233,6 +240,7 @@ audit_head_file_dec(const char *buf, size_t len, struct audit_head *h,
 	return 0;
 }
 
+/* A head given as SEQ:HASH (for example, copied off the host). */
 int
 audit_head_arg_dec(const char *s, struct audit_head *h, struct error *e)
 {

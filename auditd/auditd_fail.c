@@ -17,6 +17,7 @@
 #include "../lib/util.h"
 #include "auditd.h"
 
+/* Refuse records from now on, until a retry or SIGHUP writes again. */
 void
 alog_suspend(struct alog *l, const char *why)
 {
@@ -61,6 +62,7 @@ alog_failed_rotate(struct alog *l, enum alog_fail kind, const char *why)
 	return -1;
 }
 
+/* The configured action for a failure; 0 when writing can go on. */
 int
 alog_failed(struct alog *l, enum alog_fail kind, const char *why)
 {
@@ -81,6 +83,7 @@ alog_failed(struct alog *l, enum alog_fail kind, const char *why)
 	return -1;
 }
 
+/* Leave suspension once audit.resumed is durable; -1 while it is not. */
 int
 alog_try_resume(struct alog *l, const char *how)
 {
@@ -89,7 +92,7 @@ alog_try_resume(struct alog *l, const char *how)
 
 	if (!l->suspended)
 		return 0;
-	if (alog_reopen(l, how, &e) == -1 ||
+	if (alog_reopen(l, l->why, &e) == -1 ||
 	    alog_health(l, &e) != ALOG_HEALTHY) {
 		log_debug("audit log still suspended: %s", e.msg);
 		return -1;

@@ -47,6 +47,7 @@ alog_header(struct alog *l, const char *prev_name, const char *reason,
 	return 0;
 }
 
+/* Start the file at the path (created unless open) with its header. */
 int
 alog_new_file(struct alog *l, const char *prev_name, const char *reason,
     struct error *e)
@@ -120,6 +121,7 @@ rotated_list(const struct alog *l, unsigned long **out)
 	return n;
 }
 
+/* NAME.from (NAME for 0) to NAME.to; a missing file is no error. */
 static int
 rename_rotated(struct alog *l, unsigned long from, unsigned long to,
     struct error *e)
@@ -139,6 +141,7 @@ rename_rotated(struct alog *l, unsigned long from, unsigned long to,
 	return 0;
 }
 
+/* Make room for NAME.1: drop what num_logs drops, shift the rest up. */
 int
 alog_shift(struct alog *l, struct error *e)
 {
@@ -170,6 +173,7 @@ alog_shift(struct alog *l, struct error *e)
 	return r;
 }
 
+/* Sync, shift and start a new file whose header names NAME.1. */
 int
 alog_rotate(struct alog *l, const char *reason, struct error *e)
 {
@@ -185,6 +189,7 @@ alog_rotate(struct alog *l, const char *reason, struct error *e)
 	return alog_new_file(l, prev, reason, e);
 }
 
+/* Disk full: remove the highest NAME.N (never NAME.1); -1 if none. */
 int
 alog_drop_oldest(struct alog *l)
 {
@@ -246,6 +251,7 @@ alog_adopt(struct alog *l, const char *why, struct error *e)
 	    "do not continue the chain", e);
 }
 
+/* Follow the path: a new, replaced or missing file, or nothing to do. */
 int
 alog_reopen(struct alog *l, const char *why, struct error *e)
 {

@@ -49,6 +49,7 @@ alog_head_read(struct alog *l)
 	}
 }
 
+/* Write the head to the other slot (synced at once with flush sync). */
 void
 alog_head_write(struct alog *l)
 {
@@ -69,6 +70,7 @@ alog_head_write(struct alog *l)
 		alog_head_sync(l);
 }
 
+/* Sync the head file if it was written since. */
 void
 alog_head_sync(struct alog *l)
 {
@@ -80,6 +82,7 @@ alog_head_sync(struct alog *l)
 		l->head_dirty = 0;
 }
 
+/* One record, one write(); a failure leaves the file as it was. */
 int
 alog_write(struct alog *l, const char *line, size_t len, const char *hash,
     struct error *e)
@@ -107,6 +110,7 @@ alog_write(struct alog *l, const char *line, size_t len, const char *hash,
 	    strerror(err));
 }
 
+/* Stamp, encode and write one of auditd's own records (takes rec). */
 int
 alog_append_own(struct alog *l, json_t *rec, struct error *e)
 {
@@ -124,6 +128,7 @@ alog_append_own(struct alog *l, json_t *rec, struct error *e)
 	return r;
 }
 
+/* Sync as the flush mode says (force: sync whatever the mode). */
 int
 alog_sync(struct alog *l, int force, struct error *e)
 {
@@ -146,6 +151,7 @@ alog_sync(struct alog *l, int force, struct error *e)
 	return 0;
 }
 
+/* Is the open file still the log, whole, linked and writable? */
 enum alog_health
 alog_health(struct alog *l, struct error *e)
 {
@@ -181,6 +187,7 @@ alog_health(struct alog *l, struct error *e)
 	return ALOG_HEALTHY;
 }
 
+/* Close the file (the path is left as it is). */
 void
 alog_close(struct alog *l)
 {
@@ -234,7 +241,9 @@ alog_last_line(struct alog *l, struct audit_line *out, struct error *e)
 		l->size = off + n;
 		if (n == 0) {
 			free(buf);
-			return off == 0 ? 1 : error_set(e, ERR_AUDIT_UNAVAILABLE,
+			if (off == 0)
+				return 1;
+			return error_set(e, ERR_AUDIT_UNAVAILABLE,
 			    "no whole line at the end of %s", l->name);
 		}
 		buf[--n] = '\0';
@@ -265,12 +274,14 @@ alog_compare_head(struct alog *l, const struct audit_head *saved)
 	else if (saved->seq == l->head.seq &&
 	    strcmp(saved->hash, l->head.hash) != 0)
 		snprintf(l->notes + off, sizeof(l->notes) - off, "the log's "
-		    "last record (sequence %llu) differs from the head file's; ",
+		    "last record (sequence %llu) differs from the head "
+		    "file's; ",
 		    (unsigned long long)saved->seq);
 	if (l->notes[off] != '\0')
 		log_warnx("%s", l->notes + off);
 }
 
+/* Continue the chain from the file's last record. */
 int
 alog_recover(struct alog *l, struct error *e)
 {
@@ -294,6 +305,7 @@ alog_recover(struct alog *l, struct error *e)
 	return 0;
 }
 
+/* At start, as root: the head file's head, then the log (or a new one). */
 int
 alog_open(struct alog *l, int dirfd, const char *name, int headfd,
     const struct audit_settings *set, struct error *e)

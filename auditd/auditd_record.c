@@ -22,6 +22,7 @@ static const char *const stamped[] = { "ecs.version", "event.kind",
 	"event.sequence", "event.provider", "service.name", "host.name",
 	"event.hash", NULL };
 
+/* Set a dotted ECS name ("event.action") as nested objects. */
 void
 json_set_dotted(json_t *obj, const char *path, json_t *value)
 {
@@ -102,6 +103,7 @@ utf8_seq(const unsigned char *p, size_t left)
 	return n;
 }
 
+/* Text as valid UTF-8 (bad bytes as \xNN), cut at cap bytes with a mark. */
 json_t *
 audit_text(const char *s, size_t len, size_t cap)
 {
@@ -203,6 +205,7 @@ audit_key_ok(const char *k)
 	return 1;
 }
 
+/* The JSON record of an AUDIT event; NULL if it breaks the rules. */
 json_t *
 audit_record_from_event(const msgpack_object *ev, size_t cap,
     struct error *e)
@@ -239,6 +242,7 @@ audit_record_from_event(const msgpack_object *ev, size_t cap,
 	return rec;
 }
 
+/* The fields auditd adds to every record. */
 void
 audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 {
@@ -248,13 +252,15 @@ audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 	json_object_set_new(rec, "@timestamp", json_string(ts));
 	json_set_dotted(rec, "ecs.version", json_string(AUDIT_ECS_VERSION));
 	json_set_dotted(rec, "event.kind", json_string("event"));
-	json_set_dotted(rec, "event.sequence", json_integer((json_int_t)st->seq));
+	json_set_dotted(rec, "event.sequence",
+	    json_integer((json_int_t)st->seq));
 	json_set_dotted(rec, "event.provider", json_string(st->provider));
 	json_set_dotted(rec, "service.name", json_string("skillbroker"));
 	json_set_dotted(rec, "host.name", json_string(st->host));
 	json_set_dotted(rec, "audit.prev_hash", json_string(st->prev_hash));
 }
 
+/* The line for an event, strings cut shorter until it fits. */
 char *
 audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
     char hash[HASH_HEX_LEN + 1], size_t *len, struct error *e)
@@ -274,11 +280,12 @@ audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
 			return line;
 		free(line);
 	}
-	error_set(e, ERR_AUDIT_UNAVAILABLE, "a record of %u fields does not fit in "
-	    "%d bytes", ev->via.map.size, AUDIT_LINE_MAX);
+	error_set(e, ERR_AUDIT_UNAVAILABLE, "a record of %u fields does not "
+	    "fit in %d bytes", ev->via.map.size, AUDIT_LINE_MAX);
 	return NULL;
 }
 
+/* A record of auditd's own, before its stamp. */
 json_t *
 audit_own_record(const char *action, const char *type, const char *outcome,
     const char *reason)

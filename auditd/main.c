@@ -248,6 +248,7 @@ finish(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopbreak(base);
 }
 
+/* A dead broker is logged; a dead master ends auditd after a commit. */
 static void
 on_dead(struct peer *p, const char *why)
 {
@@ -302,6 +303,7 @@ on_tick(evutil_socket_t fd, short ev, void *arg)
 		alog_try_resume(&alog, "retry");
 }
 
+/* One audit setting from argv (the master passes names, as configured). */
 static void
 parse_settings(int ch, const char *arg, struct audit_settings *s)
 {
@@ -313,7 +315,8 @@ parse_settings(int ch, const char *arg, struct audit_settings *s)
 	    &s->max_log_file)) ||
 	    (ch == 'a' && (i = config_keyword(audit_max_action_names,
 	    arg)) < 0) ||
-	    (ch == 'n' && parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX, &s->num_logs)) ||
+	    (ch == 'n' && parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX,
+	    &s->num_logs)) ||
 	    ((ch == 'f' || ch == 'e') && (i = config_keyword(
 	    audit_fail_action_names, arg)) < 0))
 		exit(2);
@@ -356,6 +359,7 @@ open_files(const char *path, const char *head, const struct audit_settings *s,
 	free(tmp2);
 }
 
+/* The loop: channels and signals first, the commit after them. */
 static void
 setup_events(void)
 {
@@ -381,6 +385,7 @@ setup_events(void)
 	    on_dead, NULL);
 }
 
+/* Open as root, drop, say READY, and serve until SIGTERM. */
 int
 main(int argc, char *argv[])
 {
@@ -395,10 +400,16 @@ main(int argc, char *argv[])
 	while ((ch = getopt(argc, argv, "a:de:F:f:g:H:l:m:n:q:u:v")) != -1) {
 		switch (ch) {
 		case 'd': fg = 1; break;
-		case 'g': if (parse_uint(optarg, 1, 4294967294U, &gid)) return 2; break;
+		case 'g':
+			if (parse_uint(optarg, 1, 4294967294U, &gid))
+				return 2;
+			break;
 		case 'H': head = optarg; break;
 		case 'l': path = optarg; break;
-		case 'u': if (parse_uint(optarg, 1, 4294967294U, &uid)) return 2; break;
+		case 'u':
+			if (parse_uint(optarg, 1, 4294967294U, &uid))
+				return 2;
+			break;
 		case 'v': verbose = 1; break;
 		case 'a': case 'e': case 'F': case 'f': case 'm': case 'n':
 		case 'q': parse_settings(ch, optarg, &set); break;

@@ -33,6 +33,7 @@ struct opts {
 	double seconds;
 };
 
+/* The usage line, exit 2. */
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -120,6 +121,7 @@ recv_ack(int fd)
 	free(body);
 }
 
+/* Options into o. */
 static void
 parse(int argc, char **argv, struct opts *o)
 {
@@ -149,6 +151,7 @@ parse(int argc, char **argv, struct opts *o)
 		usage();
 }
 
+/* Start auditd, keep the window full for the time given, print the rate. */
 int
 main(int argc, char **argv)
 {

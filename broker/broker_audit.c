@@ -203,8 +203,9 @@ ab_files(struct abuild *a, const struct request *r)
 	ab_int(a, "files_written.count", (int64_t)r->x.nfiles);
 	enc_str(&a->body, "files_written.path");
 	enc_array(&a->body, n);
-	for (i = 0; i < n; i++)
-		enc_str(&a->body, r->x.files[i].path);
+	for (i = 0; i < n; i++)  /* bin: auditd escapes what is not UTF-8 */
+		enc_bin(&a->body, r->x.files[i].path,
+		    strlen(r->x.files[i].path));
 	enc_str(&a->body, "files_written.size_bytes");
 	enc_array(&a->body, n);
 	for (i = 0; i < n; i++)

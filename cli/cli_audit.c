@@ -53,6 +53,7 @@ read_line(FILE *f, char *buf, size_t max, int *nl, size_t *total)
 	return (ssize_t)n;
 }
 
+/* Note the first problem of a file. */
 static void
 vbad(struct vfile *f, uint64_t seq, unsigned long line, const char *why)
 {
@@ -158,7 +159,8 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 			vbad(f, f->last + 1, lineno, "the last line has no "
 			    "newline: a torn or cut record");
 		else if (total > AUDIT_LINE_MAX)
-			vbad(f, f->last + 1, lineno, "a line longer than 32 KiB");
+			vbad(f, f->last + 1, lineno,
+			    "a line longer than 32 KiB");
 		else if (audit_line_check(buf, (size_t)n, &ln, &e) == -1) {
 			if (f->count == 0)
 				vbad_first(f, buf, (size_t)n, e.msg);
@@ -178,6 +180,7 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 	free(buf);
 }
 
+/* Files in chain order: by their first sequence. */
 static int
 vfile_cmp(const void *a, const void *b)
 {
@@ -232,9 +235,10 @@ vhead(struct vfile *v, size_t n, const struct audit_head *h, FILE *out,
 			return -1;
 		}
 	if (h->seq > v[n - 1].last) {
-		snprintf(res->why, sizeof(res->why), "the log ends at sequence %"
-		    PRIu64 " but the head is at %" PRIu64 ": sequences %" PRIu64
-		    "..%" PRIu64 " are missing (the tail was cut off)",
+		snprintf(res->why, sizeof(res->why), "the log ends at "
+		    "sequence %" PRIu64 " but the head is at %" PRIu64
+		    ": sequences %" PRIu64 "..%" PRIu64 " are missing (the "
+		    "tail was cut off)",
 		    v[n - 1].last, h->seq, v[n - 1].last + 1, h->seq);
 		res->bad_seq = v[n - 1].last + 1;
 	} else {
@@ -247,6 +251,7 @@ vhead(struct vfile *v, size_t n, const struct audit_head *h, FILE *out,
 	return -1;
 }
 
+/* Verify files as one series; 0 when intact, res says where not. */
 int
 cli_audit_verify_files(char *const *files, size_t n,
     const struct audit_head *head, FILE *out, struct audit_verify *res)
@@ -309,6 +314,7 @@ load_head(const char *arg, struct audit_head *h, struct error *e)
 	return 0;
 }
 
+/* `skillctl audit verify [--head FILE|SEQ:HASH] FILE...`: the exit status. */
 int
 cli_audit(int argc, char **argv)
 {

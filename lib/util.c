@@ -1,5 +1,6 @@
 /* util.c: small role-free helpers. */
 #include "util.h"
+#include "xmalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -312,4 +313,24 @@ strarr_free(char **v, size_t n)
 	for (i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+char *
+utf8_escape(const char *s)
+{
+	size_t len = strlen(s), i, o = 0;
+	char *out;
+
+	if (utf8_valid(s, len))
+		return xstrdup(s);
+	out = xmalloc(4 * len + 1);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -35,6 +35,12 @@ void hex_encode(const uint8_t *in, size_t len, char *out);
 
 /* mkdir -p with mode for each created level; existing dirs are kept. */
 int mkdir_p(const char *path, mode_t mode);
+/*
+ * A copy of s that is valid UTF-8: if s is not, every byte outside
+ * printable ASCII becomes the text \xNN (names a skill chose may hold
+ * any bytes; messages and records may not).
+ */
+char *utf8_escape(const char *s);
 /* Free n strings and the array holding them (NULL is fine). */
 void strarr_free(char **v, size_t n);
 /* snprintf that reports truncation: -1 if the result did not fit. */

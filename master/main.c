@@ -4,6 +4,7 @@
  * supervises them and spawns workers for grants received from policyd.
  * It never parses client input.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -54,6 +55,34 @@ find_helper_dir(void)
 	return xstrdup(LIBEXECDIR);
 }
 
+/*
+ * auditd owns and chroots into the audit log's directory, so it must be
+ * the log's alone: missing, already the privsep user's, or empty (we
+ * never re-own a shared directory such as /var/log).
+ */
+static int
+audit_dir_dedicated(const char *dir, uid_t owner)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int empty = 1;
+
+	if (lstat(dir, &st) == -1)
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (st.st_uid == owner)
+		return 1;
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
 /* Create the directories the roles need, with owners and modes. */
 static void
 prepare_dirs(void)
@@ -81,6 +110,10 @@ prepare_dirs(void)
 	free(p);
 	tmp = xstrdup(c->audit_path);
 	p = dirname(tmp);
+	if (!audit_dir_dedicated(p, c->privsep_uid))
+		fatalx("the directory of audit.path, %s, holds other files: "
+		    "give the audit log a directory of its own (auditd owns "
+		    "and chroots into it)", p);
 	if (mkdir_p(p, 0750) == -1 ||
 	    chown(p, c->privsep_uid, c->privsep_gid) == -1 || chmod(p, 0750))
 		fatal("audit dir %s", p);

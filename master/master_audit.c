@@ -19,6 +19,7 @@
 static struct maudit queue[MAUDIT_QUEUE_MAX];
 static size_t nqueue;
 
+/* Start a record: action, type, outcome. */
 void
 maudit_begin(struct maudit *a, const char *action, const char *type,
     const char *outcome)
@@ -30,6 +31,7 @@ maudit_begin(struct maudit *a, const char *action, const char *type,
 	maudit_str(a, "event.outcome", outcome);
 }
 
+/* One string field. */
 void
 maudit_str(struct maudit *a, const char *k, const char *v)
 {
@@ -37,6 +39,7 @@ maudit_str(struct maudit *a, const char *k, const char *v)
 	a->n++;
 }
 
+/* One signed field. */
 void
 maudit_int(struct maudit *a, const char *k, int64_t v)
 {
@@ -44,6 +47,7 @@ maudit_int(struct maudit *a, const char *k, int64_t v)
 	a->n++;
 }
 
+/* One unsigned field. */
 void
 maudit_uint(struct maudit *a, const char *k, uint64_t v)
 {
@@ -69,6 +73,7 @@ maudit_send_now(struct maudit *a)
 	enc_free(&a->body);
 }
 
+/* Send now, or queue while auditd is down (takes the record). */
 void
 maudit_send(struct maudit *a)
 {

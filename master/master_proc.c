@@ -483,7 +483,7 @@ proc_died_log(struct role *r, pid_t pid, int status)
 void
 proc_child_exited(pid_t pid, int status)
 {
-	int i;
+	int i, halted;
 
 	for (i = 0; i < ROLE__COUNT; i++) {
 		struct role *r = &M->roles[i];
@@ -492,21 +492,20 @@ proc_child_exited(pid_t pid, int status)
 		r->pid = 0;
 		if (M->shutting_down)
 			return;
-		proc_died_log(r, pid, status);
 		peer_kill(&r->peer, "child exited");
+		proc_died_log(r, pid, status);  /* after: a dead auditd queues */
 		if (i == ROLE_POLICYD)
 			log_warnx("policyd is down: every invoke is refused "
 			    "with policy_unavailable");
 		if (i == ROLE_AUDITD)
 			log_warnx("auditd is down: every invoke is refused "
 			    "with audit_unavailable");
-		if (i == ROLE_AUDITD && WIFEXITED(status) &&
-		    WEXITSTATUS(status) == AUDIT_EXIT_HALT)
+		halted = i == ROLE_AUDITD && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == AUDIT_EXIT_HALT;
+		if (halted)
 			log_warnx("auditd halted: the audit log cannot be "
 			    "written and its action is halt");
-		if (i == ROLE_BROKER || M->nready < ROLE__COUNT ||
-		    (i == ROLE_AUDITD && WIFEXITED(status) &&
-		    WEXITSTATUS(status) == AUDIT_EXIT_HALT)) {
+		if (i == ROLE_BROKER || M->nready < ROLE__COUNT || halted) {
 			log_warnx("cannot serve without the %s; stopping",
 			    r->name);
 			M->exit_status = 1;

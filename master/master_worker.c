@@ -110,7 +110,7 @@ audit_worker_event(struct worker *w, const char *action, const char *type,
 	msg_begin(&m, MSG_AUDIT, 2);
 	enc_kuint(&m, "ref", ref);
 	enc_str(&m, "event");
-	enc_map(&m, x ? 14 : 10);
+	enc_map(&m, x ? 18 : 10);
 	enc_kstr(&m, "event.action", action);
 	enc_kstr(&m, "event.type", type);
 	enc_kstr(&m, "event.outcome", outcome);
@@ -126,6 +126,10 @@ audit_worker_event(struct worker *w, const char *action, const char *type,
 		enc_kint(&m, "process.signal", x->signal);
 		enc_kuint(&m, "event.duration", x->duration_ms * 1000000ULL);
 		enc_kbool(&m, "worker.timed_out", x->timed_out);
+		enc_kuint(&m, "worker.cpu_ms", x->cpu_ms);
+		enc_kuint(&m, "worker.max_rss_kb", x->max_rss_kb);
+		enc_kstr(&m, "error.type", err_type_name((enum err_type)x->err));
+		enc_kstr(&m, "error.message", x->message ? x->message : "");
 	}
 	peer_send(a, &m, NULL, 0);
 	enc_free(&m);
@@ -664,7 +668,8 @@ worker_files(struct worker *w, struct msg_run_exited *x)
 	    found + n, FILES_WRITTEN_MAX - n, &budget);
 	x->files = xcalloc(n + 1, sizeof(*x->files));
 	for (i = 0; i < n; i++) {
-		x->files[i].path = xstrdup(found[i].path);
+		/* A skill chose these names: never pass raw bytes on. */
+		x->files[i].path = utf8_escape(found[i].path);
 		x->files[i].size = found[i].size;
 		x->files[i].sha256 = xstrdup(found[i].sha256);
 	}

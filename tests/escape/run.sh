@@ -840,6 +840,19 @@ t_host_devices() {
 	    "BLOCKED mknod /tmp/sbnull:"
 }
 
+# File names a skill chose flow back as files_written: bytes that are not
+# UTF-8 must not break the daemon's messages (this once stopped it).
+t_bad_file_names() {
+	local n
+	inv badnames bad-names
+	attack_failed || return 1
+	expect "ok" "$(j .ok)" true
+	n=$(j '.effects.files_written | length')
+	expect "files reported" "$n" 4
+	printf '%s' "$OUT" | jq -e '.effects.files_written[].path | select(test("\\\\xff\\\\xfe"))' \
+	    >/dev/null || fail "the invalid bytes are not escaped: $(short "$OUT")"
+}
+
 # ------------------------------------------------------------------- main
 
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
@@ -848,7 +861,7 @@ t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
 t_io_uring t_seccomp_denylist t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
-t_fd_inherit t_env_leak t_tiocsti t_host_devices"
+t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names"
 
 T0=$(now_ms)
 setup

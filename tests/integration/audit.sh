@@ -649,7 +649,12 @@ a11_rsyslog() {
 	"$rs" -n -f "$D/rs/rsyslog.conf" -i "$D/rs/rsyslogd.pid" \
 	    >"$D/rs/rsyslogd.log" 2>&1 &
 	RSPID=$!
-	sleep 0.5
+	# imfile must have the file open before the first rotation.
+	for i in $(seq 100); do
+		[ "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0)" -ge \
+		    "$(wc -l <"$LOG")" ] && break
+		sleep 0.05
+	done
 	for i in $(seq 60); do
 		ctl authorize echo --phase execution -- "$i"
 	done
