@@ -22,31 +22,13 @@ static const char *const stamped[] = { "ecs.version", "event.kind",
 	"event.sequence", "event.provider", "service.name", "host.name",
 	"event.hash", NULL };
 
-/* Set a dotted ECS name ("event.action") as nested objects. */
-void
-json_set_dotted(json_t *obj, const char *path, json_t *value)
-{
-	const char *dot;
-	json_t *child;
-	char *head;
-
-	while ((dot = strchr(path, '.')) != NULL) {
-		head = xstrndup(path, (size_t)(dot - path));
-		child = json_object_get(obj, head);
-		if (!json_is_object(child)) {
-			child = json_object();
-			json_object_set_new(obj, head, child);
-		}
-		free(head);
-		obj = child;
-		path = dot + 1;
-	}
-	json_object_set_new(obj, path, value);
-}
-
-/* Like json_set_dotted, but -1 when a key is already a value or a prefix. */
+/*
+ * Put value at a dotted ECS name ("event.action") as nested objects.
+ * strict: -1 (value dropped) when the name collides with a value already
+ * there or with a prefix of one; otherwise the last one wins.
+ */
 static int
-json_add_dotted(json_t *obj, const char *path, json_t *value)
+dotted_put(json_t *obj, const char *path, json_t *value, int strict)
 {
 	const char *dot;
 	json_t *child;
@@ -55,7 +37,7 @@ json_add_dotted(json_t *obj, const char *path, json_t *value)
 	while ((dot = strchr(path, '.')) != NULL) {
 		head = xstrndup(path, (size_t)(dot - path));
 		child = json_object_get(obj, head);
-		if (child == NULL) {
+		if (child == NULL || (!strict && !json_is_object(child))) {
 			child = json_object();
 			json_object_set_new(obj, head, child);
 		}
@@ -65,13 +47,26 @@ json_add_dotted(json_t *obj, const char *path, json_t *value)
 		obj = child;
 		path = dot + 1;
 	}
-	if (json_object_get(obj, path) != NULL)
+	if (strict && json_object_get(obj, path) != NULL)
 		goto conflict;
 	json_object_set_new(obj, path, value);
 	return 0;
 conflict:
 	json_decref(value);
 	return -1;
+}
+
+void
+json_set_dotted(json_t *obj, const char *path, json_t *value)
+{
+	(void)dotted_put(obj, path, value, 0);
+}
+
+/* A sender's field: a name given twice, or as value and prefix, is refused. */
+static int
+json_add_dotted(json_t *obj, const char *path, json_t *value)
+{
+	return dotted_put(obj, path, value, 1);
 }
 
 /* Length of the well-formed UTF-8 sequence at p (not NUL), or 0. */
