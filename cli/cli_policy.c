@@ -3,8 +3,6 @@
  * and skill directories with policyd's own parsers, so what passes here
  * is what the daemon accepts.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,39 +14,29 @@
 #include "../policyd/policyd_match.h"
 #include "cli.h"
 
-static int
-yaml_name(const struct dirent *de)
-{
-	size_t l = strlen(de->d_name);
-
-	return de->d_name[0] != '.' && l > 5 &&
-	    strcmp(de->d_name + l - 5, ".yaml") == 0;
-}
-
 /* Each file in order; an error is reported and the next file checked. */
 static int
 check_policy_dir(const char *dir, struct policy *pol)
 {
-	struct dirent **list;
 	struct error e;
-	char *path;
-	int n, i, bad = 0;
+	char **names, *path;
+	size_t n, i;
+	int bad = 0;
 
 	memset(pol, 0, sizeof(*pol));
-	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1) {
-		printf("%s: %s\n", dir, strerror(errno));
+	if (policy_files(dir, &names, &n, &e) == -1) {
+		printf("%s\n", e.msg);
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
-		xasprintf(&path, "%s/%s", dir, list[i]->d_name);
+		xasprintf(&path, "%s/%s", dir, names[i]);
 		if (policy_load_file(pol, path, path, &e) == -1) {
 			printf("%s\n", e.msg);
 			bad = 1;
 		}
 		free(path);
-		free(list[i]);
 	}
-	free(list);
+	strarr_free(names, n);
 	return bad;
 }
 

@@ -302,30 +302,54 @@ yaml_name(const struct dirent *de)
 	    strcmp(de->d_name + l - 5, ".yaml") == 0;
 }
 
+/*
+ * The policy files of dir, in the order they are read: every *.yaml not
+ * starting with '.', sorted; at most POLICY_FILES_MAX. *names is a
+ * NULL-terminated array (free with strarr_free).
+ */
+int
+policy_files(const char *dir, char ***names, size_t *count, struct error *e)
+{
+	struct dirent **list;
+	int n, i;
+
+	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1)
+		return error_set(e, ERR_BAD_REQUEST, "%s: %s", dir,
+		    strerror(errno));
+	*names = xcalloc((size_t)n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		(*names)[i] = xstrdup(list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	*count = (size_t)n;
+	if (n > POLICY_FILES_MAX) {
+		strarr_free(*names, *count);
+		*names = NULL;
+		*count = 0;
+		return error_set(e, ERR_BAD_REQUEST, "%s: more than %d files",
+		    dir, POLICY_FILES_MAX);
+	}
+	return 0;
+}
+
 /* All files or none: an error anywhere leaves *p empty. */
 int
 policy_load(struct policy *p, const char *dir, struct error *e)
 {
-	struct dirent **list;
-	char *path;
-	int n, i, rc = 0;
+	char **names, *path;
+	size_t n, i;
+	int rc = 0;
 
 	memset(p, 0, sizeof(*p));
-	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "%s: %s", dir,
-		    strerror(errno));
-	if (n > POLICY_FILES_MAX)
-		rc = error_set(e, ERR_BAD_REQUEST, "%s: more than %d files",
-		    dir, POLICY_FILES_MAX);
-	for (i = 0; i < n; i++) {
-		if (rc == 0) {
-			xasprintf(&path, "%s/%s", dir, list[i]->d_name);
-			rc = policy_load_file(p, path, list[i]->d_name, e);
-			free(path);
-		}
-		free(list[i]);
+	if (policy_files(dir, &names, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n && rc == 0; i++) {
+		xasprintf(&path, "%s/%s", dir, names[i]);
+		rc = policy_load_file(p, path, names[i], e);
+		free(path);
 	}
-	free(list);
+	strarr_free(names, n);
 	if (rc == -1)
 		policy_free(p);
 	return rc;

@@ -50,6 +50,9 @@ struct policy {
 };
 
 int policy_load(struct policy *p, const char *dir, struct error *e);
+/* The policy files of dir, in reading order (names relative to dir). */
+int policy_files(const char *dir, char ***names, size_t *count,
+    struct error *e);
 /* Parse one file into p (merging); name is used in file:line. */
 int policy_load_file(struct policy *p, const char *path, const char *name,
     struct error *e);
