@@ -60,33 +60,36 @@ dot_component(const char *path)
 	return 0;
 }
 
+/*
+ * Is path strictly below state_dir/sub/ (one level only when single)?
+ */
+static int
+under_state(const char *path, const char *sub, int single)
+{
+	char *root;
+	size_t n;
+	int ok;
+
+	xasprintf(&root, "%s/%s/", M->cfg.state_dir, sub);
+	n = strlen(root);
+	ok = strncmp(path, root, n) == 0 && path[n] != '\0' &&
+	    (!single || strchr(path + n, '/') == NULL);
+	free(root);
+	return ok;
+}
+
 /* The master's own checks on a grant, whatever policyd said. */
 static int
 grant_sane(const struct grant *g, struct error *e)
 {
-	char *workroot;
-	size_t n;
-	int ok;
-
 	if (strstr(g->entry, "..") != NULL || strstr(g->skill_dir, "/..") ||
 	    strstr(g->work_dir, "/..") || strstr(g->data_dir, "/..") ||
 	    dot_component(g->skill_dir) || dot_component(g->work_dir) ||
 	    dot_component(g->data_dir))
 		return error_set(e, ERR_INTERNAL,
 		    "grant path has \".\" or \"..\"");
-	xasprintf(&workroot, "%s/work/", M->cfg.state_dir);
-	n = strlen(workroot);
-	ok = strncmp(g->work_dir, workroot, n) == 0 && g->work_dir[n] != '\0';
-	free(workroot);
-	if (ok) {
-		xasprintf(&workroot, "%s/data/", M->cfg.state_dir);
-		n = strlen(workroot);
-		ok = strncmp(g->data_dir, workroot, n) == 0 &&
-		    strchr(g->data_dir + n, '/') == NULL &&
-		    g->data_dir[n] != '\0';
-		free(workroot);
-	}
-	if (!ok)
+	if (!under_state(g->work_dir, "work", 0) ||
+	    !under_state(g->data_dir, "data", 1))
 		return error_set(e, ERR_INTERNAL,
 		    "grant work or data dir outside the state directory");
 	if (g->timeout_ms == 0 || g->timeout_ms > M->cfg.limits.max_timeout_ms)
