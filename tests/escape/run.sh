@@ -9,7 +9,7 @@
 #   SB_BIN=<dir of skillbrokerd, skillctl, ...>  (default: <repo>/bin)
 #   bash tests/escape/run.sh [TEST...]           (TEST: a function name, e.g. t_fork_bomb)
 #
-# Needs root, jq and a C compiler (cc). Workers use uids 64300-64349;
+# Needs root, jq and a C compiler (cc). Workers use a slot of uids in 64300-64349;
 # nothing else may use them while this runs (the check that no process
 # of a call survives looks at these uids). KEEP_TMP=1 keeps the temp
 # dir (config, daemon.log, audit log, every reply in replies.log);
@@ -25,8 +25,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
 CC=${CC:-cc}
-UID_FIRST=64300
-UID_LAST=64349
+# Worker uids: one of 5 slots of 10 in 64300-64349 (tests/lib/uids.sh).
+. "$ROOT/tests/lib/uids.sh"
+claim_uids 64300 5 10 escape
 PIDS=64         # limits.pids of the config below
 FSIZE_MB=16     # limits.fsize_mb of the config below
 MEM_MB=128      # memory_mb of the mem-bomb skill
@@ -110,6 +111,7 @@ cleanup() {
 	for p in $(worker_procs | awk '{ print $2 }'); do
 		kill -KILL "$p" 2>/dev/null
 	done
+	release_uids
 	host_marks | while read -r p; do
 		[ -e "$p" ] && rm -rf -- "$p"
 	done

@@ -18,7 +18,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
 SCHEMA=$ROOT/docs/audit-schema.json
-PASSED=0 FAILED=0 SKIPPED=0 WHY="" DPID="" RSPID="" UID_LOCK="" TMP=""
+PASSED=0 FAILED=0 SKIPPED=0 WHY="" DPID="" RSPID="" TMP=""
 
 if [ "$(id -u)" != 0 ]; then
 	echo "audit: must run as root (the master runs as root)" >&2
@@ -29,27 +29,8 @@ for t in jq sha256sum; do
 	    { echo "audit: $t missing; run scripts/install-deps" >&2; exit 2; }
 done
 
-# Worker uids: one of 5 slots of 10 in 64200-64249, held with a lock dir
-# so that suites running at once never share a worker uid.
-claim_uids() {
-	local n lock owner
-	for n in 0 1 2 3 4; do
-		lock=/tmp/skillbroker-audit-uids.$n
-		if ! mkdir "$lock" 2>/dev/null; then
-			owner=$(cat "$lock/pid" 2>/dev/null)
-			[ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null || continue
-			rm -rf "$lock"
-			mkdir "$lock" 2>/dev/null || continue
-		fi
-		echo $$ >"$lock/pid"
-		UID_LOCK=$lock
-		UID_FIRST=$((64200 + n * 10))
-		UID_LAST=$((UID_FIRST + 9))
-		return 0
-	done
-	echo "audit: no free worker uid slot in 64200-64249" >&2
-	exit 2
-}
+# Worker uids: one of 5 slots of 10 in 64200-64249 (tests/lib/uids.sh).
+. "$ROOT/tests/lib/uids.sh"
 
 cleanup() {
 	local m
@@ -61,7 +42,7 @@ cleanup() {
 			umount "$m" 2>/dev/null || umount -l "$m"
 		done
 	fi
-	[ -z "$UID_LOCK" ] || rm -rf "$UID_LOCK"
+	release_uids
 	if [ -n "$TMP" ] && [ -z "${KEEP_TMP:-}" ]; then
 		rm -rf "$TMP"
 	elif [ -n "$TMP" ]; then
@@ -71,7 +52,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-claim_uids
+claim_uids 64200 5 10 audit
 TMP=$(mktemp -d /tmp/sbaudit.XXXXXX) || exit 2
 chmod 755 "$TMP"
 

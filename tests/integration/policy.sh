@@ -2,11 +2,13 @@
 # Policy integration tests: the real daemon with admin policy files, one
 # test per decision the policy language can make, plus reload.
 #   SB_BIN=<dir of skillbrokerd, skillctl, ...> bash tests/integration/policy.sh
-# Needs root; workers use uids 64100-64109.
+# Needs root; workers use a slot of uids in 64100-64149.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
 PASSED=0 FAILED=0 WHY="" DPID=""
+. "$ROOT/tests/lib/uids.sh"
+claim_uids 64100 5 10 policy
 TMP=$(mktemp -d /tmp/sb-policy.XXXXXX)
 chmod 755 "$TMP"
 SOCK=$TMP/sb.sock
@@ -14,6 +16,7 @@ AUDIT=$TMP/log/audit.jsonl
 
 cleanup() {
 	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	release_uids
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -81,7 +84,7 @@ setup() {
 	state_dir: state
 	audit: {path: log/audit.jsonl}
 	privsep_user: nobody
-	worker: {uids: [64100, 64109]}
+	worker: {uids: [$UID_FIRST, $UID_LAST]}
 	C
 }
 

@@ -26,34 +26,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
 SB_TOOLS=${SB_TOOLS:-$ROOT/build/tests/tools}
 RAW=$SB_TOOLS/rawclient
-# Worker uids: a slot of 10 in 63000-63999, claimed with a lock dir so
-# that suites running at once (make integration and SAN=1 in parallel)
-# never share a worker uid (the master kills all processes of a uid).
-UID_LOCK=""
-claim_uids() {
-	local n lock owner
-	for n in $(seq 0 99); do
-		lock=/tmp/skillbroker-it-uids.$n
-		if mkdir "$lock" 2>/dev/null; then
-			echo $$ >"$lock/pid"
-		else
-			# A stale lock: its owner is gone.
-			owner=$(cat "$lock/pid" 2>/dev/null)
-			if [ -z "$owner" ] || kill -0 "$owner" 2>/dev/null; then
-				continue
-			fi
-			rm -rf "$lock"
-			mkdir "$lock" 2>/dev/null || continue
-			echo $$ >"$lock/pid"
-		fi
-		UID_LOCK=$lock
-		UID_FIRST=$((63000 + n * 10))
-		UID_LAST=$((UID_FIRST + 9))
-		return 0
-	done
-	echo "integration: no free worker uid slot" >&2
-	exit 2
-}
+# Worker uids: a slot of 10 in 63000-63999 (tests/lib/uids.sh).
+. "$ROOT/tests/lib/uids.sh"
 
 PASSED=0
 FAILED=0
@@ -114,7 +88,7 @@ cleanup() {
 	for p in $(our_pids); do
 		kill -KILL "$p" 2>/dev/null
 	done
-	[ -z "$UID_LOCK" ] || rm -rf "$UID_LOCK"
+	release_uids
 	if [ -z "$TMP" ]; then
 		:
 	elif [ -n "${KEEP_TMP:-}" ]; then
@@ -126,7 +100,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-claim_uids
+claim_uids 63000 100 10 integration
 TMP=$(mktemp -d /tmp/sbit.XXXXXX) || exit 2
 chmod 755 "$TMP"               # workers and the privsep user traverse it
 SOCK=$TMP/sb.sock
