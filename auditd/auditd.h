@@ -15,13 +15,13 @@
 #include "../lib/config.h"
 #include "../lib/error.h"
 
-#define AUDIT_LINE_MAX (32 * 1024)   /* bytes of a line, newline included */
+#define AUDIT_LINE_MAX (32 * 1024) /* bytes of a line, newline included */
 #define HASH_HEX_LEN 64
-#define AUDIT_FIELD_MAX 4096         /* bytes of a string before it is cut */
-#define AUDIT_ARRAY_MAX 64           /* items of an array before it is cut */
-#define AUDIT_TRUNC_MARK "\xe2\x80\xa6[truncated]"  /* "…[truncated]" */
+#define AUDIT_FIELD_MAX 4096 /* bytes of a string before it is cut */
+#define AUDIT_ARRAY_MAX 64   /* items of an array before it is cut */
+#define AUDIT_TRUNC_MARK "\xe2\x80\xa6[truncated]" /* "…[truncated]" */
 #define AUDIT_ECS_VERSION "8.11.0"
-#define AUDIT_HEAD_SLOT 128          /* bytes of one slot of the head file */
+#define AUDIT_HEAD_SLOT 128 /* bytes of one slot of the head file */
 #define AUDIT_HEAD_MAGIC "skillbroker-audit-head"
 
 /* The chain's head: the last record's sequence and hash. */
@@ -42,49 +42,53 @@ struct audit_line {
 struct audit_stamp {
 	uint64_t seq;
 	const char *prev_hash;
-	const char *provider;        /* broker, master or auditd */
+	const char *provider; /* broker, master or auditd */
 	const char *host;
 };
 
 enum alog_fail { ALOG_FAIL_NONE, ALOG_FAIL_FULL, ALOG_FAIL_ERROR };
 /* MOVED and READONLY keep what was written; LOST and BROKEN do not. */
-enum alog_health { ALOG_HEALTHY, ALOG_MOVED, ALOG_READONLY, ALOG_LOST,
-	ALOG_BROKEN };
+enum alog_health {
+	ALOG_HEALTHY,
+	ALOG_MOVED,
+	ALOG_READONLY,
+	ALOG_LOST,
+	ALOG_BROKEN
+};
 
 /* The open log, its chain head and its failure state. */
 struct alog {
-	int dirfd;                   /* the log's directory */
-	char name[256];              /* the log's file name in it */
-	int fd;                      /* -1 while no file is open */
+	int dirfd;      /* the log's directory */
+	char name[256]; /* the log's file name in it */
+	int fd;         /* -1 while no file is open */
 	dev_t dev;
 	ino_t ino;
-	off_t size;                  /* bytes written: the file's size */
-	struct audit_head head;      /* the last record written */
-	uint64_t file_first;         /* sequence of this file's header */
-	uint64_t unsynced;           /* records written since the last sync */
+	off_t size;             /* bytes written: the file's size */
+	struct audit_head head; /* the last record written */
+	uint64_t file_first;    /* sequence of this file's header */
+	uint64_t unsynced;      /* records written since the last sync */
 	struct audit_settings set;
 	char host[256];
-	int headfd;                  /* state_dir/audit.head, or -1 */
-	int head_slot;               /* the slot written last */
-	int head_dirty;              /* written since its last sync */
-	enum alog_fail fail;         /* what the last failure was */
-	int suspended;               /* records are refused */
-	char why[ERROR_MSG_MAX];     /* why suspended */
+	int headfd;              /* state_dir/audit.head, or -1 */
+	int head_slot;           /* the slot written last */
+	int head_dirty;          /* written since its last sync */
+	enum alog_fail fail;     /* what the last failure was */
+	int suspended;           /* records are refused */
+	char why[ERROR_MSG_MAX]; /* why suspended */
 	uint64_t refused, suspended_ms;
-	char notes[512];             /* what start-up recovery found */
-	char prev_name[300];         /* the previous file, for its header */
+	char notes[512];     /* what start-up recovery found */
+	char prev_name[300]; /* the previous file, for its header */
 };
 
 /* auditd_chain.c: the line and head formats (skillctl links this file) */
-char *audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1],
-    size_t *len);
-int audit_line_check(const char *line, size_t len, struct audit_line *out,
-    struct error *e);
+char *audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len);
+int audit_line_check(
+    const char *line, size_t len, struct audit_line *out, struct error *e);
 int audit_is_header(const char *action);
 void audit_head_zero(struct audit_head *h);
 int audit_head_is_zero(const struct audit_head *h);
-void audit_head_slot_enc(const struct audit_head *h,
-    char slot[AUDIT_HEAD_SLOT]);
+void audit_head_slot_enc(
+    const struct audit_head *h, char slot[AUDIT_HEAD_SLOT]);
 int audit_head_slot_dec(const char *slot, size_t len, struct audit_head *h);
 int audit_head_file_dec(const char *buf, size_t len, struct audit_head *h,
     int *slot, struct error *e);
@@ -94,8 +98,8 @@ int audit_hex64(const char *s);
 /* auditd_record.c: records from events, cut to fit a line */
 void json_set_dotted(json_t *obj, const char *path, json_t *value);
 json_t *audit_text(const char *s, size_t len, size_t cap);
-json_t *audit_record_from_event(const msgpack_object *ev, size_t cap,
-    struct error *e);
+json_t *audit_record_from_event(
+    const msgpack_object *ev, size_t cap, struct error *e);
 void audit_record_stamp(json_t *rec, const struct audit_stamp *st);
 char *audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
     char hash[HASH_HEX_LEN + 1], size_t *len, struct error *e);
@@ -105,8 +109,8 @@ json_t *audit_own_record(const char *action, const char *type,
 /* auditd_log.c: the open file: write, sync, health, head */
 int alog_open(struct alog *l, int dirfd, const char *name, int headfd,
     const struct audit_settings *set, struct error *e);
-int alog_write(struct alog *l, const char *line, size_t len,
-    const char *hash, struct error *e);
+int alog_write(struct alog *l, const char *line, size_t len, const char *hash,
+    struct error *e);
 int alog_append_own(struct alog *l, json_t *rec, struct error *e);
 int alog_sync(struct alog *l, int force, struct error *e);
 enum alog_health alog_health(struct alog *l, struct error *e);
@@ -117,8 +121,8 @@ int alog_recover(struct alog *l, struct error *e);
 int alog_last_line(struct alog *l, struct audit_line *out, struct error *e);
 
 /* auditd_file.c: new files, rotation, reopen */
-int alog_new_file(struct alog *l, const char *prev_name, const char *reason,
-    struct error *e);
+int alog_new_file(
+    struct alog *l, const char *prev_name, const char *reason, struct error *e);
 int alog_rotate(struct alog *l, const char *reason, struct error *e);
 int alog_reopen(struct alog *l, const char *why, struct error *e);
 int alog_drop_oldest(struct alog *l);

@@ -72,8 +72,7 @@ audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len)
 
 /* The fields a verifier needs, from the parsed text T. */
 static int
-line_fields(const char *t, size_t len, struct audit_line *out,
-    struct error *e)
+line_fields(const char *t, size_t len, struct audit_line *out, struct error *e)
 {
 	json_t *j, *seq, *prev, *act;
 	json_error_t je;
@@ -88,11 +87,12 @@ line_fields(const char *t, size_t len, struct audit_line *out,
 		error_set(e, ERR_BAD_REQUEST, "not a record");
 	else if (!json_is_integer(seq) || json_integer_value(seq) < 1)
 		error_set(e, ERR_BAD_REQUEST, "no event.sequence");
-	else if (!json_is_string(prev) || json_string_length(prev) !=
-	    HASH_HEX_LEN || !audit_hex64(json_string_value(prev)))
+	else if (!json_is_string(prev) ||
+	         json_string_length(prev) != HASH_HEX_LEN ||
+	         !audit_hex64(json_string_value(prev)))
 		error_set(e, ERR_BAD_REQUEST, "no audit.prev_hash");
-	else if (!json_is_string(act) || json_string_length(act) >=
-	    sizeof(out->action))
+	else if (!json_is_string(act) ||
+	         json_string_length(act) >= sizeof(out->action))
 		error_set(e, ERR_BAD_REQUEST, "no event.action");
 	else {
 		out->seq = (uint64_t)json_integer_value(seq);
@@ -107,8 +107,8 @@ line_fields(const char *t, size_t len, struct audit_line *out,
 
 /* Check one line (no newline): suffix, hash, then the chain fields. */
 int
-audit_line_check(const char *line, size_t len, struct audit_line *out,
-    struct error *e)
+audit_line_check(
+    const char *line, size_t len, struct audit_line *out, struct error *e)
 {
 	const char *suf;
 	char calc[HASH_HEX_LEN + 1], *t;
@@ -125,8 +125,8 @@ audit_line_check(const char *line, size_t len, struct audit_line *out,
 	if (memcmp(suf, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1) != 0 ||
 	    !audit_hex64(suf + sizeof(SUFFIX_HEAD) - 1) ||
 	    memcmp(line + len - 2, "\"}", 2) != 0)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "no trailing \"event.hash\" member");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "no trailing \"event.hash\" member");
 	memcpy(out->hash, suf + sizeof(SUFFIX_HEAD) - 1, HASH_HEX_LEN);
 	out->hash[HASH_HEX_LEN] = '\0';
 	tlen = (size_t)(suf - line) + 1;
@@ -137,7 +137,8 @@ audit_line_check(const char *line, size_t len, struct audit_line *out,
 	sha256_hex(t, tlen, calc);
 	if (strcmp(calc, out->hash) != 0) {
 		free(t);
-		return error_set(e, ERR_BAD_REQUEST, "event.hash does not "
+		return error_set(e, ERR_BAD_REQUEST,
+		    "event.hash does not "
 		    "match the record: the line was changed");
 	}
 	r = line_fields(t, tlen, out, e);
@@ -150,7 +151,7 @@ int
 audit_is_header(const char *action)
 {
 	return strcmp(action, "audit.created") == 0 ||
-	    strcmp(action, "audit.rotated") == 0;
+	       strcmp(action, "audit.rotated") == 0;
 }
 
 /* The head before the first record: sequence 0, 64 zeros. */
@@ -209,10 +210,10 @@ audit_head_slot_dec(const char *slot, size_t len, struct audit_head *h)
 	memcpy(buf, slot, AUDIT_HEAD_SLOT);
 	buf[AUDIT_HEAD_SLOT] = '\0';
 	if (sscanf(buf, "%31s %u %" SCNu64 " %79s %31s %n", magic, &version,
-	    &h->seq, hash, chk, &used) != 5 || used != AUDIT_HEAD_SLOT ||
-	    strcmp(magic, AUDIT_HEAD_MAGIC) != 0 || version != 1 ||
-	    strlen(hash) != HASH_HEX_LEN || !audit_hex64(hash) ||
-	    strlen(chk) != CHECK_LEN)
+	        &h->seq, hash, chk, &used) != 5 ||
+	    used != AUDIT_HEAD_SLOT || strcmp(magic, AUDIT_HEAD_MAGIC) != 0 ||
+	    version != 1 || strlen(hash) != HASH_HEX_LEN ||
+	    !audit_hex64(hash) || strlen(chk) != CHECK_LEN)
 		return -1;
 	memcpy(h->hash, hash, HASH_HEX_LEN + 1);
 	head_check(h, want);
@@ -225,12 +226,12 @@ audit_head_file_dec(const char *buf, size_t len, struct audit_head *h,
     int *slot, struct error *e)
 {
 	struct audit_head s[2];
-	int ok[2] = { 0, 0 }, i;
+	int ok[2] = {0, 0}, i;
 
 	for (i = 0; i < 2; i++)
 		ok[i] = len >= (size_t)(i + 1) * AUDIT_HEAD_SLOT &&
-		    audit_head_slot_dec(buf + i * AUDIT_HEAD_SLOT,
-		    AUDIT_HEAD_SLOT, &s[i]) == 0;
+		        audit_head_slot_dec(buf + i * AUDIT_HEAD_SLOT,
+		            AUDIT_HEAD_SLOT, &s[i]) == 0;
 	if (!ok[0] && !ok[1])
 		return error_set(e, ERR_BAD_REQUEST, "no valid head record");
 	i = !ok[0] || (ok[1] && s[1].seq > s[0].seq);
@@ -254,8 +255,8 @@ audit_head_arg_dec(const char *s, struct audit_head *h, struct error *e)
 	memcpy(num, s, (size_t)(colon - s));
 	num[colon - s] = '\0';
 	if (parse_uint(num, 1, INT64_MAX, &h->seq) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "bad head sequence \"%s\"",
-		    num);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "bad head sequence \"%s\"", num);
 	memcpy(h->hash, colon + 1, HASH_HEX_LEN + 1);
 	return 0;
 }

@@ -29,8 +29,9 @@ alog_suspend(struct alog *l, const char *why)
 	snprintf(l->why, sizeof(l->why), "%s", why);
 	alog_head_sync(l);
 	log_warnx("audit log suspended: %s; every call is refused with "
-	    "audit_unavailable until the log can be written again "
-	    "(retried every second and on SIGHUP)", why);
+	          "audit_unavailable until the log can be written again "
+	          "(retried every second and on SIGHUP)",
+	    why);
 }
 
 /* A fresh file: rotate ours when it is still at the path, else reopen. */
@@ -55,7 +56,7 @@ alog_failed_rotate(struct alog *l, enum alog_fail kind, const char *why)
 	if (alog_fresh_file(l, why, &e) == 0)
 		return 0;
 	while (kind == ALOG_FAIL_FULL && l->fail == ALOG_FAIL_FULL &&
-	    alog_drop_oldest(l) == 0)
+	       alog_drop_oldest(l) == 0)
 		if (alog_reopen(l, why, &e) == 0)
 			return 0;
 	log_warnx("rotating did not help: %s", e.msg);
@@ -66,11 +67,12 @@ alog_failed_rotate(struct alog *l, enum alog_fail kind, const char *why)
 int
 alog_failed(struct alog *l, enum alog_fail kind, const char *why)
 {
-	enum audit_fail_action a = kind == ALOG_FAIL_FULL ?
-	    l->set.disk_full_action : l->set.disk_error_action;
+	enum audit_fail_action a = kind == ALOG_FAIL_FULL
+	                               ? l->set.disk_full_action
+	                               : l->set.disk_error_action;
 
-	log_warnx("audit log: %s (%s is %s)", why, kind == ALOG_FAIL_FULL ?
-	    "disk_full_action" : "disk_error_action",
+	log_warnx("audit log: %s (%s is %s)", why,
+	    kind == ALOG_FAIL_FULL ? "disk_full_action" : "disk_error_action",
 	    audit_fail_action_names[a]);
 	if (a == AUDIT_FAIL_HALT) {
 		alog_head_sync(l);
@@ -98,10 +100,11 @@ alog_try_resume(struct alog *l, const char *how)
 		return -1;
 	}
 	rec = audit_own_record("audit.resumed", "change", "success", l->why);
-	json_set_dotted(rec, "audit.refused",
-	    json_integer((json_int_t)l->refused));
-	json_set_dotted(rec, "event.duration", json_integer((json_int_t)
-	    ((now_mono_ms() - l->suspended_ms) * 1000000)));
+	json_set_dotted(
+	    rec, "audit.refused", json_integer((json_int_t)l->refused));
+	json_set_dotted(rec, "event.duration",
+	    json_integer(
+	        (json_int_t)((now_mono_ms() - l->suspended_ms) * 1000000)));
 	if (alog_append_own(l, rec, &e) == -1 || alog_sync(l, 1, &e) == -1) {
 		log_debug("audit log still suspended: %s", e.msg);
 		return -1;

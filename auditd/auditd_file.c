@@ -24,16 +24,17 @@
 
 /* The header record, then a sync of the file and of its directory. */
 static int
-alog_header(struct alog *l, const char *prev_name, const char *reason,
-    struct error *e)
+alog_header(
+    struct alog *l, const char *prev_name, const char *reason, struct error *e)
 {
 	json_t *rec;
 
-	rec = audit_own_record(audit_head_is_zero(&l->head) ? "audit.created" :
-	    "audit.rotated", "creation", "success", reason);
+	rec = audit_own_record(
+	    audit_head_is_zero(&l->head) ? "audit.created" : "audit.rotated",
+	    "creation", "success", reason);
 	json_set_dotted(rec, "file.name", json_string(l->name));
-	json_set_dotted(rec, "audit.previous.file", audit_text(prev_name,
-	    strlen(prev_name), AUDIT_FIELD_MAX));
+	json_set_dotted(rec, "audit.previous.file",
+	    audit_text(prev_name, strlen(prev_name), AUDIT_FIELD_MAX));
 	json_set_dotted(rec, "audit.previous.sequence",
 	    json_integer((json_int_t)l->head.seq));
 	json_set_dotted(rec, "audit.previous.hash", json_string(l->head.hash));
@@ -49,15 +50,17 @@ alog_header(struct alog *l, const char *prev_name, const char *reason,
 
 /* Start the file at the path (created unless open) with its header. */
 int
-alog_new_file(struct alog *l, const char *prev_name, const char *reason,
-    struct error *e)
+alog_new_file(
+    struct alog *l, const char *prev_name, const char *reason, struct error *e)
 {
 	struct stat st;
 
 	snprintf(l->prev_name, sizeof(l->prev_name), "%s", prev_name);
 	if (l->fd == -1) {
-		l->fd = openat(l->dirfd, l->name, O_RDWR | O_APPEND | O_CREAT |
-		    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		l->fd = openat(l->dirfd, l->name,
+		    O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+		        O_NOFOLLOW,
+		    0640);
 		if (l->fd == -1) {
 			l->fail = ALOG_FAIL_ERROR;
 			return error_set(e, ERR_AUDIT_UNAVAILABLE,
@@ -97,8 +100,9 @@ rotated_list(const struct alog *l, unsigned long **out)
 	int fd;
 
 	*out = NULL;
-	if ((fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1 || (d = fdopendir(fd)) == NULL) {
+	if ((fd = openat(l->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	        -1 ||
+	    (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
 		return 0;
@@ -106,12 +110,12 @@ rotated_list(const struct alog *l, unsigned long **out)
 	while ((de = readdir(d)) != NULL)
 		if ((k = rotated_number(l, de->d_name)) != 0) {
 			if (n == cap)
-				v = xreallocarray(v, cap = cap * 2 + 16,
-				    sizeof(*v));
+				v = xreallocarray(
+				    v, cap = cap * 2 + 16, sizeof(*v));
 			v[n++] = k;
 		}
 	closedir(d);
-	for (i = 1; i < n; i++)  /* insertion sort, descending */
+	for (i = 1; i < n; i++) /* insertion sort, descending */
 		for (j = i; j > 0 && v[j - 1] < v[j]; j--) {
 			t = v[j];
 			v[j] = v[j - 1];
@@ -123,8 +127,8 @@ rotated_list(const struct alog *l, unsigned long **out)
 
 /* NAME.from (NAME for 0) to NAME.to; a missing file is no error. */
 static int
-rename_rotated(struct alog *l, unsigned long from, unsigned long to,
-    struct error *e)
+rename_rotated(
+    struct alog *l, unsigned long from, unsigned long to, struct error *e)
 {
 	char a[300], b[300];
 
@@ -135,8 +139,10 @@ rename_rotated(struct alog *l, unsigned long from, unsigned long to,
 	snprintf(b, sizeof(b), "%s.%lu", l->name, to);
 	if (renameat(l->dirfd, a, l->dirfd, b) == -1 && errno != ENOENT) {
 		l->fail = ALOG_FAIL_ERROR;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "rename %s to %s: "
-		    "%s", a, b, strerror(errno));
+		return error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "rename %s to %s: "
+		    "%s",
+		    a, b, strerror(errno));
 	}
 	return 0;
 }
@@ -160,8 +166,10 @@ alog_shift(struct alog *l, struct error *e)
 			continue;
 		}
 		if (v[i] >= ROTATED_MAX)
-			r = error_set(e, ERR_AUDIT_UNAVAILABLE, "%lu rotated "
-			    "files: remove some", v[i]);
+			r = error_set(e, ERR_AUDIT_UNAVAILABLE,
+			    "%lu rotated "
+			    "files: remove some",
+			    v[i]);
 		else
 			r = rename_rotated(l, v[i], v[i] + 1, e);
 	}
@@ -220,14 +228,15 @@ alog_adopt(struct alog *l, const char *why, struct error *e)
 	struct stat st;
 	int fd, r;
 
-	fd = openat(l->dirfd, l->name, O_RDWR | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW);
+	fd = openat(
+	    l->dirfd, l->name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_nlink != 1) {
 		l->fail = ALOG_FAIL_ERROR;
 		error_set(e, ERR_AUDIT_UNAVAILABLE, "opening %s: %s", l->name,
-		    fd == -1 ? strerror(errno) : "not a regular file with one "
-		    "link");
+		    fd == -1 ? strerror(errno)
+		             : "not a regular file with one "
+		               "link");
 		if (fd != -1)
 			close(fd);
 		return -1;
@@ -244,11 +253,13 @@ alog_adopt(struct alog *l, const char *why, struct error *e)
 	r = alog_last_line(l, &last, e);
 	if (r == 0 && last.seq == saved.seq &&
 	    strcmp(last.hash, saved.hash) == 0)
-		return 0;  /* our own file, moved back */
+		return 0; /* our own file, moved back */
 	if (r == 1)
 		return alog_header(l, l->name, why, e);
-	return alog_rotate(l, "the file at the log's path held records that "
-	    "do not continue the chain", e);
+	return alog_rotate(l,
+	    "the file at the log's path held records that "
+	    "do not continue the chain",
+	    e);
 }
 
 /* Follow the path: a new, replaced or missing file, or nothing to do. */
@@ -272,12 +283,14 @@ alog_reopen(struct alog *l, const char *why, struct error *e)
 	if (!have || ps.st_dev != fs.st_dev || ps.st_ino != fs.st_ino)
 		return alog_adopt(l, why, e);
 	if (fs.st_size != l->size)
-		return alog_rotate(l, "the log file changed size under auditd",
-		    e);
+		return alog_rotate(
+		    l, "the log file changed size under auditd", e);
 	if (faccessat(l->dirfd, l->name, W_OK, 0) == -1) {
 		l->fail = ALOG_FAIL_ERROR;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE, "%s is not writable "
-		    "by auditd: %s", l->name, strerror(errno));
+		return error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "%s is not writable "
+		    "by auditd: %s",
+		    l->name, strerror(errno));
 	}
 	if (l->size == 0)
 		return alog_header(l, l->prev_name, why, e);

@@ -24,8 +24,8 @@
 static enum alog_fail
 fail_kind(int err)
 {
-	return err == ENOSPC || err == EDQUOT ? ALOG_FAIL_FULL :
-	    ALOG_FAIL_ERROR;
+	return err == ENOSPC || err == EDQUOT ? ALOG_FAIL_FULL
+	                                      : ALOG_FAIL_ERROR;
 }
 
 /* Read the head file; a zero head when it is empty or unreadable. */
@@ -42,8 +42,8 @@ alog_head_read(struct alog *l)
 		return;
 	if ((n = pread(l->headfd, buf, sizeof(buf), 0)) <= 0)
 		return;
-	if (audit_head_file_dec(buf, (size_t)n, &l->head, &l->head_slot,
-	    &e) == -1) {
+	if (audit_head_file_dec(buf, (size_t)n, &l->head, &l->head_slot, &e) ==
+	    -1) {
 		log_warnx("the audit head file holds no valid head");
 		audit_head_zero(&l->head);
 	}
@@ -59,8 +59,8 @@ alog_head_write(struct alog *l)
 	if (l->headfd == -1)
 		return;
 	audit_head_slot_enc(&l->head, slot);
-	if (pwrite(l->headfd, slot, sizeof(slot), (off_t)next *
-	    AUDIT_HEAD_SLOT) != (ssize_t)sizeof(slot)) {
+	if (pwrite(l->headfd, slot, sizeof(slot),
+	        (off_t)next * AUDIT_HEAD_SLOT) != (ssize_t)sizeof(slot)) {
 		log_warn("writing the audit head file");
 		return;
 	}
@@ -92,8 +92,8 @@ alog_write(struct alog *l, const char *line, size_t len, const char *hash,
 
 	if (l->fd == -1) {
 		l->fail = ALOG_FAIL_ERROR;
-		return error_set(e, ERR_AUDIT_UNAVAILABLE,
-		    "no audit log file is open");
+		return error_set(
+		    e, ERR_AUDIT_UNAVAILABLE, "no audit log file is open");
 	}
 	if ((n = write(l->fd, line, len)) == (ssize_t)len) {
 		l->size += (off_t)len;
@@ -102,20 +102,20 @@ alog_write(struct alog *l, const char *line, size_t len, const char *hash,
 		l->unsynced++;
 		return 0;
 	}
-	err = n == -1 ? errno : ENOSPC;  /* a short write: out of room */
+	err = n == -1 ? errno : ENOSPC; /* a short write: out of room */
 	if (n > 0 && ftruncate(l->fd, l->size) == -1)
 		log_warn("cutting off a partial audit record");
 	l->fail = fail_kind(err);
-	return error_set(e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name,
-	    strerror(err));
+	return error_set(
+	    e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name, strerror(err));
 }
 
 /* Stamp, encode and write one of auditd's own records (takes rec). */
 int
 alog_append_own(struct alog *l, json_t *rec, struct error *e)
 {
-	struct audit_stamp st = { l->head.seq + 1, l->head.hash, "auditd",
-		l->host };
+	struct audit_stamp st = {
+	    l->head.seq + 1, l->head.hash, "auditd", l->host};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int r;
@@ -137,11 +137,10 @@ alog_sync(struct alog *l, int force, struct error *e)
 	if (l->fd == -1 || l->unsynced == 0)
 		return 0;
 	if (!force && (l->set.flush == AUDIT_FLUSH_NONE ||
-	    (l->set.flush == AUDIT_FLUSH_INCREMENTAL &&
-	    l->unsynced < l->set.freq)))
+	                  (l->set.flush == AUDIT_FLUSH_INCREMENTAL &&
+	                      l->unsynced < l->set.freq)))
 		return 0;
-	r = l->set.flush == AUDIT_FLUSH_SYNC ? fsync(l->fd) :
-	    fdatasync(l->fd);
+	r = l->set.flush == AUDIT_FLUSH_SYNC ? fsync(l->fd) : fdatasync(l->fd);
 	if (r == -1) {
 		l->fail = fail_kind(errno);
 		return error_set(e, ERR_AUDIT_UNAVAILABLE, "syncing %s: %s",
@@ -162,26 +161,31 @@ alog_health(struct alog *l, struct error *e)
 		return ALOG_BROKEN;
 	}
 	if (fs.st_nlink == 0) {
-		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s was deleted under "
-		    "auditd", l->name);
+		error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "%s was deleted under "
+		    "auditd",
+		    l->name);
 		return ALOG_LOST;
 	}
 	if (fs.st_size != l->size) {
-		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s changed size under "
+		error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "%s changed size under "
 		    "auditd (%lld bytes, %lld written): another writer, or "
-		    "copytruncate", l->name, (long long)fs.st_size,
-		    (long long)l->size);
+		    "copytruncate",
+		    l->name, (long long)fs.st_size, (long long)l->size);
 		return ALOG_BROKEN;
 	}
 	if (fstatat(l->dirfd, l->name, &ps, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    ps.st_dev != fs.st_dev || ps.st_ino != fs.st_ino) {
-		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s was moved away",
-		    l->name);
+		error_set(
+		    e, ERR_AUDIT_UNAVAILABLE, "%s was moved away", l->name);
 		return ALOG_MOVED;
 	}
 	if (faccessat(l->dirfd, l->name, W_OK, 0) == -1) {
-		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s is no longer writable "
-		    "by auditd: %s", l->name, strerror(errno));
+		error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "%s is no longer writable "
+		    "by auditd: %s",
+		    l->name, strerror(errno));
 		return ALOG_READONLY;
 	}
 	return ALOG_HEALTHY;
@@ -206,14 +210,16 @@ alog_drop_torn(struct alog *l, const char *buf, size_t n, off_t off)
 	for (nl = buf + n; nl > buf && nl[-1] != '\n'; nl--)
 		;
 	if (nl == buf && off > 0)
-		return -1;  /* no line end within a line's length */
+		return -1; /* no line end within a line's length */
 	keep = off + (off_t)(nl - buf);
 	if (ftruncate(l->fd, keep) == -1)
 		return -1;
 	log_warnx("%s ended in a torn record of %lld bytes; it was cut off",
 	    l->name, (long long)(l->size - keep));
-	snprintf(l->notes, sizeof(l->notes), "a torn last line of %lld "
-	    "bytes was cut off; ", (long long)(l->size - keep));
+	snprintf(l->notes, sizeof(l->notes),
+	    "a torn last line of %lld "
+	    "bytes was cut off; ",
+	    (long long)(l->size - keep));
 	return l->size - keep;
 }
 
@@ -231,10 +237,12 @@ alog_last_line(struct alog *l, struct audit_line *out, struct error *e)
 	    l->size - off)
 		error_set(e, ERR_AUDIT_UNAVAILABLE, "reading %s: %s", l->name,
 		    n == -1 ? strerror(errno) : "short read");
-	else if (buf[n - 1] != '\n' && alog_drop_torn(l, buf, (size_t)n,
-	    off) == -1)
-		error_set(e, ERR_AUDIT_UNAVAILABLE, "%s ends in a torn line "
-		    "that cannot be cut off", l->name);
+	else if (buf[n - 1] != '\n' &&
+	         alog_drop_torn(l, buf, (size_t)n, off) == -1)
+		error_set(e, ERR_AUDIT_UNAVAILABLE,
+		    "%s ends in a torn line "
+		    "that cannot be cut off",
+		    l->name);
 	else {
 		for (; n > 0 && buf[n - 1] != '\n'; n--)
 			;
@@ -264,7 +272,8 @@ alog_compare_head(struct alog *l, const struct audit_head *saved)
 	if (audit_head_is_zero(saved))
 		return;
 	if (saved->seq > l->head.seq)
-		snprintf(l->notes + off, sizeof(l->notes) - off, "the log ends "
+		snprintf(l->notes + off, sizeof(l->notes) - off,
+		    "the log ends "
 		    "at sequence %llu but the head file is at %llu: records "
 		    "%llu..%llu are missing; ",
 		    (unsigned long long)l->head.seq,
@@ -272,8 +281,9 @@ alog_compare_head(struct alog *l, const struct audit_head *saved)
 		    (unsigned long long)l->head.seq + 1,
 		    (unsigned long long)saved->seq);
 	else if (saved->seq == l->head.seq &&
-	    strcmp(saved->hash, l->head.hash) != 0)
-		snprintf(l->notes + off, sizeof(l->notes) - off, "the log's "
+	         strcmp(saved->hash, l->head.hash) != 0)
+		snprintf(l->notes + off, sizeof(l->notes) - off,
+		    "the log's "
 		    "last record (sequence %llu) differs from the head "
 		    "file's; ",
 		    (unsigned long long)saved->seq);
@@ -292,12 +302,16 @@ alog_recover(struct alog *l, struct error *e)
 	if (l->size == 0)
 		return alog_new_file(l, "", "the log file was empty", e);
 	if ((r = alog_last_line(l, &last, e)) == 1)
-		return alog_new_file(l, "", "the log file held only a torn "
-		    "line", e);
+		return alog_new_file(l, "",
+		    "the log file held only a torn "
+		    "line",
+		    e);
 	if (r == -1) {
 		log_warnx("%s: %s; it is rotated away", l->name, e->msg);
-		return alog_rotate(l, "the last line of the previous file was "
-		    "not a record", e);
+		return alog_rotate(l,
+		    "the last line of the previous file was "
+		    "not a record",
+		    e);
 	}
 	l->head.seq = last.seq;
 	memcpy(l->head.hash, last.hash, sizeof(last.hash));
@@ -323,16 +337,20 @@ alog_open(struct alog *l, int dirfd, const char *name, int headfd,
 	alog_head_read(l);
 	l->fd = openat(dirfd, name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (l->fd == -1 && errno == ENOENT)
-		return alog_new_file(l, audit_head_is_zero(&l->head) ? "" :
-		    name, audit_head_is_zero(&l->head) ? "a new audit log" :
-		    "the log file was missing at start", e);
+		return alog_new_file(l,
+		    audit_head_is_zero(&l->head) ? "" : name,
+		    audit_head_is_zero(&l->head)
+		        ? "a new audit log"
+		        : "the log file was missing at start",
+		    e);
 	if (l->fd == -1)
-		return error_set(e, ERR_INTERNAL, "open %s: %s", name,
-		    strerror(errno));
-	if (fstat(l->fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_nlink != 1)
-		return error_set(e, ERR_INTERNAL, "%s is not a regular file "
-		    "with one link", name);
+		return error_set(
+		    e, ERR_INTERNAL, "open %s: %s", name, strerror(errno));
+	if (fstat(l->fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return error_set(e, ERR_INTERNAL,
+		    "%s is not a regular file "
+		    "with one link",
+		    name);
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	l->size = st.st_size;

@@ -18,9 +18,9 @@
 #include "auditd.h"
 
 /* Keys only auditd sets; a sender naming one is misbehaving. */
-static const char *const stamped[] = { "ecs.version", "event.kind",
-	"event.sequence", "event.provider", "service.name", "host.name",
-	"event.hash", NULL };
+static const char *const stamped[] = {"ecs.version", "event.kind",
+    "event.sequence", "event.provider", "service.name", "host.name",
+    "event.hash", NULL};
 
 /*
  * Put value at a dotted ECS name ("event.action") as nested objects.
@@ -139,14 +139,15 @@ audit_scalar(const msgpack_object *v, size_t cap)
 	case MSGPACK_OBJECT_BOOLEAN:
 		return json_boolean(v->via.boolean);
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
-		return json_integer(v->via.u64 > (uint64_t)INT64_MAX ?
-		    INT64_MAX : (json_int_t)v->via.u64);
+		return json_integer(v->via.u64 > (uint64_t)INT64_MAX
+		                        ? INT64_MAX
+		                        : (json_int_t)v->via.u64);
 	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
 		return json_integer(v->via.i64);
 	case MSGPACK_OBJECT_FLOAT32:
 	case MSGPACK_OBJECT_FLOAT64:
-		return isfinite(v->via.f64) ? json_real(v->via.f64) :
-		    json_null();
+		return isfinite(v->via.f64) ? json_real(v->via.f64)
+		                            : json_null();
 	case MSGPACK_OBJECT_STR:
 		return audit_text(v->via.str.ptr, v->via.str.size, cap);
 	case MSGPACK_OBJECT_BIN:
@@ -192,7 +193,8 @@ audit_key_ok(const char *k)
 		return 0;
 	for (c = k; *c != '\0'; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-		    *c == '_' || (*c == '.' && c[1] != '.' && c[1] != '\0')))
+		        *c == '_' ||
+		        (*c == '.' && c[1] != '.' && c[1] != '\0')))
 			return 0;
 	for (i = 0; stamped[i] != NULL; i++)
 		if (strcmp(k, stamped[i]) == 0)
@@ -202,8 +204,7 @@ audit_key_ok(const char *k)
 
 /* The JSON record of an AUDIT event; NULL if it breaks the rules. */
 json_t *
-audit_record_from_event(const msgpack_object *ev, size_t cap,
-    struct error *e)
+audit_record_from_event(const msgpack_object *ev, size_t cap, struct error *e)
 {
 	json_t *rec = json_object(), *val;
 	uint32_t i;
@@ -220,16 +221,18 @@ audit_record_from_event(const msgpack_object *ev, size_t cap,
 		if (!audit_key_ok(key) ||
 		    (val = audit_value(&ev->via.map.ptr[i].val, cap)) == NULL ||
 		    json_add_dotted(rec, key, val) == -1) {
-			error_set(e, ERR_BAD_REQUEST, "field \"%s\" is not "
-			    "allowed in a record", key);
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"%s\" is not "
+			    "allowed in a record",
+			    key);
 			free(key);
 			json_decref(rec);
 			return NULL;
 		}
 		free(key);
 	}
-	if (!json_is_string(json_object_get(json_object_get(rec, "event"),
-	    "action"))) {
+	if (!json_is_string(
+	        json_object_get(json_object_get(rec, "event"), "action"))) {
 		json_decref(rec);
 		error_set(e, ERR_BAD_REQUEST, "a record needs event.action");
 		return NULL;
@@ -247,8 +250,8 @@ audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 	json_object_set_new(rec, "@timestamp", json_string(ts));
 	json_set_dotted(rec, "ecs.version", json_string(AUDIT_ECS_VERSION));
 	json_set_dotted(rec, "event.kind", json_string("event"));
-	json_set_dotted(rec, "event.sequence",
-	    json_integer((json_int_t)st->seq));
+	json_set_dotted(
+	    rec, "event.sequence", json_integer((json_int_t)st->seq));
 	json_set_dotted(rec, "event.provider", json_string(st->provider));
 	json_set_dotted(rec, "service.name", json_string("skillbroker"));
 	json_set_dotted(rec, "host.name", json_string(st->host));
@@ -260,7 +263,7 @@ char *
 audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
     char hash[HASH_HEX_LEN + 1], size_t *len, struct error *e)
 {
-	static const size_t caps[] = { AUDIT_FIELD_MAX, 1024, 256, 64 };
+	static const size_t caps[] = {AUDIT_FIELD_MAX, 1024, 256, 64};
 	json_t *rec;
 	size_t i;
 	char *line;
@@ -275,8 +278,10 @@ audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
 			return line;
 		free(line);
 	}
-	error_set(e, ERR_AUDIT_UNAVAILABLE, "a record of %u fields does not "
-	    "fit in %d bytes", ev->via.map.size, AUDIT_LINE_MAX);
+	error_set(e, ERR_AUDIT_UNAVAILABLE,
+	    "a record of %u fields does not "
+	    "fit in %d bytes",
+	    ev->via.map.size, AUDIT_LINE_MAX);
 	return NULL;
 }
 

@@ -28,8 +28,8 @@
 #define FD_MASTER 3
 #define FD_BROKER 4
 #define PENDING_MAX 4096
-#define PRIO_IO 1      /* channels, signals, the tick */
-#define PRIO_COMMIT 2  /* after every channel has been read */
+#define PRIO_IO 1     /* channels, signals, the tick */
+#define PRIO_COMMIT 2 /* after every channel has been read */
 
 struct pending_ack {
 	struct peer *to;
@@ -48,12 +48,12 @@ static struct event_base *base;
 static int on_audit(struct peer *p, const struct mp_doc *d);
 
 static const struct peer_handler master_table[] = {
-	{ MSG_AUDIT, 0, on_audit },
-	{ 0, 0, NULL },
+    {MSG_AUDIT, 0, on_audit},
+    {0, 0, NULL},
 };
 static const struct peer_handler broker_table[] = {
-	{ MSG_AUDIT, 0, on_audit },
-	{ 0, 0, NULL },
+    {MSG_AUDIT, 0, on_audit},
+    {0, 0, NULL},
 };
 
 /*
@@ -86,8 +86,8 @@ commit_after(int moved)
 {
 	struct error e;
 
-	if (moved && alog_reopen(&alog, "the log file was moved away",
-	    &e) == -1)
+	if (moved &&
+	    alog_reopen(&alog, "the log file was moved away", &e) == -1)
 		alog_failed(&alog, alog.fail, e.msg);
 	if (!alog.suspended && alog.set.max_log_file > 0 &&
 	    (uint64_t)alog.size >= alog.set.max_log_file &&
@@ -127,7 +127,7 @@ commit(evutil_socket_t fd, short ev, void *arg)
 static int
 write_event(const msgpack_object *ev, const char *provider, struct error *e)
 {
-	struct audit_stamp st = { 0, NULL, provider, alog.host };
+	struct audit_stamp st = {0, NULL, provider, alog.host};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int tries, r = -1;
@@ -140,8 +140,10 @@ write_event(const msgpack_object *ev, const char *provider, struct error *e)
 		if (alog.suspended) {
 			free(line);
 			alog.refused++;
-			return error_set(e, ERR_AUDIT_UNAVAILABLE, "the audit "
-			    "log is suspended: %s", alog.why);
+			return error_set(e, ERR_AUDIT_UNAVAILABLE,
+			    "the audit "
+			    "log is suspended: %s",
+			    alog.why);
 		}
 		if ((r = alog_write(&alog, line, len, hash, e)) == 0)
 			nwritten++;
@@ -156,7 +158,7 @@ write_event(const msgpack_object *ev, const char *provider, struct error *e)
 static int
 on_audit(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", "ref", "event", NULL };
+	static const char *const keys[] = {"t", "ref", "event", NULL};
 	const msgpack_object *ev = NULL;
 	struct pending_ack *pa;
 	struct error e;
@@ -214,15 +216,15 @@ audit_started(void)
 
 	rec = audit_own_record("audit.started", "start", "success",
 	    alog.notes[0] ? alog.notes : NULL);
-	json_set_dotted(rec, "audit.flush",
-	    json_string(audit_flush_names[s->flush]));
+	json_set_dotted(
+	    rec, "audit.flush", json_string(audit_flush_names[s->flush]));
 	json_set_dotted(rec, "audit.freq", json_integer((json_int_t)s->freq));
 	json_set_dotted(rec, "audit.max_log_file",
 	    json_integer((json_int_t)s->max_log_file));
 	json_set_dotted(rec, "audit.max_log_file_action",
 	    json_string(audit_max_action_names[s->max_log_file_action]));
-	json_set_dotted(rec, "audit.num_logs",
-	    json_integer((json_int_t)s->num_logs));
+	json_set_dotted(
+	    rec, "audit.num_logs", json_integer((json_int_t)s->num_logs));
 	json_set_dotted(rec, "audit.disk_full_action",
 	    json_string(audit_fail_action_names[s->disk_full_action]));
 	json_set_dotted(rec, "audit.disk_error_action",
@@ -240,8 +242,8 @@ finish(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	commit(-1, 0, NULL);
-	own_record(audit_own_record("audit.stopped", "end", "success",
-	    "SIGTERM"));
+	own_record(
+	    audit_own_record("audit.stopped", "end", "success", "SIGTERM"));
 	if (alog_sync(&alog, 1, &e) == -1)
 		log_warnx("%s", e.msg);
 	alog_head_sync(&alog);
@@ -311,14 +313,14 @@ parse_settings(int ch, const char *arg, struct audit_settings *s)
 
 	if ((ch == 'F' && (i = config_keyword(audit_flush_names, arg)) < 0) ||
 	    (ch == 'q' && parse_uint(arg, 1, AUDIT_FREQ_MAX, &s->freq)) ||
-	    (ch == 'm' && parse_uint(arg, 0, AUDIT_MAX_LOG_FILE_MAX,
-	    &s->max_log_file)) ||
-	    (ch == 'a' && (i = config_keyword(audit_max_action_names,
-	    arg)) < 0) ||
-	    (ch == 'n' && parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX,
-	    &s->num_logs)) ||
-	    ((ch == 'f' || ch == 'e') && (i = config_keyword(
-	    audit_fail_action_names, arg)) < 0))
+	    (ch == 'm' &&
+	        parse_uint(arg, 0, AUDIT_MAX_LOG_FILE_MAX, &s->max_log_file)) ||
+	    (ch == 'a' &&
+	        (i = config_keyword(audit_max_action_names, arg)) < 0) ||
+	    (ch == 'n' &&
+	        parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX, &s->num_logs)) ||
+	    ((ch == 'f' || ch == 'e') &&
+	        (i = config_keyword(audit_fail_action_names, arg)) < 0))
 		exit(2);
 	if (ch == 'F')
 		s->flush = (enum audit_flush)i;
@@ -340,14 +342,16 @@ open_files(const char *path, const char *head, const struct audit_settings *s,
 	struct stat st;
 	struct error e;
 
-	if ((dirfd = open(dirname(tmp1), O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
+	if ((dirfd = open(dirname(tmp1), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
 		fatal("open %s", tmp1);
-	if (head != NULL && ((headfd = open(head, O_RDWR | O_CREAT |
-	    O_CLOEXEC | O_NOFOLLOW, 0600)) == -1 || fstat(headfd, &st) == -1 ||
-	    !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != 0))
-		fatalx("%s must be a regular file of root's with one link",
-		    head);
+	if (head != NULL &&
+	    ((headfd = open(head, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	          0600)) == -1 ||
+	        fstat(headfd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	        st.st_nlink != 1 || st.st_uid != 0))
+		fatalx(
+		    "%s must be a regular file of root's with one link", head);
 	if (alog_open(&alog, dirfd, basename(tmp2), headfd, s, &e) == -1) {
 		if (alog.fail == ALOG_FAIL_NONE)
 			fatalx("%s", e.msg);
@@ -363,7 +367,7 @@ open_files(const char *path, const char *head, const struct audit_settings *s,
 static void
 setup_events(void)
 {
-	struct timeval sec = { 1, 0 };
+	struct timeval sec = {1, 0};
 	struct event *tick;
 
 	if ((base = event_base_new()) == NULL ||
@@ -399,21 +403,37 @@ main(int argc, char *argv[])
 	audit_settings_default(&set);
 	while ((ch = getopt(argc, argv, "a:de:F:f:g:H:l:m:n:q:u:v")) != -1) {
 		switch (ch) {
-		case 'd': fg = 1; break;
+		case 'd':
+			fg = 1;
+			break;
 		case 'g':
 			if (parse_uint(optarg, 1, 4294967294U, &gid))
 				return 2;
 			break;
-		case 'H': head = optarg; break;
-		case 'l': path = optarg; break;
+		case 'H':
+			head = optarg;
+			break;
+		case 'l':
+			path = optarg;
+			break;
 		case 'u':
 			if (parse_uint(optarg, 1, 4294967294U, &uid))
 				return 2;
 			break;
-		case 'v': verbose = 1; break;
-		case 'a': case 'e': case 'F': case 'f': case 'm': case 'n':
-		case 'q': parse_settings(ch, optarg, &set); break;
-		default: return 2;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'a':
+		case 'e':
+		case 'F':
+		case 'f':
+		case 'm':
+		case 'n':
+		case 'q':
+			parse_settings(ch, optarg, &set);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (path == NULL || uid == 0 || gid == 0)

@@ -34,11 +34,10 @@ struct opts {
 };
 
 /* The usage line, exit 2. */
-static void __attribute__((noreturn))
-usage(void)
+static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: audit_bench -a AUDITD -l LOG -H HEAD -F FLUSH "
-	    "-u UID -g GID [-w WINDOW] [-t SECONDS]\n");
+	                "-u UID -g GID [-w WINDOW] [-t SECONDS]\n");
 	exit(2);
 }
 
@@ -46,9 +45,9 @@ usage(void)
 static pid_t
 spawn(const struct opts *o, int master, int broker)
 {
-	char *argv[] = { (char *)o->auditd, "-l", (char *)o->log, "-H",
-		(char *)o->head, "-F", (char *)o->flush, "-m", "0", "-u",
-		(char *)o->uid, "-g", (char *)o->gid, "-d", NULL };
+	char *argv[] = {(char *)o->auditd, "-l", (char *)o->log, "-H",
+	    (char *)o->head, "-F", (char *)o->flush, "-m", "0", "-u",
+	    (char *)o->uid, "-g", (char *)o->gid, "-d", NULL};
 	pid_t pid;
 	int m, b;
 
@@ -90,7 +89,8 @@ send_record(int fd, uint64_t ref)
 	enc_kstr(&m, "skill.name", "hello");
 	enc_kstr(&m, "skill.command", "run");
 	enc_kstr(&m, "skill.phase", "execution");
-	enc_kstr(&m, "event.reason", "allowed by rule \"anyone-may-greet\" "
+	enc_kstr(&m, "event.reason",
+	    "allowed by rule \"anyone-may-greet\" "
 	    "(10-default.yaml:7): uid 1000 may run hello run in phase "
 	    "execution");
 	enc_kstr(&m, "error.type", "none");
@@ -133,17 +133,36 @@ parse(int argc, char **argv, struct opts *o)
 	o->seconds = 2;
 	while ((ch = getopt(argc, argv, "a:F:g:H:l:t:u:w:")) != -1) {
 		switch (ch) {
-		case 'a': o->auditd = optarg; break;
-		case 'F': o->flush = optarg; break;
-		case 'g': o->gid = optarg; break;
-		case 'H': o->head = optarg; break;
-		case 'l': o->log = optarg; break;
-		case 'u': o->uid = optarg; break;
-		case 't': if (parse_uint(optarg, 1, 60, &v)) usage();
-			o->seconds = (double)v; break;
-		case 'w': if (parse_uint(optarg, 1, 1024, &v)) usage();
-			o->window = (unsigned)v; break;
-		default: usage();
+		case 'a':
+			o->auditd = optarg;
+			break;
+		case 'F':
+			o->flush = optarg;
+			break;
+		case 'g':
+			o->gid = optarg;
+			break;
+		case 'H':
+			o->head = optarg;
+			break;
+		case 'l':
+			o->log = optarg;
+			break;
+		case 'u':
+			o->uid = optarg;
+			break;
+		case 't':
+			if (parse_uint(optarg, 1, 60, &v))
+				usage();
+			o->seconds = (double)v;
+			break;
+		case 'w':
+			if (parse_uint(optarg, 1, 1024, &v))
+				usage();
+			o->window = (unsigned)v;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o->auditd || !o->log || !o->head || !o->flush || !o->uid ||
@@ -174,7 +193,7 @@ main(int argc, char **argv)
 	close(bp[1]);
 	if (frame_recv(mp[0], FRAME_MAX_INTERNAL, &body, &len, &e) == -1)
 		fatalx("auditd did not start: %s", e.msg);
-	free(body);  /* READY */
+	free(body); /* READY */
 	t0 = now_mono_ns();
 	limit = t0 + (uint64_t)(o.seconds * 1e9);
 	while (sent < o.window)

@@ -26,8 +26,14 @@ struct client {
 	unsigned inflight;
 };
 
-enum rstate { R_AUTHZ, R_AUDIT_DECISION, R_RUN_WAIT, R_RUNNING, R_SKILLS,
-	R_RELOAD };
+enum rstate {
+	R_AUTHZ,
+	R_AUDIT_DECISION,
+	R_RUN_WAIT,
+	R_RUNNING,
+	R_SKILLS,
+	R_RELOAD
+};
 
 struct outstream {
 	int fd;
@@ -43,7 +49,7 @@ struct request {
 	LIST_ENTRY(request) entry;
 	uint64_t ref;
 	enum rstate st;
-	struct client *c;       /* NULL once the client has gone */
+	struct client *c; /* NULL once the client has gone */
 	uint32_t uid, gid;
 	int32_t pid;
 	struct client_req cr;
@@ -61,7 +67,7 @@ struct request {
 
 struct broker {
 	struct event_base *base;
-	struct evconnlistener *listener;  /* enabled once the master says so */
+	struct evconnlistener *listener; /* enabled once the master says so */
 	struct peer master, policyd, auditd;
 	size_t max_frame;
 	unsigned max_clients, nclients;
@@ -98,8 +104,8 @@ void run_free(struct request *r);
 void reply_result(struct request *r);
 
 /* broker_audit.c */
-uint64_t audit_request(struct request *r, const char *action,
-    const char *type, const char *outcome);
+uint64_t audit_request(struct request *r, const char *action, const char *type,
+    const char *outcome);
 int audit_on_ack(struct peer *p, const struct mp_doc *d);
 
 #endif

@@ -14,8 +14,8 @@
 #include "../lib/xmalloc.h"
 #include "broker.h"
 
-#define AUDIT_ARGS_MAX 64     /* auditd cuts arrays here anyway */
-#define AUDIT_KEY_MAX 64      /* auditd's bound on a key */
+#define AUDIT_ARGS_MAX 64 /* auditd cuts arrays here anyway */
+#define AUDIT_KEY_MAX 64  /* auditd's bound on a key */
 #define EFFECTIVE_DEPTH 4
 
 /* Fields are packed into body while n counts them, then framed. */
@@ -92,7 +92,7 @@ static void
 ab_request(struct abuild *a, const struct request *r)
 {
 	ab_id(a, &r->cr.id);
-	ab_uidstr(a, "user.id", r->uid);  /* ECS: ids are keywords */
+	ab_uidstr(a, "user.id", r->uid); /* ECS: ids are keywords */
 	ab_uidstr(a, "group.id", r->gid);
 	ab_int(a, "process.pid", r->pid);
 	ab_str(a, "session.id", r->cr.session);
@@ -105,15 +105,15 @@ ab_request(struct abuild *a, const struct request *r)
 static void
 ab_args(struct abuild *a, const struct request *r)
 {
-	ab_strarr(a, "skill.args", r->cr.args, r->cr.nargs < AUDIT_ARGS_MAX ?
-	    r->cr.nargs : AUDIT_ARGS_MAX);
+	ab_strarr(a, "skill.args", r->cr.args,
+	    r->cr.nargs < AUDIT_ARGS_MAX ? r->cr.nargs : AUDIT_ARGS_MAX);
 	ab_int(a, "skill.args_count", (int64_t)r->cr.nargs);
 }
 
 /* Nested maps of the effective permissions become dotted keys. */
 static void
-ab_flatten(struct abuild *a, const char *prefix, const msgpack_object *map,
-    int depth)
+ab_flatten(
+    struct abuild *a, const char *prefix, const msgpack_object *map, int depth)
 {
 	char key[AUDIT_KEY_MAX + 1];
 	uint32_t i;
@@ -150,7 +150,7 @@ ab_effective(struct abuild *a, const struct request *r)
 		return;
 	msgpack_unpacked_init(&up);
 	if (msgpack_unpack_next(&up, (const char *)r->ans.effective,
-	    r->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
+	        r->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
 	    up.data.type == MSGPACK_OBJECT_MAP)
 		ab_flatten(a, "policy.effective", &up.data, 1);
 	msgpack_unpacked_destroy(&up);
@@ -197,15 +197,15 @@ ab_limits_hit(struct abuild *a, const struct request *r)
 static void
 ab_files(struct abuild *a, const struct request *r)
 {
-	size_t i, n = r->x.nfiles < AUDIT_ARGS_MAX ? r->x.nfiles :
-	    AUDIT_ARGS_MAX;
+	size_t i,
+	    n = r->x.nfiles < AUDIT_ARGS_MAX ? r->x.nfiles : AUDIT_ARGS_MAX;
 
 	ab_int(a, "files_written.count", (int64_t)r->x.nfiles);
 	enc_str(&a->body, "files_written.path");
 	enc_array(&a->body, n);
-	for (i = 0; i < n; i++)  /* bin: auditd escapes what is not UTF-8 */
-		enc_bin(&a->body, r->x.files[i].path,
-		    strlen(r->x.files[i].path));
+	for (i = 0; i < n; i++) /* bin: auditd escapes what is not UTF-8 */
+		enc_bin(
+		    &a->body, r->x.files[i].path, strlen(r->x.files[i].path));
 	enc_str(&a->body, "files_written.size_bytes");
 	enc_array(&a->body, n);
 	for (i = 0; i < n; i++)
@@ -227,8 +227,8 @@ ab_completion(struct abuild *a, const struct request *r)
 	ab_str(a, "error.message", r->x.message);
 	ab_int(a, "output.stdout_bytes", (int64_t)r->out.total);
 	ab_int(a, "output.stderr_bytes", (int64_t)r->err.total);
-	ab_bool(a, "output.truncated", r->out.total + r->err.total >
-	    r->ans.output_bytes);
+	ab_bool(a, "output.truncated",
+	    r->out.total + r->err.total > r->ans.output_bytes);
 	if (r->out.sha)
 		ab_sha(a, "output.stdout_sha256", r->out.sha);
 	if (r->err.sha)

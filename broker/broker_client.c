@@ -37,7 +37,7 @@ void
 client_error(struct client *c, const struct client_id *id, enum err_type type,
     const char *msg, int close_after)
 {
-	struct client_id none = { 0, 0, NULL };
+	struct client_id none = {0, 0, NULL};
 	struct mp_enc m;
 
 	enc_init(&m);
@@ -91,7 +91,7 @@ reply_stats(struct client *c, const struct client_req *cr)
 	uint64_t inflight = 0;
 
 	LIST_FOREACH(r, &B->requests, entry)
-		inflight++;
+	inflight++;
 	enc_init(&m);
 	enc_map(&m, 7);
 	enc_kstr(&m, "type", "stats");
@@ -134,7 +134,7 @@ client_handle(struct client *c, const uint8_t *body, size_t len)
 		client_error(c, &cr.id, ERR_OVERLOADED,
 		    "too many requests in flight on this connection", 0);
 	else {
-		request_start(c, &cr);  /* takes cr */
+		request_start(c, &cr); /* takes cr */
 		return;
 	}
 	client_req_free(&cr);
@@ -152,13 +152,13 @@ client_readcb(struct bufferevent *bev, void *arg)
 
 	while (!c->closing && evbuffer_get_length(in) >= FRAME_HDR_LEN) {
 		data = evbuffer_pullup(in, FRAME_HDR_LEN);
-		if (frame_check(data, FRAME_HDR_LEN, B->max_frame, &blen,
-		    &e) == FRAME_BAD) {
+		if (frame_check(data, FRAME_HDR_LEN, B->max_frame, &blen, &e) ==
+		    FRAME_BAD) {
 			client_error(c, NULL, ERR_BAD_REQUEST, e.msg, 1);
 			return;
 		}
 		blen = ((size_t)data[0] << 24) | ((size_t)data[1] << 16) |
-		    ((size_t)data[2] << 8) | data[3];
+		       ((size_t)data[2] << 8) | data[3];
 		if (evbuffer_get_length(in) < FRAME_HDR_LEN + blen)
 			return;
 		data = evbuffer_pullup(in, (ssize_t)(FRAME_HDR_LEN + blen));
@@ -221,10 +221,10 @@ client_accept(int fd)
 	if (c->bev == NULL)
 		fatalx("bufferevent_socket_new");
 	/* Bound what one client can make us buffer. */
-	bufferevent_setwatermark(c->bev, EV_READ, 0,
-	    B->max_frame + FRAME_HDR_LEN);
-	bufferevent_setcb(c->bev, client_readcb, client_writecb,
-	    client_eventcb, c);
+	bufferevent_setwatermark(
+	    c->bev, EV_READ, 0, B->max_frame + FRAME_HDR_LEN);
+	bufferevent_setcb(
+	    c->bev, client_readcb, client_writecb, client_eventcb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	LIST_INSERT_HEAD(&B->clients, c, entry);
 	B->nclients++;

@@ -24,21 +24,21 @@ static int on_peer_channel(struct peer *p, const struct mp_doc *d);
 static int on_serve(struct peer *p, const struct mp_doc *d);
 
 const struct peer_handler policyd_table[] = {
-	{ MSG_AUTHZ_ANS, 0, on_authz_ans },
-	{ MSG_SKILLS_ANS, 0, on_skills_ans },
-	{ MSG_RELOAD_ANS, 0, on_reload_ans },
-	{ 0, 0, NULL },
+    {MSG_AUTHZ_ANS, 0, on_authz_ans},
+    {MSG_SKILLS_ANS, 0, on_skills_ans},
+    {MSG_RELOAD_ANS, 0, on_reload_ans},
+    {0, 0, NULL},
 };
 const struct peer_handler master_table[] = {
-	{ MSG_RUN_STARTED, 0, on_run_started },
-	{ MSG_RUN_EXITED, 0, on_run_exited },
-	{ MSG_PEER_CHANNEL, 0, on_peer_channel },
-	{ MSG_SERVE, PH_ONCE, on_serve },
-	{ 0, 0, NULL },
+    {MSG_RUN_STARTED, 0, on_run_started},
+    {MSG_RUN_EXITED, 0, on_run_exited},
+    {MSG_PEER_CHANNEL, 0, on_peer_channel},
+    {MSG_SERVE, PH_ONCE, on_serve},
+    {0, 0, NULL},
 };
 const struct peer_handler auditd_table[] = {
-	{ MSG_AUDIT_ACK, 0, audit_on_ack },
-	{ 0, 0, NULL },
+    {MSG_AUDIT_ACK, 0, audit_on_ack},
+    {0, 0, NULL},
 };
 
 struct request *
@@ -47,8 +47,8 @@ request_find(uint64_t ref)
 	struct request *r;
 
 	LIST_FOREACH(r, &B->requests, entry)
-		if (r->ref == ref)
-			return r;
+	if (r->ref == ref)
+		return r;
 	return NULL;
 }
 
@@ -99,8 +99,8 @@ requests_detach(struct client *c)
 	struct request *r;
 
 	LIST_FOREACH(r, &B->requests, entry)
-		if (r->c == c)
-			r->c = NULL;
+	if (r->c == c)
+		r->c = NULL;
 }
 
 static void
@@ -161,7 +161,7 @@ request_start(struct client *c, struct client_req *cr)
 		enc_free(&m);
 		return;
 	}
-	if (r->cr.type == CREQ_RELOAD) {  /* policyd decides who is admin */
+	if (r->cr.type == CREQ_RELOAD) { /* policyd decides who is admin */
 		r->st = R_RELOAD;
 		enc_init(&m);
 		msg_begin(&m, MSG_RELOAD_REQ, 3);
@@ -199,19 +199,20 @@ on_authz_ans(struct peer *p, const struct mp_doc *d)
 	}
 	if ((r = request_find(a.ref)) == NULL || r->st != R_AUTHZ ||
 	    (a.allowed && r->cr.type == CREQ_INVOKE &&
-	    !grant_id_valid(a.grant_id))) {
+	        !grant_id_valid(a.grant_id))) {
 		msg_authz_ans_free(&a);
 		return -1;
 	}
 	r->ans = a;
-	if (*a.command != '\0') {  /* the command the decision resolved */
+	if (*a.command != '\0') { /* the command the decision resolved */
 		free(r->cr.command);
 		r->cr.command = xstrdup(a.command);
 	}
 	r->st = R_AUDIT_DECISION;
 	r->audit_ref = audit_request(r, "policy.decision",
-	    a.allowed ? "allowed" : "denied", a.allowed ? "success" : "failure");
-	if (r->audit_ref == 0)  /* auditd died after the request came in */
+	    a.allowed ? "allowed" : "denied",
+	    a.allowed ? "success" : "failure");
+	if (r->audit_ref == 0) /* auditd died after the request came in */
 		request_reply_error(r, ERR_AUDIT_UNAVAILABLE,
 		    "auditd is not running; nothing runs unaudited");
 	return 0;
@@ -229,8 +230,8 @@ request_decision_durable(struct request *r, int ok, const char *msg)
 		return;
 	}
 	if (!r->ans.allowed) {
-		request_reply_error(r, (enum err_type)r->ans.err,
-		    r->ans.reason);
+		request_reply_error(
+		    r, (enum err_type)r->ans.err, r->ans.reason);
 		return;
 	}
 	if (r->cr.type == CREQ_AUTHORIZE) {
@@ -254,7 +255,7 @@ request_decision_durable(struct request *r, int ok, const char *msg)
 static int
 on_skills_ans(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", "ref", "skills", NULL };
+	static const char *const keys[] = {"t", "ref", "skills", NULL};
 	const msgpack_object *skills;
 	struct request *r;
 	struct error e;
@@ -346,8 +347,9 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 	target = strcmp(role, "policyd") == 0 ? &B->policyd : &B->auditd;
 	free(role);
 	peer_kill(target, "replaced by a restarted process");
-	peer_init(target, B->base, fd, target == &B->policyd ? "policyd" :
-	    "auditd", target == &B->policyd ? policyd_table : auditd_table,
+	peer_init(target, B->base, fd,
+	    target == &B->policyd ? "policyd" : "auditd",
+	    target == &B->policyd ? policyd_table : auditd_table,
 	    target->on_dead, NULL);
 	if (target == &B->auditd)
 		B->audit_acked = B->audit_sent;
@@ -358,8 +360,8 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 static int
 on_reload_ans(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", "ref", "ok", "err",
-		"message", NULL };
+	static const char *const keys[] = {
+	    "t", "ref", "ok", "err", "message", NULL};
 	uint64_t ref, err;
 	char *msg = NULL;
 	struct request *r;
@@ -399,7 +401,7 @@ on_reload_ans(struct peer *p, const struct mp_doc *d)
 static int
 on_serve(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", NULL };
+	static const char *const keys[] = {"t", NULL};
 	struct error e;
 
 	(void)p;

@@ -101,8 +101,8 @@ run_started(struct request *r, int in_fd, int out_fd, int err_fd)
 	r->in_fd = in_fd;
 	if (set_nonblock(in_fd) == -1)
 		fatal("nonblock");
-	r->in_ev = event_new(B->base, in_fd, EV_WRITE | EV_PERSIST,
-	    stdin_writecb, r);
+	r->in_ev =
+	    event_new(B->base, in_fd, EV_WRITE | EV_PERSIST, stdin_writecb, r);
 	event_add(r->in_ev, NULL);
 }
 
@@ -122,7 +122,7 @@ drain_timeout(evutil_socket_t fd, short ev, void *arg)
 void
 run_exited(struct request *r)
 {
-	struct timeval tv = { 0, DRAIN_MS * 1000 };
+	struct timeval tv = {0, DRAIN_MS * 1000};
 
 	r->exited = 1;
 	if (!r->out.eof || !r->err.eof) {
@@ -235,8 +235,9 @@ void
 reply_result(struct request *r)
 {
 	int ran = r->st == R_RUNNING;
-	enum err_type err = ran ? (enum err_type)r->x.err :
-	    (r->x.err ? (enum err_type)r->x.err : (enum err_type)r->ans.err);
+	enum err_type err = ran ? (enum err_type)r->x.err
+	                        : (r->x.err ? (enum err_type)r->x.err
+	                                    : (enum err_type)r->ans.err);
 	int ok = err == ERR_NONE;
 	struct mp_enc m;
 
@@ -247,8 +248,9 @@ reply_result(struct request *r)
 		return;
 	}
 	enc_init(&m);
-	enc_map(&m, 7 + (ran ? 2 : 0) + !ok + (r->ans.effective_len > 0 &&
-	    r->cr.type == CREQ_AUTHORIZE));
+	enc_map(
+	    &m, 7 + (ran ? 2 : 0) + !ok +
+	            (r->ans.effective_len > 0 && r->cr.type == CREQ_AUTHORIZE));
 	enc_kstr(&m, "type", "result");
 	enc_str(&m, "id");
 	client_id_enc(&m, &r->cr.id);
@@ -260,7 +262,7 @@ reply_result(struct request *r)
 	if (r->ans.effective_len > 0 && r->cr.type == CREQ_AUTHORIZE) {
 		enc_str(&m, "effective");
 		if (msgpack_sbuffer_write(&m.sb, (const char *)r->ans.effective,
-		    r->ans.effective_len))
+		        r->ans.effective_len))
 			fatalx("encode");
 	}
 	if (ran) {

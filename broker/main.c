@@ -45,34 +45,53 @@ on_dead(struct peer *p, const char *why)
 	if (p == &B->policyd) {
 		requests_fail_state(R_AUTHZ, ERR_POLICY_UNAVAILABLE,
 		    "policyd stopped before deciding");
-		requests_fail_state(R_SKILLS, ERR_POLICY_UNAVAILABLE,
-		    "policyd stopped");
-		requests_fail_state(R_RELOAD, ERR_POLICY_UNAVAILABLE,
-		    "policyd stopped");
+		requests_fail_state(
+		    R_SKILLS, ERR_POLICY_UNAVAILABLE, "policyd stopped");
+		requests_fail_state(
+		    R_RELOAD, ERR_POLICY_UNAVAILABLE, "policyd stopped");
 	} else
 		requests_fail_state(R_AUDIT_DECISION, ERR_AUDIT_UNAVAILABLE,
 		    "auditd stopped before the decision was recorded");
 }
 
 static void
-parse_args(int argc, char *argv[], uint64_t *uid, uint64_t *gid,
-    char **root, int *fg, int *verbose)
+parse_args(int argc, char *argv[], uint64_t *uid, uint64_t *gid, char **root,
+    int *fg, int *verbose)
 {
 	uint64_t v;
 	int ch;
 
 	while ((ch = getopt(argc, argv, "C:dF:g:r:u:v")) != -1) {
 		switch (ch) {
-		case 'C': if (parse_uint(optarg, 1, 65536, &v)) exit(2);
-			B->max_clients = (unsigned)v; break;
-		case 'd': *fg = 1; break;
-		case 'F': if (parse_uint(optarg, 1024, 16 << 20, &v)) exit(2);
-			B->max_frame = (size_t)v; break;
-		case 'g': if (parse_uint(optarg, 1, 4294967294U, gid)) exit(2); break;
-		case 'r': *root = optarg; break;
-		case 'u': if (parse_uint(optarg, 1, 4294967294U, uid)) exit(2); break;
-		case 'v': *verbose = 1; break;
-		default: exit(2);
+		case 'C':
+			if (parse_uint(optarg, 1, 65536, &v))
+				exit(2);
+			B->max_clients = (unsigned)v;
+			break;
+		case 'd':
+			*fg = 1;
+			break;
+		case 'F':
+			if (parse_uint(optarg, 1024, 16 << 20, &v))
+				exit(2);
+			B->max_frame = (size_t)v;
+			break;
+		case 'g':
+			if (parse_uint(optarg, 1, 4294967294U, gid))
+				exit(2);
+			break;
+		case 'r':
+			*root = optarg;
+			break;
+		case 'u':
+			if (parse_uint(optarg, 1, 4294967294U, uid))
+				exit(2);
+			break;
+		case 'v':
+			*verbose = 1;
+			break;
+		default:
+			exit(2);
 		}
 	}
 	if (*uid == 0 || *gid == 0 || *root == NULL || B->max_frame == 0)

@@ -20,12 +20,12 @@
 /* Exit statuses; the usage text documents them. */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_USAGE 2
-#define CLI_EXIT_FAILED 3	/* the broker answered ok=false */
-#define CLI_EXIT_PROTO 4	/* cannot connect, or a protocol error */
+#define CLI_EXIT_FAILED 3 /* the broker answered ok=false */
+#define CLI_EXIT_PROTO 4  /* cannot connect, or a protocol error */
 
 #define CLI_SOCKET_ENV "SKILLBROKER_SOCKET"
 #define CLI_SOCKET_DEFAULT "/run/skillbroker/skillbroker.sock"
-#define CLI_SOCKET_DEV "run/skillbroker.sock"	/* `make run` layout */
+#define CLI_SOCKET_DEV "run/skillbroker.sock" /* `make run` layout */
 #define CLI_STDIN_MAX (1024 * 1024)
 #define CLI_REPLY_MAX FRAME_MAX_INTERNAL
 
@@ -39,10 +39,9 @@ struct cli_reply {
 /* cli_conn.c */
 const char *cli_socket_path(const char *opt);
 int cli_connect(const char *path, int *fdp, struct error *e);
-int cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen,
-    struct error *e);
-int cli_encode(const struct client_req *req, struct mp_enc *m,
-    struct error *e);
+int cli_read_all(
+    int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e);
+int cli_encode(const struct client_req *req, struct mp_enc *m, struct error *e);
 int cli_id_matches(const msgpack_object *reply, const struct client_id *id);
 int cli_recv_reply(int fd, const struct client_id *id, FILE *err,
     struct cli_reply *rep, struct error *e);
@@ -53,9 +52,9 @@ void cli_reply_free(struct cli_reply *rep);
 
 /* cli_audit.c: `skillctl audit verify`; returns the exit status. */
 struct audit_verify {
-	uint64_t bad_seq;          /* the first bad event.sequence, or 0 */
+	uint64_t bad_seq; /* the first bad event.sequence, or 0 */
 	uint64_t records;
-	struct audit_head head;    /* the last record of a good series */
+	struct audit_head head; /* the last record of a good series */
 	char why[512];
 };
 int cli_audit(int argc, char **argv);
@@ -67,8 +66,8 @@ int cli_policy_check(int argc, char **argv);
 
 /* cli_print.c */
 int cli_print_json(const msgpack_object *reply, FILE *out);
-int cli_print_reply(const msgpack_object *reply, enum creq_type type,
-    int json, FILE *out, FILE *err);
+int cli_print_reply(const msgpack_object *reply, enum creq_type type, int json,
+    FILE *out, FILE *err);
 void cli_put_safe(FILE *f, const char *s);
 
 #endif

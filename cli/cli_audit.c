@@ -23,10 +23,10 @@ struct vfile {
 	uint64_t first, last, count;
 	char first_prev[HASH_HEX_LEN + 1], last_hash[HASH_HEX_LEN + 1];
 	char first_action[64];
-	uint64_t bad_seq;          /* 0: the file is good */
+	uint64_t bad_seq; /* 0: the file is good */
 	unsigned long bad_line;
 	char why[400];
-	int head_found;            /* 1 matched, -1 differs, 0 not seen */
+	int head_found; /* 1 matched, -1 differs, 0 not seen */
 	char head_seen[HASH_HEX_LEN + 1];
 };
 
@@ -69,24 +69,26 @@ vlink(struct vfile *f, const struct audit_line *ln, char *why, size_t len)
 	if (f->count == 0) {
 		if (!audit_is_header(ln->action))
 			return "the first line is not a header record "
-			    "(audit.created or audit.rotated)";
+			       "(audit.created or audit.rotated)";
 		if (strcmp(ln->action, "audit.created") == 0 &&
 		    (ln->seq != 1 || strspn(ln->prev, "0") != HASH_HEX_LEN))
 			return "audit.created must start the chain at "
-			    "sequence 1";
+			       "sequence 1";
 		return NULL;
 	}
 	if (audit_is_header(ln->action))
 		return "a header record in the middle of a file";
 	if (ln->seq != f->last + 1) {
-		snprintf(why, len, "the line holds sequence %" PRIu64 " where "
+		snprintf(why, len,
+		    "the line holds sequence %" PRIu64 " where "
 		    "%" PRIu64 " belongs: a record was deleted, moved or "
-		    "inserted", ln->seq, f->last + 1);
+		    "inserted",
+		    ln->seq, f->last + 1);
 		return why;
 	}
 	if (strcmp(ln->prev, f->last_hash) != 0)
 		return "its audit.prev_hash is not the previous record's "
-		    "event.hash: a record was replaced or inserted";
+		       "event.hash: a record was replaced or inserted";
 	return NULL;
 }
 
@@ -97,8 +99,8 @@ vtake(struct vfile *f, const struct audit_line *ln, const struct audit_head *h)
 	if (f->count++ == 0) {
 		f->first = ln->seq;
 		memcpy(f->first_prev, ln->prev, sizeof(f->first_prev));
-		snprintf(f->first_action, sizeof(f->first_action), "%s",
-		    ln->action);
+		snprintf(
+		    f->first_action, sizeof(f->first_action), "%s", ln->action);
 	}
 	f->last = ln->seq;
 	memcpy(f->last_hash, ln->hash, sizeof(f->last_hash));
@@ -153,10 +155,11 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 		return;
 	}
 	while (f->bad_seq == 0 &&
-	    (n = read_line(fp, buf, AUDIT_LINE_MAX, &nl, &total)) >= 0) {
+	       (n = read_line(fp, buf, AUDIT_LINE_MAX, &nl, &total)) >= 0) {
 		lineno++;
 		if (!nl)
-			vbad(f, f->last + 1, lineno, "the last line has no "
+			vbad(f, f->last + 1, lineno,
+			    "the last line has no "
 			    "newline: a torn or cut record");
 		else if (total > AUDIT_LINE_MAX)
 			vbad(f, f->last + 1, lineno,
@@ -166,8 +169,7 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 				vbad_first(f, buf, (size_t)n, e.msg);
 			else
 				vbad(f, f->last + 1, lineno, e.msg);
-		}
-		else if ((w = vlink(f, &ln, why, sizeof(why))) != NULL)
+		} else if ((w = vlink(f, &ln, why, sizeof(why))) != NULL)
 			vbad(f, f->count ? f->last + 1 : ln.seq, lineno, w);
 		else
 			vtake(f, &ln, h);
@@ -197,12 +199,14 @@ vseries(struct vfile *v, size_t n, FILE *out, struct audit_verify *res)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (i > 0 && (v[i].first != v[i - 1].last + 1 ||
-		    strcmp(v[i].first_prev, v[i - 1].last_hash) != 0)) {
-			snprintf(why, sizeof(why), "its header (sequence %"
-			    PRIu64 ") does not continue %s, which ends at "
-			    "sequence %" PRIu64, v[i].first, v[i - 1].path,
-			    v[i - 1].last);
+		if (i > 0 &&
+		    (v[i].first != v[i - 1].last + 1 ||
+		        strcmp(v[i].first_prev, v[i - 1].last_hash) != 0)) {
+			snprintf(why, sizeof(why),
+			    "its header (sequence %" PRIu64
+			    ") does not continue %s, which ends at "
+			    "sequence %" PRIu64,
+			    v[i].first, v[i - 1].path, v[i - 1].last);
 			vbad(&v[i], v[i - 1].last + 1, 1, why);
 		}
 		if (v[i].bad_seq != 0) {
@@ -227,23 +231,27 @@ vhead(struct vfile *v, size_t n, const struct audit_head *h, FILE *out,
 		if (v[i].head_found != 0) {
 			if (v[i].head_found == 1)
 				return 0;
-			snprintf(res->why, sizeof(res->why), "sequence %" PRIu64
+			snprintf(res->why, sizeof(res->why),
+			    "sequence %" PRIu64
 			    " has hash %s but the head says %s: the log was "
-			    "rewritten", h->seq, v[i].head_seen, h->hash);
+			    "rewritten",
+			    h->seq, v[i].head_seen, h->hash);
 			res->bad_seq = h->seq;
 			fprintf(out, "%s: %s\n", v[i].path, res->why);
 			return -1;
 		}
 	if (h->seq > v[n - 1].last) {
-		snprintf(res->why, sizeof(res->why), "the log ends at "
+		snprintf(res->why, sizeof(res->why),
+		    "the log ends at "
 		    "sequence %" PRIu64 " but the head is at %" PRIu64
 		    ": sequences %" PRIu64 "..%" PRIu64 " are missing (the "
 		    "tail was cut off)",
 		    v[n - 1].last, h->seq, v[n - 1].last + 1, h->seq);
 		res->bad_seq = v[n - 1].last + 1;
 	} else {
-		snprintf(res->why, sizeof(res->why), "the head (sequence %"
-		    PRIu64 ") is before the first record given (%" PRIu64 ")",
+		snprintf(res->why, sizeof(res->why),
+		    "the head (sequence %" PRIu64
+		    ") is before the first record given (%" PRIu64 ")",
 		    h->seq, v[0].first);
 		res->bad_seq = h->seq;
 	}
@@ -271,18 +279,22 @@ cli_audit_verify_files(char *const *files, size_t n,
 		r = vhead(v, n, head, out, res);
 	if (r == 0) {
 		for (i = 0; i < n; i++)
-			fprintf(out, "%s: sequences %" PRIu64 "..%" PRIu64
-			    ", chain intact\n", v[i].path, v[i].first,
-			    v[i].last);
+			fprintf(out,
+			    "%s: sequences %" PRIu64 "..%" PRIu64
+			    ", chain intact\n",
+			    v[i].path, v[i].first, v[i].last);
 		if (strcmp(v[0].first_action, "audit.rotated") == 0)
-			fprintf(out, "the chain continues a file not given: "
-			    "sequence %" PRIu64 ", hash %s\n", v[0].first - 1,
-			    v[0].first_prev);
+			fprintf(out,
+			    "the chain continues a file not given: "
+			    "sequence %" PRIu64 ", hash %s\n",
+			    v[0].first - 1, v[0].first_prev);
 		res->records = v[n - 1].last - v[0].first + 1;
 		res->head.seq = v[n - 1].last;
 		memcpy(res->head.hash, v[n - 1].last_hash, HASH_HEX_LEN + 1);
-		fprintf(out, "verified: %" PRIu64 " records in %zu file%s%s; "
-		    "head %" PRIu64 ":%s\n", res->records, n, n == 1 ? "" : "s",
+		fprintf(out,
+		    "verified: %" PRIu64 " records in %zu file%s%s; "
+		    "head %" PRIu64 ":%s\n",
+		    res->records, n, n == 1 ? "" : "s",
 		    head ? ", the head matches" : "", res->head.seq,
 		    res->head.hash);
 	}
@@ -301,16 +313,18 @@ load_head(const char *arg, struct audit_head *h, struct error *e)
 	if (audit_head_arg_dec(arg, h, e) == 0)
 		return 0;
 	if ((fd = open(arg, O_RDONLY | O_CLOEXEC)) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "--head %s: neither "
-		    "SEQ:HASH nor a readable file: %s", arg, strerror(errno));
+		return error_set(e, ERR_BAD_REQUEST,
+		    "--head %s: neither "
+		    "SEQ:HASH nor a readable file: %s",
+		    arg, strerror(errno));
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n < 0)
-		return error_set(e, ERR_BAD_REQUEST, "--head %s: %s", arg,
-		    strerror(errno));
+		return error_set(
+		    e, ERR_BAD_REQUEST, "--head %s: %s", arg, strerror(errno));
 	if (audit_head_file_dec(buf, (size_t)n, h, NULL, e) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "--head %s: %s", arg,
-		    e->msg);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "--head %s: %s", arg, e->msg);
 	return 0;
 }
 
@@ -325,7 +339,7 @@ cli_audit(int argc, char **argv)
 
 	if (argc < 1 || strcmp(argv[0], "verify") != 0) {
 		fprintf(stderr, "usage: skillctl audit verify "
-		    "[--head FILE|SEQ:HASH] FILE...\n");
+		                "[--head FILE|SEQ:HASH] FILE...\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (i + 1 < argc && strcmp(argv[i], "--head") == 0) {
@@ -340,11 +354,11 @@ cli_audit(int argc, char **argv)
 		i++;
 	if (i >= argc || argv[i][0] == '-') {
 		fprintf(stderr, "usage: skillctl audit verify "
-		    "[--head FILE|SEQ:HASH] FILE...\n");
+		                "[--head FILE|SEQ:HASH] FILE...\n");
 		return CLI_EXIT_USAGE;
 	}
-	if (cli_audit_verify_files(argv + i, (size_t)(argc - i), hp, stdout,
-	    &res) == -1) {
+	if (cli_audit_verify_files(
+	        argv + i, (size_t)(argc - i), hp, stdout, &res) == -1) {
 		printf("first bad event.sequence: %" PRIu64 "\n", res.bad_seq);
 		return 1;
 	}

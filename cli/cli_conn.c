@@ -14,10 +14,10 @@
 
 /* Replies nest deeper than requests (effects.files_written[].path). */
 static const struct mp_limits cli_reply_limits = {
-	.max_depth = 8,
-	.max_str = CLI_REPLY_MAX,
-	.max_elems = 65536,
-	.max_key = 256,
+    .max_depth = 8,
+    .max_str = CLI_REPLY_MAX,
+    .max_elems = 65536,
+    .max_key = 256,
 };
 
 /* -s wins, then the environment, then the installed or the dev socket. */
@@ -65,8 +65,7 @@ cli_connect(const char *path, int *fdp, struct error *e)
 
 /* Read fd to EOF, refusing more than max bytes; *out is never NULL. */
 int
-cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen,
-    struct error *e)
+cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e)
 {
 	size_t cap = 65536, len = 0;
 	uint8_t *buf = xmalloc(cap);
@@ -82,16 +81,16 @@ cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen,
 			continue;
 		if (n == -1) {
 			free(buf);
-			return error_set(e, ERR_INTERNAL, "%s",
-			    strerror(errno));
+			return error_set(
+			    e, ERR_INTERNAL, "%s", strerror(errno));
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 		if (len > max) {
 			free(buf);
-			return error_set(e, ERR_BAD_REQUEST,
-			    "more than %zu bytes", max);
+			return error_set(
+			    e, ERR_BAD_REQUEST, "more than %zu bytes", max);
 		}
 	}
 	*out = buf;
@@ -106,9 +105,10 @@ cli_encode(const struct client_req *req, struct mp_enc *m, struct error *e)
 	enc_init(m);
 	client_req_enc(m, req);
 	if (m->sb.size > FRAME_MAX_DEFAULT) {
-		error_set(e, ERR_BAD_REQUEST, "request of %zu bytes exceeds "
-		    "the broker's limit of %d bytes", m->sb.size,
-		    FRAME_MAX_DEFAULT);
+		error_set(e, ERR_BAD_REQUEST,
+		    "request of %zu bytes exceeds "
+		    "the broker's limit of %d bytes",
+		    m->sb.size, FRAME_MAX_DEFAULT);
 		enc_free(m);
 		return -1;
 	}
@@ -125,10 +125,10 @@ cli_id_matches(const msgpack_object *reply, const struct client_id *id)
 		return 0;
 	if (id->is_num)
 		return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		    o->via.u64 == id->num;
+		       o->via.u64 == id->num;
 	return id->str != NULL && o->type == MSGPACK_OBJECT_STR &&
-	    o->via.str.size == strlen(id->str) &&
-	    memcmp(o->via.str.ptr, id->str, o->via.str.size) == 0;
+	       o->via.str.size == strlen(id->str) &&
+	       memcmp(o->via.str.ptr, id->str, o->via.str.size) == 0;
 }
 
 /* 1 if the reply's "type" is the string t. */
@@ -138,8 +138,8 @@ reply_is(const msgpack_object *reply, const char *t)
 	const msgpack_object *o = mp_get(reply, "type");
 
 	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
-	    o->via.str.size == strlen(t) &&
-	    memcmp(o->via.str.ptr, t, o->via.str.size) == 0;
+	       o->via.str.size == strlen(t) &&
+	       memcmp(o->via.str.ptr, t, o->via.str.size) == 0;
 }
 
 /* A request-independent error (id nil or absent) ends our wait too. */
@@ -151,7 +151,7 @@ reply_is_ours(const msgpack_object *reply, const struct client_id *id)
 	if (cli_id_matches(reply, id))
 		return 1;
 	return reply_is(reply, "error") &&
-	    (o == NULL || o->type == MSGPACK_OBJECT_NIL);
+	       (o == NULL || o->type == MSGPACK_OBJECT_NIL);
 }
 
 /* Release a reply; safe on a zeroed or already freed one. */
@@ -172,13 +172,13 @@ recv_one(int fd, struct cli_reply *rep, struct error *e)
 
 	memset(rep, 0, sizeof(*rep));
 	if (frame_recv(fd, CLI_REPLY_MAX, &rep->buf, &rep->len, &fe) == -1)
-		return error_set(e, ERR_INTERNAL, "reading the reply: %s",
-		    fe.msg);
-	if (mp_decode(&rep->doc, rep->buf, rep->len, &cli_reply_limits,
-	    &fe) == -1) {
+		return error_set(
+		    e, ERR_INTERNAL, "reading the reply: %s", fe.msg);
+	if (mp_decode(&rep->doc, rep->buf, rep->len, &cli_reply_limits, &fe) ==
+	    -1) {
 		cli_reply_free(rep);
-		return error_set(e, ERR_INTERNAL, "malformed reply: %s",
-		    fe.msg);
+		return error_set(
+		    e, ERR_INTERNAL, "malformed reply: %s", fe.msg);
 	}
 	return 0;
 }
@@ -197,8 +197,8 @@ cli_recv_reply(int fd, const struct client_id *id, FILE *err,
 			return 0;
 		if (reply_is(rep->doc.root, "approval_request") && !noted) {
 			fprintf(err, "skillctl: the broker asks for an "
-			    "approval; this client does not support "
-			    "approvals, still waiting\n");
+			             "approval; this client does not support "
+			             "approvals, still waiting\n");
 			fflush(err);
 			noted = 1;
 		}

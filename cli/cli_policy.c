@@ -57,11 +57,12 @@ check_skills(char **dirs, size_t ndirs, const struct policy *pol)
 		}
 	for (i = 0; i < pol->nenabled; i++) {
 		for (found = 0, j = 0; j < reg.n; j++)
-			found |= glob_match(pol->enabled[i],
-			    reg.skills[j].name);
+			found |=
+			    glob_match(pol->enabled[i], reg.skills[j].name);
 		if (!found)
 			printf("warning: skills.enabled \"%s\" matches no "
-			    "skill\n", pol->enabled[i]);
+			       "skill\n",
+			    pol->enabled[i]);
 	}
 	registry_free(&reg);
 	return bad;
@@ -77,7 +78,7 @@ cli_policy_check(int argc, char **argv)
 	size_t ndirs = 0;
 	int bad, i, from_config = argc >= 2 && strcmp(argv[0], "-f") == 0;
 
-	log_init("skillctl", 1, -1);  /* quiet: findings go to stdout */
+	log_init("skillctl", 1, -1); /* quiet: findings go to stdout */
 	memset(&cfg, 0, sizeof(cfg));
 	if (from_config) {
 		if (config_load(&cfg, argv[1], &e) == -1) {
@@ -88,8 +89,8 @@ cli_policy_check(int argc, char **argv)
 		bad |= check_skills(cfg.skills_dirs, cfg.nskills_dirs, &pol);
 		config_free(&cfg);
 	} else {
-		bad = check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d",
-		    &pol);
+		bad =
+		    check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d", &pol);
 		dirs = xcalloc((size_t)argc + 1, sizeof(char *));
 		for (i = 1; i < argc; i++)
 			dirs[ndirs++] = argv[i];

@@ -21,7 +21,7 @@ cli_put_safe(FILE *f, const char *s)
 		if (*p < 0x20 || *p == 0x7f)
 			fputc('?', f);
 		else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			fputc('?', f);	/* C1 control, e.g. CSI */
+			fputc('?', f); /* C1 control, e.g. CSI */
 			p++;
 		} else
 			fputc(*p, f);
@@ -86,8 +86,8 @@ type_is(const msgpack_object *reply, const char *t)
 	const msgpack_object *o = mp_get(reply, "type");
 
 	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
-	    o->via.str.size == strlen(t) &&
-	    memcmp(o->via.str.ptr, t, o->via.str.size) == 0;
+	       o->via.str.size == strlen(t) &&
+	       memcmp(o->via.str.ptr, t, o->via.str.size) == 0;
 }
 
 /* The error's type name, or NULL when the reply carries none. */
@@ -123,8 +123,8 @@ print_error(const msgpack_object *reply, FILE *err, int *midline)
 
 /* effects.process, or NULL when the reply has none. */
 static int
-get_process(const msgpack_object *reply, const msgpack_object **proc,
-    struct error *e)
+get_process(
+    const msgpack_object *reply, const msgpack_object **proc, struct error *e)
 {
 	const msgpack_object *eff = NULL;
 
@@ -149,9 +149,9 @@ ok_status(const msgpack_object *reply, struct error *e)
 	    (pol != NULL && mp_bool(pol, "allowed", 0, &allowed, e) == -1))
 		return -1;
 	if (proc != NULL &&
-	    (mp_int(proc, "exit_code", 0, INT32_MIN, INT32_MAX, &code,
-	    e) == -1 ||
-	    mp_int(proc, "signal", 0, 0, 1024, &sig, e) == -1))
+	    (mp_int(proc, "exit_code", 0, INT32_MIN, INT32_MAX, &code, e) ==
+	            -1 ||
+	        mp_int(proc, "signal", 0, 0, 1024, &sig, e) == -1))
 		return -1;
 	if (sig > 0)
 		return sig < 128 ? 128 + (int)sig : 255;
@@ -189,8 +189,8 @@ put_bin(const msgpack_object *map, const char *key, FILE *f, int *midline,
 
 /* invoke: the skill's output, then notes on truncation. */
 static int
-print_output(const msgpack_object *reply, FILE *out, FILE *err,
-    int *midline, struct error *e)
+print_output(const msgpack_object *reply, FILE *out, FILE *err, int *midline,
+    struct error *e)
 {
 	const msgpack_object *o = NULL;
 	uint64_t nout = 0, nerr = 0;
@@ -208,15 +208,17 @@ print_output(const msgpack_object *reply, FILE *out, FILE *err,
 		return -1;
 	fflush(out);
 	if (trunc)
-		note(err, midline, "output truncated (stdout %" PRIu64
-		    " bytes, stderr %" PRIu64 " bytes in full)", nout, nerr);
+		note(err, midline,
+		    "output truncated (stdout %" PRIu64
+		    " bytes, stderr %" PRIu64 " bytes in full)",
+		    nout, nerr);
 	return 0;
 }
 
 /* invoke: say on stderr when the skill was killed or timed out. */
 static int
-print_process(const msgpack_object *reply, FILE *err, int *midline,
-    struct error *e)
+print_process(
+    const msgpack_object *reply, FILE *err, int *midline, struct error *e)
 {
 	const msgpack_object *proc;
 	int64_t sig = 0;
@@ -245,8 +247,8 @@ print_process(const msgpack_object *reply, FILE *err, int *midline,
 
 /* invoke: output, then process notes. */
 static int
-print_invoke(const msgpack_object *reply, FILE *out, FILE *err,
-    int *midline, struct error *e)
+print_invoke(const msgpack_object *reply, FILE *out, FILE *err, int *midline,
+    struct error *e)
 {
 	if (print_output(reply, out, err, midline, e) == -1)
 		return -1;
@@ -269,7 +271,7 @@ print_authorize(const msgpack_object *reply, FILE *out, struct error *e)
 	if (mp_bool(pol, "allowed", 1, &allowed, e) == -1 ||
 	    mp_str(pol, "decision_reason", 0, FIELD_MAX, &reason, e) == -1 ||
 	    mp_strarr(pol, "matched_rules", 0, 65536, FIELD_MAX, &rules,
-	    &nrules, e) == -1) {
+	        &nrules, e) == -1) {
 		free(reason);
 		return -1;
 	}
@@ -306,8 +308,8 @@ print_skill(const msgpack_object *s, FILE *out, struct error *e)
 	}
 	if (mp_str(s, "name", 1, FIELD_MAX, &name, e) == -1 ||
 	    mp_str(s, "description", 0, FIELD_MAX, &desc, e) == -1 ||
-	    mp_strarr(s, "commands", 0, 65536, FIELD_MAX, &cmds, &ncmds,
-	    e) == -1 ||
+	    mp_strarr(s, "commands", 0, 65536, FIELD_MAX, &cmds, &ncmds, e) ==
+	        -1 ||
 	    mp_bool(s, "valid", 0, &valid, e) == -1 ||
 	    mp_str(s, "error", 0, FIELD_MAX, &why, e) == -1)
 		goto out;
@@ -344,8 +346,8 @@ print_skills(const msgpack_object *reply, FILE *out, struct error *e)
 	if (arr == NULL || arr->type == MSGPACK_OBJECT_NIL)
 		return 0;
 	if (arr->type != MSGPACK_OBJECT_ARRAY)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"skills\" must be an array");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"skills\" must be an array");
 	for (i = 0; i < arr->via.array.size; i++)
 		if (print_skill(&arr->via.array.ptr[i], out, e) == -1)
 			return -1;
@@ -371,8 +373,9 @@ print_hello(const msgpack_object *reply, FILE *out, struct error *e)
 	cli_put_safe(out, server != NULL ? server : "skillbroker");
 	fputc(' ', out);
 	cli_put_safe(out, version);
-	fprintf(out, " protocol %" PRIu64 ", you are uid %" PRIu64
-	    " gid %" PRIu64 "\n", proto, uid, gid);
+	fprintf(out,
+	    " protocol %" PRIu64 ", you are uid %" PRIu64 " gid %" PRIu64 "\n",
+	    proto, uid, gid);
 	r = 0;
 out:
 	free(server);
@@ -418,8 +421,9 @@ cli_print_reply(const msgpack_object *reply, enum creq_type type, int json,
 	if (mp_bool(reply, "ok", 1, &ok, &e) == -1)
 		goto bad;
 	if (json)
-		r = cli_print_json(reply, out) == -1 ?
-		    error_set(&e, ERR_INTERNAL, "cannot convert to JSON") : 0;
+		r = cli_print_json(reply, out) == -1
+		        ? error_set(&e, ERR_INTERNAL, "cannot convert to JSON")
+		        : 0;
 	else
 		r = print_human(reply, type, out, err, &midline, &e);
 	fflush(out);

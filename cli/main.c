@@ -15,51 +15,52 @@
 #include "cli.h"
 
 static const char synopsis[] =
-"usage: skillctl [-s SOCKET] invoke SKILL [COMMAND] [OPTIONS] [-- ARGS...]\n"
-"       skillctl [-s SOCKET] authorize SKILL [COMMAND] [OPTIONS] "
-"[-- ARGS...]\n"
-"       skillctl [-s SOCKET] skills [--json]\n"
-"       skillctl [-s SOCKET] hello [--json]\n"
-"       skillctl [-s SOCKET] reload [--json]\n"
-"       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
-"       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
+    "usage: skillctl [-s SOCKET] invoke SKILL [COMMAND] [OPTIONS] [-- "
+    "ARGS...]\n"
+    "       skillctl [-s SOCKET] authorize SKILL [COMMAND] [OPTIONS] "
+    "[-- ARGS...]\n"
+    "       skillctl [-s SOCKET] skills [--json]\n"
+    "       skillctl [-s SOCKET] hello [--json]\n"
+    "       skillctl [-s SOCKET] reload [--json]\n"
+    "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
+    "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
 
 static const char usage_text[] =
-"\n"
-"options of invoke and authorize:\n"
-"  --session ID     the session to run in (default \"default\")\n"
-"  --phase P        the phase to run in (default \"planning\")\n"
-"  --timeout MS     ask for a run time limit, in milliseconds\n"
-"  --stdin-file F   send the contents of file F as the skill's stdin\n"
-"  --stdin          send skillctl's own stdin (at most 1 MiB)\n"
-"  --env K=V        set an environment variable (repeatable)\n"
-"  --json           print the whole reply as one line of JSON\n"
-"  -- ARGS...       everything after -- goes to the skill as arguments\n"
-"\n"
-"The socket is -s SOCKET, else $SKILLBROKER_SOCKET, else\n"
-"/run/skillbroker/skillbroker.sock, or run/skillbroker.sock in the\n"
-"current directory when only that one exists.\n"
-"\n"
-"Exit status:\n"
-"  0      success (invoke: the skill exited 0)\n"
-"  1-255  invoke: the skill's non-zero exit status, or 128+N when a\n"
-"         signal N killed it (these can overlap 2-4; --json tells)\n"
-"  2      usage error, or --stdin/--stdin-file input unreadable or "
-"too big\n"
-"  3      the broker refused or failed the request (ok=false)\n"
-"  4      cannot connect, a protocol error, or output cannot be written\n"
-"\n"
-"reload asks policyd to load its policy files and skills again (admin\n"
-"principals only). policy check lints policy files and skill\n"
-"directories offline with the daemon's own parser: it prints\n"
-"FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n"
-"\n"
-"audit verify checks audit log files (one, or a rotated series in any\n"
-"order) offline: every line's hash, the chain from line to line and\n"
-"file to file, and with --head (the daemon's state_dir/audit.head, or\n"
-"SEQ:HASH kept elsewhere) that no record was cut off the end. It\n"
-"names the first bad event.sequence and exits 1 if the chain is\n"
-"broken.\n";
+    "\n"
+    "options of invoke and authorize:\n"
+    "  --session ID     the session to run in (default \"default\")\n"
+    "  --phase P        the phase to run in (default \"planning\")\n"
+    "  --timeout MS     ask for a run time limit, in milliseconds\n"
+    "  --stdin-file F   send the contents of file F as the skill's stdin\n"
+    "  --stdin          send skillctl's own stdin (at most 1 MiB)\n"
+    "  --env K=V        set an environment variable (repeatable)\n"
+    "  --json           print the whole reply as one line of JSON\n"
+    "  -- ARGS...       everything after -- goes to the skill as arguments\n"
+    "\n"
+    "The socket is -s SOCKET, else $SKILLBROKER_SOCKET, else\n"
+    "/run/skillbroker/skillbroker.sock, or run/skillbroker.sock in the\n"
+    "current directory when only that one exists.\n"
+    "\n"
+    "Exit status:\n"
+    "  0      success (invoke: the skill exited 0)\n"
+    "  1-255  invoke: the skill's non-zero exit status, or 128+N when a\n"
+    "         signal N killed it (these can overlap 2-4; --json tells)\n"
+    "  2      usage error, or --stdin/--stdin-file input unreadable or "
+    "too big\n"
+    "  3      the broker refused or failed the request (ok=false)\n"
+    "  4      cannot connect, a protocol error, or output cannot be written\n"
+    "\n"
+    "reload asks policyd to load its policy files and skills again (admin\n"
+    "principals only). policy check lints policy files and skill\n"
+    "directories offline with the daemon's own parser: it prints\n"
+    "FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n"
+    "\n"
+    "audit verify checks audit log files (one, or a rotated series in any\n"
+    "order) offline: every line's hash, the chain from line to line and\n"
+    "file to file, and with --head (the daemon's state_dir/audit.head, or\n"
+    "SEQ:HASH kept elsewhere) that no record was cut off the end. It\n"
+    "names the first bad event.sequence and exits 1 if the chain is\n"
+    "broken.\n";
 
 struct opts {
 	const char *sock;
@@ -69,8 +70,7 @@ struct opts {
 };
 
 /* --help: the full text on stdout. */
-static void __attribute__((noreturn))
-usage_help(void)
+static void __attribute__((noreturn)) usage_help(void)
 {
 	fputs(synopsis, stdout);
 	fputs(usage_text, stdout);
@@ -152,8 +152,8 @@ call_option(struct opts *o, int argc, char **argv, int *i)
 		set_str(&o->req.phase, v);
 	else if ((v = opt_value("--timeout", argc, argv, i)) != NULL) {
 		if (parse_uint(v, 1, 86400000, &o->req.timeout_ms) == -1)
-			usage_err("--timeout wants 1..86400000 ms, not \"%s\"",
-			    v);
+			usage_err(
+			    "--timeout wants 1..86400000 ms, not \"%s\"", v);
 	} else if ((v = opt_value("--stdin-file", argc, argv, i)) != NULL)
 		o->stdin_file = v;
 	else if ((v = opt_value("--env", argc, argv, i)) != NULL)
@@ -205,7 +205,8 @@ parse_call(struct opts *o, int argc, char **argv)
 			o->req.command = xstrdup(argv[i]);
 		else
 			usage_err("unexpected \"%s\"; skill arguments go "
-			    "after --", argv[i]);
+			          "after --",
+			    argv[i]);
 	}
 	if (o->req.skill == NULL)
 		usage_err("%s needs a SKILL", verb);
@@ -240,9 +241,10 @@ parse_verb(struct opts *o, int argc, char **argv)
 		o->req.type = v[0] == 'i' ? CREQ_INVOKE : CREQ_AUTHORIZE;
 		parse_call(o, argc, argv);
 	} else if (strcmp(v, "skills") == 0 || strcmp(v, "hello") == 0 ||
-	    strcmp(v, "reload") == 0) {
-		o->req.type = v[0] == 's' ? CREQ_SKILLS : v[0] == 'h' ?
-		    CREQ_HELLO : CREQ_RELOAD;
+	           strcmp(v, "reload") == 0) {
+		o->req.type = v[0] == 's'   ? CREQ_SKILLS
+		              : v[0] == 'h' ? CREQ_HELLO
+		                            : CREQ_RELOAD;
 		parse_plain(o, argc, argv);
 	} else if (strcmp(v, "policy") == 0) {
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
@@ -250,7 +252,7 @@ parse_verb(struct opts *o, int argc, char **argv)
 		exit(cli_policy_check(argc - 2, argv + 2));
 	} else if (strcmp(v, "audit") == 0) {
 		if (argc > 1 && (strcmp(argv[1], "-h") == 0 ||
-		    strcmp(argv[1], "--help") == 0))
+		                    strcmp(argv[1], "--help") == 0))
 			usage_help();
 		exit(cli_audit(argc - 1, argv + 1));
 	} else if (strcmp(v, "help") == 0)
@@ -299,8 +301,8 @@ load_stdin(struct opts *o)
 		fprintf(stderr, "skillctl: %s: %s\n", name, strerror(errno));
 		exit(CLI_EXIT_USAGE);
 	}
-	r = cli_read_all(fd, CLI_STDIN_MAX, &o->req.stdin_data,
-	    &o->req.stdin_len, &e);
+	r = cli_read_all(
+	    fd, CLI_STDIN_MAX, &o->req.stdin_data, &o->req.stdin_len, &e);
 	if (fd != 0)
 		close(fd);
 	if (r == -1) {
@@ -334,8 +336,8 @@ run(struct opts *o)
 		fputc('\n', stderr);
 		return CLI_EXIT_PROTO;
 	}
-	status = cli_print_reply(rep.doc.root, o->req.type, o->json, stdout,
-	    stderr);
+	status =
+	    cli_print_reply(rep.doc.root, o->req.type, o->json, stdout, stderr);
 	cli_reply_free(&rep);
 	return status;
 }
@@ -355,8 +357,8 @@ main(int argc, char **argv)
 	status = run(&o);
 	client_req_free(&o.req);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "skillctl: writing output: %s\n",
-		    strerror(errno));
+		fprintf(
+		    stderr, "skillctl: writing output: %s\n", strerror(errno));
 		return CLI_EXIT_PROTO;
 	}
 	return status;

@@ -14,13 +14,13 @@
 #include "ydoc.h"
 
 static const struct limits default_limits = {
-	.timeout_ms = 10000,
-	.max_timeout_ms = 300000,
-	.output_bytes = 65536,
-	.memory_mb = 256,
-	.pids = 64,
-	.fsize_mb = 64,
-	.nofile = 64,
+    .timeout_ms = 10000,
+    .max_timeout_ms = 300000,
+    .output_bytes = 65536,
+    .memory_mb = 256,
+    .pids = 64,
+    .fsize_mb = 64,
+    .nofile = 64,
 };
 
 /* Make p absolute relative to base (the config file's directory). */
@@ -53,20 +53,22 @@ config_path(struct ydoc *y, yaml_node_t *n, const char *base, char **out,
 }
 
 static int
-config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l,
-    struct error *e)
+config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l, struct error *e)
 {
-	static const char *const keys[] = { "timeout_ms", "max_timeout_ms",
-		"output_bytes", "memory_mb", "pids", "fsize_mb", "nofile",
-		NULL };
-	struct { const char *k; uint64_t *v; uint64_t min, max; } f[] = {
-		{ "timeout_ms", &l->timeout_ms, 1, 86400000 },
-		{ "max_timeout_ms", &l->max_timeout_ms, 1, 86400000 },
-		{ "output_bytes", &l->output_bytes, 1, 64 * 1024 * 1024 },
-		{ "memory_mb", &l->memory_mb, 8, 1024 * 1024 },
-		{ "pids", &l->pids, 1, 65536 },
-		{ "fsize_mb", &l->fsize_mb, 1, 1024 * 1024 },
-		{ "nofile", &l->nofile, 8, 65536 },
+	static const char *const keys[] = {"timeout_ms", "max_timeout_ms",
+	    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", NULL};
+	struct {
+		const char *k;
+		uint64_t *v;
+		uint64_t min, max;
+	} f[] = {
+	    {"timeout_ms", &l->timeout_ms, 1, 86400000},
+	    {"max_timeout_ms", &l->max_timeout_ms, 1, 86400000},
+	    {"output_bytes", &l->output_bytes, 1, 64 * 1024 * 1024},
+	    {"memory_mb", &l->memory_mb, 8, 1024 * 1024},
+	    {"pids", &l->pids, 1, 65536},
+	    {"fsize_mb", &l->fsize_mb, 1, 1024 * 1024},
+	    {"nofile", &l->nofile, 8, 65536},
 	};
 	yaml_node_t *v;
 	size_t i;
@@ -84,11 +86,10 @@ config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l,
 }
 
 static int
-config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
-    struct error *e)
+config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 {
-	static const char *const keys[] = { "uids", "network", "system_paths",
-		"tmp_mb", "work_mb", "max_sessions", "session_idle_s", NULL };
+	static const char *const keys[] = {"uids", "network", "system_paths",
+	    "tmp_mb", "work_mb", "max_sessions", "session_idle_s", NULL};
 	yaml_node_t *u;
 	uint64_t first, last;
 	const char *net;
@@ -105,13 +106,13 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 		c->worker_network_host = strcmp(net, "host") == 0;
 	}
 	if (((u = ymap_get(y, n, "tmp_mb")) != NULL &&
-	    yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
+	        yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
 	    ((u = ymap_get(y, n, "work_mb")) != NULL &&
-	    yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
+	        yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
 	    ((u = ymap_get(y, n, "max_sessions")) != NULL &&
-	    yuint(y, u, 1, 65536, &c->max_sessions, e)) ||
+	        yuint(y, u, 1, 65536, &c->max_sessions, e)) ||
 	    ((u = ymap_get(y, n, "session_idle_s")) != NULL &&
-	    yuint(y, u, 1, 86400 * 365, &c->session_idle_s, e)))
+	        yuint(y, u, 1, 86400 * 365, &c->session_idle_s, e)))
 		return -1;
 	if ((u = ymap_get(y, n, "system_paths")) != NULL) {
 		strarr_free(c->sys_paths, c->nsys_paths);
@@ -120,7 +121,8 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 		for (i = 0; i < c->nsys_paths; i++)
 			if (c->sys_paths[i][0] != '/' ||
 			    strstr(c->sys_paths[i], "..") != NULL)
-				return yerr(y, u, e, "worker.system_paths: "
+				return yerr(y, u, e,
+				    "worker.system_paths: "
 				    "absolute paths without \"..\"");
 	}
 	if ((u = ymap_get(y, n, "uids")) == NULL)
@@ -128,24 +130,29 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c,
 	if (u->type != YAML_SEQUENCE_NODE ||
 	    u->data.sequence.items.top - u->data.sequence.items.start != 2)
 		return yerr(y, u, e, "worker.uids must be [first, last]");
-	if (yuint(y, yaml_document_get_node(&y->doc,
-	    u->data.sequence.items.start[0]), 1, 4294967294U, &first, e) ||
-	    yuint(y, yaml_document_get_node(&y->doc,
-	    u->data.sequence.items.start[1]), 1, 4294967294U, &last, e))
+	if (yuint(y,
+	        yaml_document_get_node(
+	            &y->doc, u->data.sequence.items.start[0]),
+	        1, 4294967294U, &first, e) ||
+	    yuint(y,
+	        yaml_document_get_node(
+	            &y->doc, u->data.sequence.items.start[1]),
+	        1, 4294967294U, &last, e))
 		return -1;
 	if (first > last || last - first > 65535)
-		return yerr(y, u, e, "worker.uids: first must be <= last, "
+		return yerr(y, u, e,
+		    "worker.uids: first must be <= last, "
 		    "at most 65536 uids");
 	c->worker_uid_first = (uint32_t)first;
 	c->worker_uid_last = (uint32_t)last;
 	return 0;
 }
 
-const char *const audit_flush_names[] = { "none", "incremental", "data",
-	"sync", NULL };
-const char *const audit_max_action_names[] = { "rotate", "keep_logs", NULL };
-const char *const audit_fail_action_names[] = { "suspend", "rotate", "halt",
-	NULL };
+const char *const audit_flush_names[] = {
+    "none", "incremental", "data", "sync", NULL};
+const char *const audit_max_action_names[] = {"rotate", "keep_logs", NULL};
+const char *const audit_fail_action_names[] = {
+    "suspend", "rotate", "halt", NULL};
 
 int
 config_keyword(const char *const *names, const char *s)
@@ -214,15 +221,16 @@ config_audit_keyword(struct ydoc *y, yaml_node_t *n, const char *key,
 }
 
 static int
-config_audit_size(struct ydoc *y, yaml_node_t *n, uint64_t *out,
-    struct error *e)
+config_audit_size(
+    struct ydoc *y, yaml_node_t *n, uint64_t *out, struct error *e)
 {
 	const char *s;
 
 	if (yscalar(y, n, &s, e) == -1)
 		return -1;
 	if (audit_size_parse(s, out) == -1 || (*out != 0 && *out < 4096))
-		return yerr(y, n, e, "audit.max_log_file must be a whole "
+		return yerr(y, n, e,
+		    "audit.max_log_file must be a whole "
 		    "number of MiB, or of KiB with a K suffix (at least 4K), "
 		    "or 0 for no limit");
 	return 0;
@@ -230,39 +238,40 @@ config_audit_size(struct ydoc *y, yaml_node_t *n, uint64_t *out,
 
 /* The audit block: path and the Linux auditd-named durability keys. */
 static int
-config_audit(struct ydoc *y, yaml_node_t *n, const char *base,
-    struct config *c, struct error *e)
+config_audit(struct ydoc *y, yaml_node_t *n, const char *base, struct config *c,
+    struct error *e)
 {
-	static const char *const keys[] = { "path", "flush", "freq",
-		"max_log_file", "max_log_file_action", "num_logs",
-		"disk_full_action", "disk_error_action", NULL };
+	static const char *const keys[] = {"path", "flush", "freq",
+	    "max_log_file", "max_log_file_action", "num_logs",
+	    "disk_full_action", "disk_error_action", NULL};
 	struct audit_settings *a = &c->audit;
-	int v[4] = { (int)a->flush, (int)a->max_log_file_action,
-		(int)a->disk_full_action, (int)a->disk_error_action };
+	int v[4] = {(int)a->flush, (int)a->max_log_file_action,
+	    (int)a->disk_full_action, (int)a->disk_error_action};
 	yaml_node_t *p;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "audit", e) ||
 	    ymap_only(y, n, keys, e))
 		return -1;
 	if (((p = ymap_get(y, n, "path")) &&
-	    config_path(y, p, base, &c->audit_path, e)) ||
-	    ((p = ymap_get(y, n, "flush")) && config_audit_keyword(y, p,
-	    "flush", audit_flush_names, &v[0], e)) ||
-	    ((p = ymap_get(y, n, "freq")) && yuint(y, p, 1, AUDIT_FREQ_MAX,
-	    &a->freq, e)) ||
-	    ((p = ymap_get(y, n, "max_log_file")) && config_audit_size(y, p,
-	    &a->max_log_file, e)) ||
+	        config_path(y, p, base, &c->audit_path, e)) ||
+	    ((p = ymap_get(y, n, "flush")) &&
+	        config_audit_keyword(
+	            y, p, "flush", audit_flush_names, &v[0], e)) ||
+	    ((p = ymap_get(y, n, "freq")) &&
+	        yuint(y, p, 1, AUDIT_FREQ_MAX, &a->freq, e)) ||
+	    ((p = ymap_get(y, n, "max_log_file")) &&
+	        config_audit_size(y, p, &a->max_log_file, e)) ||
 	    ((p = ymap_get(y, n, "max_log_file_action")) &&
-	    config_audit_keyword(y, p, "max_log_file_action",
-	    audit_max_action_names, &v[1], e)) ||
-	    ((p = ymap_get(y, n, "num_logs")) && yuint(y, p, 2,
-	    AUDIT_NUM_LOGS_MAX, &a->num_logs, e)) ||
+	        config_audit_keyword(y, p, "max_log_file_action",
+	            audit_max_action_names, &v[1], e)) ||
+	    ((p = ymap_get(y, n, "num_logs")) &&
+	        yuint(y, p, 2, AUDIT_NUM_LOGS_MAX, &a->num_logs, e)) ||
 	    ((p = ymap_get(y, n, "disk_full_action")) &&
-	    config_audit_keyword(y, p, "disk_full_action",
-	    audit_fail_action_names, &v[2], e)) ||
+	        config_audit_keyword(y, p, "disk_full_action",
+	            audit_fail_action_names, &v[2], e)) ||
 	    ((p = ymap_get(y, n, "disk_error_action")) &&
-	    config_audit_keyword(y, p, "disk_error_action",
-	    audit_fail_action_names, &v[3], e)))
+	        config_audit_keyword(y, p, "disk_error_action",
+	            audit_fail_action_names, &v[3], e)))
 		return -1;
 	a->flush = (enum audit_flush)v[0];
 	a->max_log_file_action = (enum audit_max_action)v[1];
@@ -291,34 +300,34 @@ config_skills_dirs(struct ydoc *y, yaml_node_t *n, const char *base,
 }
 
 static int
-config_parse(struct ydoc *y, const char *base, struct config *c,
-    struct error *e)
+config_parse(
+    struct ydoc *y, const char *base, struct config *c, struct error *e)
 {
-	static const char *const keys[] = { "socket", "skills_dirs",
-		"policy_dir", "state_dir", "audit", "privsep_user", "worker",
-		"limits", "max_frame_bytes", "max_clients", NULL };
+	static const char *const keys[] = {"socket", "skills_dirs",
+	    "policy_dir", "state_dir", "audit", "privsep_user", "worker",
+	    "limits", "max_frame_bytes", "max_clients", NULL};
 	yaml_node_t *r = ydoc_root(y), *n;
 	const char *s;
 
 	if (yexpect(y, r, YAML_MAPPING_NODE, "the config", e) ||
 	    ymap_only(y, r, keys, e))
 		return -1;
-	if (((n = ymap_get(y, r, "socket")) && config_path(y, n, base,
-	    &c->socket, e)) ||
-	    ((n = ymap_get(y, r, "policy_dir")) && config_path(y, n, base,
-	    &c->policy_dir, e)) ||
-	    ((n = ymap_get(y, r, "state_dir")) && config_path(y, n, base,
-	    &c->state_dir, e)) ||
-	    ((n = ymap_get(y, r, "skills_dirs")) && config_skills_dirs(y, n,
-	    base, c, e)) ||
+	if (((n = ymap_get(y, r, "socket")) &&
+	        config_path(y, n, base, &c->socket, e)) ||
+	    ((n = ymap_get(y, r, "policy_dir")) &&
+	        config_path(y, n, base, &c->policy_dir, e)) ||
+	    ((n = ymap_get(y, r, "state_dir")) &&
+	        config_path(y, n, base, &c->state_dir, e)) ||
+	    ((n = ymap_get(y, r, "skills_dirs")) &&
+	        config_skills_dirs(y, n, base, c, e)) ||
 	    ((n = ymap_get(y, r, "audit")) && config_audit(y, n, base, c, e)) ||
 	    ((n = ymap_get(y, r, "worker")) && config_worker(y, n, c, e)) ||
-	    ((n = ymap_get(y, r, "limits")) && config_limits(y, n,
-	    &c->limits, e)) ||
-	    ((n = ymap_get(y, r, "max_frame_bytes")) && yuint(y, n, 1024,
-	    1024 * 1024, &c->max_frame_bytes, e)) ||
-	    ((n = ymap_get(y, r, "max_clients")) && yuint(y, n, 1, 65536,
-	    &c->max_clients, e)))
+	    ((n = ymap_get(y, r, "limits")) &&
+	        config_limits(y, n, &c->limits, e)) ||
+	    ((n = ymap_get(y, r, "max_frame_bytes")) &&
+	        yuint(y, n, 1024, 1024 * 1024, &c->max_frame_bytes, e)) ||
+	    ((n = ymap_get(y, r, "max_clients")) &&
+	        yuint(y, n, 1, 65536, &c->max_clients, e)))
 		return -1;
 	if ((n = ymap_get(y, r, "privsep_user")) != NULL) {
 		if (yscalar(y, n, &s, e) == -1)
@@ -330,12 +339,11 @@ config_parse(struct ydoc *y, const char *base, struct config *c,
 }
 
 /* What a skill needs of the host to run programs, and nothing secret. */
-static const char *const default_sys_paths[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-	"/etc/alternatives", "/etc/localtime", "/etc/nsswitch.conf",
-	"/etc/hosts", "/etc/resolv.conf", "/etc/ssl/certs", NULL
-};
+static const char *const default_sys_paths[] = {"/usr", "/bin", "/sbin", "/lib",
+    "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
+    "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/ssl/certs",
+    NULL};
 
 /* Defaults that need the config's directory. */
 static void
@@ -357,7 +365,7 @@ config_defaults(struct config *c, const char *base)
 	c->max_sessions = 128;
 	c->session_idle_s = 3600;
 	for (c->nsys_paths = 0; default_sys_paths[c->nsys_paths] != NULL;
-	    c->nsys_paths++)
+	     c->nsys_paths++)
 		;
 	c->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
 	for (size_t i = 0; i < c->nsys_paths; i++)
@@ -372,8 +380,8 @@ config_load(struct config *c, const char *path, struct error *e)
 	int r;
 
 	if ((abs = realpath(path, NULL)) == NULL)
-		return error_set(e, ERR_BAD_REQUEST, "%s: %s", path,
-		    strerror(errno));
+		return error_set(
+		    e, ERR_BAD_REQUEST, "%s: %s", path, strerror(errno));
 	tmp = xstrdup(abs);
 	dir = xstrdup(dirname(tmp));
 	free(tmp);
@@ -415,8 +423,8 @@ config_resolve_user(struct config *c, struct error *e)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "privsep_user \"%s\": no such user", c->privsep_user);
 	if (c->privsep_uid == 0)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "privsep_user must not be root");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "privsep_user must not be root");
 	if (c->privsep_uid >= c->worker_uid_first &&
 	    c->privsep_uid <= c->worker_uid_last)
 		return error_set(e, ERR_BAD_REQUEST,

@@ -17,24 +17,31 @@ struct limits {
 };
 
 /* Audit log settings, named as Linux auditd names them (docs/audit.md). */
-enum audit_flush { AUDIT_FLUSH_NONE, AUDIT_FLUSH_INCREMENTAL,
-	AUDIT_FLUSH_DATA, AUDIT_FLUSH_SYNC };
+enum audit_flush {
+	AUDIT_FLUSH_NONE,
+	AUDIT_FLUSH_INCREMENTAL,
+	AUDIT_FLUSH_DATA,
+	AUDIT_FLUSH_SYNC
+};
 enum audit_max_action { AUDIT_MAX_ROTATE, AUDIT_MAX_KEEP_LOGS };
-enum audit_fail_action { AUDIT_FAIL_SUSPEND, AUDIT_FAIL_ROTATE,
-	AUDIT_FAIL_HALT };
+enum audit_fail_action {
+	AUDIT_FAIL_SUSPEND,
+	AUDIT_FAIL_ROTATE,
+	AUDIT_FAIL_HALT
+};
 
 #define AUDIT_FREQ_MAX 1000000
 #define AUDIT_NUM_LOGS_MAX 999
-#define AUDIT_MAX_LOG_FILE_MAX (1024ULL * 1024 * 1024 * 1024)  /* 1 TiB */
+#define AUDIT_MAX_LOG_FILE_MAX (1024ULL * 1024 * 1024 * 1024) /* 1 TiB */
 /* auditd's exit status when an action says halt: the master stops. */
 #define AUDIT_EXIT_HALT 3
 
 struct audit_settings {
 	enum audit_flush flush;
-	uint64_t freq;             /* incremental: sync every freq records */
-	uint64_t max_log_file;     /* bytes; 0: no size limit */
+	uint64_t freq;         /* incremental: sync every freq records */
+	uint64_t max_log_file; /* bytes; 0: no size limit */
 	enum audit_max_action max_log_file_action;
-	uint64_t num_logs;         /* files kept by rotate, current included */
+	uint64_t num_logs; /* files kept by rotate, current included */
 	enum audit_fail_action disk_full_action, disk_error_action;
 };
 
@@ -43,26 +50,27 @@ extern const char *const audit_max_action_names[];
 extern const char *const audit_fail_action_names[];
 
 struct config {
-	char *path;            /* absolute path of the config file */
+	char *path; /* absolute path of the config file */
 	char *socket;
 	char **skills_dirs;
 	size_t nskills_dirs;
 	char *policy_dir;
 	char *state_dir;
 	char *audit_path;
-	char *audit_head;      /* state_dir/audit.head: the chain's head */
+	char *audit_head; /* state_dir/audit.head: the chain's head */
 	struct audit_settings audit;
 	char *privsep_user;
 	uid_t privsep_uid;
 	gid_t privsep_gid;
 	uint32_t worker_uid_first, worker_uid_last;
-	int worker_network_host;   /* worker.network: host (no egress proxy yet) */
-	char **sys_paths;          /* worker.system_paths: read-only binds */
+	int worker_network_host; /* worker.network: host (no egress proxy yet)
+	                          */
+	char **sys_paths;        /* worker.system_paths: read-only binds */
 	size_t nsys_paths;
-	uint64_t worker_tmp_mb;    /* worker.tmp_mb: the sandbox's /tmp */
-	uint64_t work_mb;          /* worker.work_mb: each session's work dir */
-	uint64_t max_sessions;     /* worker.max_sessions: work dirs at once */
-	uint64_t session_idle_s;   /* worker.session_idle_s: then unmounted */
+	uint64_t worker_tmp_mb;  /* worker.tmp_mb: the sandbox's /tmp */
+	uint64_t work_mb;        /* worker.work_mb: each session's work dir */
+	uint64_t max_sessions;   /* worker.max_sessions: work dirs at once */
+	uint64_t session_idle_s; /* worker.session_idle_s: then unmounted */
 	uint64_t max_frame_bytes;
 	uint64_t max_clients;
 	struct limits limits;

@@ -37,7 +37,7 @@ struct error {
 
 /* Fill *e (if not NULL) and return -1, so callers can "return error_set()". */
 int error_set(struct error *e, enum err_type type, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 const char *err_type_name(enum err_type type);
 /* Map a wire name back to its type; ERR__COUNT when unknown. */
 enum err_type err_type_from_name(const char *name);

@@ -12,9 +12,9 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fatal_impl(const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
+    __attribute__((format(printf, 2, 3), noreturn));
 void fatalx_impl(const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
+    __attribute__((format(printf, 2, 3), noreturn));
 
 /* fatal appends strerror(errno); fatalx does not. Both name the caller. */
 #define fatal(...) fatal_impl(__func__, __VA_ARGS__)

@@ -31,7 +31,7 @@ privdrop(uid_t uid, gid_t gid, const char *chroot_dir, struct error *e)
 	if (setuid(0) != -1 || seteuid(0) != -1 || setgid(0) != -1)
 		return error_set(e, ERR_INTERNAL, "could regain root");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		return error_set(e, ERR_INTERNAL, "no_new_privs: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_INTERNAL, "no_new_privs: %s", strerror(errno));
 	return 0;
 }

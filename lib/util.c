@@ -97,7 +97,8 @@ ident_valid(const char *s, size_t max)
 	for (i = 0; i < len; i++) {
 		char c = s[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+		        (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		        c == '-'))
 			return 0;
 	}
 	return 1;
@@ -265,7 +266,7 @@ path_normalize(char *path)
 	size_t len;
 
 	if (path[0] != '/')
-		return;  /* only absolute paths have a meaning without a cwd */
+		return; /* only absolute paths have a meaning without a cwd */
 	while (*p == '/')
 		p++;
 	while (*p != '\0') {

@@ -31,8 +31,6 @@ int random_bytes(void *buf, size_t len);
 /* Hex-encode len bytes into out (2*len+1 bytes). */
 void hex_encode(const uint8_t *in, size_t len, char *out);
 
-
-
 /* mkdir -p with mode for each created level; existing dirs are kept. */
 int mkdir_p(const char *path, mode_t mode);
 /*
@@ -45,7 +43,7 @@ char *utf8_escape(const char *s);
 void strarr_free(char **v, size_t n);
 /* snprintf that reports truncation: -1 if the result did not fit. */
 int fmt_path(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Lexically drop ".", ".." and repeated slashes of an absolute path. */
 void path_normalize(char *path);
 #endif

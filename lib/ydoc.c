@@ -41,8 +41,10 @@ ydoc_load_buf(struct ydoc *y, const char *name, const char *buf, size_t len,
 	y->name = xstrdup(name);
 	y->line0 = line0;
 	if (!utf8_valid(buf, len))
-		return error_set(e, ERR_BAD_REQUEST, "%s:%u: not valid UTF-8 "
-		    "text", name, bad_utf8_line(buf, len) + line0);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "%s:%u: not valid UTF-8 "
+		    "text",
+		    name, bad_utf8_line(buf, len) + line0);
 	if (!yaml_parser_initialize(&p))
 		return error_set(e, ERR_INTERNAL, "%s: yaml init failed", name);
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
@@ -74,8 +76,8 @@ ydoc_load_file(struct ydoc *y, const char *path, struct error *e)
 
 	memset(y, 0, sizeof(*y));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "%s: %s", path,
-		    strerror(errno));
+		return error_set(
+		    e, ERR_BAD_REQUEST, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_size > YDOC_MAX_BYTES) {
 		close(fd);
@@ -134,8 +136,8 @@ int
 yexpect(struct ydoc *y, yaml_node_t *n, yaml_node_type_t t, const char *what,
     struct error *e)
 {
-	static const char *const kind[] = { "nothing", "a scalar",
-		"a list", "a mapping" };
+	static const char *const kind[] = {
+	    "nothing", "a scalar", "a list", "a mapping"};
 
 	if (n->type != t)
 		return yerr(y, n, e, "%s must be %s", what,
@@ -151,8 +153,8 @@ ymap_get(struct ydoc *y, yaml_node_t *map, const char *key)
 
 	if (map == NULL || map->type != YAML_MAPPING_NODE)
 		return NULL;
-	for (p = map->data.mapping.pairs.start;
-	    p < map->data.mapping.pairs.top; p++) {
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
 		k = yaml_document_get_node(&y->doc, p->key);
 		if (k != NULL && k->type == YAML_SCALAR_NODE &&
 		    strcmp((const char *)k->data.scalar.value, key) == 0)
@@ -171,15 +173,15 @@ ymap_only(struct ydoc *y, yaml_node_t *map, const char *const *allowed,
 	size_t i;
 	int found;
 
-	for (p = map->data.mapping.pairs.start;
-	    p < map->data.mapping.pairs.top; p++) {
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
 		k = yaml_document_get_node(&y->doc, p->key);
 		if (k == NULL || k->type != YAML_SCALAR_NODE)
 			return yerr(y, k, e, "keys must be plain names");
 		found = 0;
 		for (i = 0; allowed[i] != NULL; i++)
 			if (strcmp((const char *)k->data.scalar.value,
-			    allowed[i]) == 0)
+			        allowed[i]) == 0)
 				found = 1;
 		if (!found)
 			return yerr(y, k, e, "unknown key \"%s\"",
@@ -188,7 +190,7 @@ ymap_only(struct ydoc *y, yaml_node_t *map, const char *const *allowed,
 			k2 = yaml_document_get_node(&y->doc, q->key);
 			if (k2 != NULL && k2->type == YAML_SCALAR_NODE &&
 			    strcmp((const char *)k2->data.scalar.value,
-			    (const char *)k->data.scalar.value) == 0)
+			        (const char *)k->data.scalar.value) == 0)
 				return yerr(y, k, e, "duplicate key \"%s\"",
 				    (const char *)k->data.scalar.value);
 		}
@@ -208,8 +210,8 @@ yscalar(struct ydoc *y, yaml_node_t *n, const char **s, struct error *e)
 }
 
 int
-yuint(struct ydoc *y, yaml_node_t *n, uint64_t min, uint64_t max,
-    uint64_t *out, struct error *e)
+yuint(struct ydoc *y, yaml_node_t *n, uint64_t min, uint64_t max, uint64_t *out,
+    struct error *e)
 {
 	const char *s;
 
@@ -233,13 +235,13 @@ ystrlist(struct ydoc *y, yaml_node_t *n, size_t maxn, char ***out,
 
 	if (yexpect(y, n, YAML_SEQUENCE_NODE, "value", e) == -1)
 		return -1;
-	num = (size_t)(n->data.sequence.items.top -
-	    n->data.sequence.items.start);
+	num =
+	    (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (num > maxn)
 		return yerr(y, n, e, "more than %zu entries", maxn);
 	v = xcalloc(num + 1, sizeof(*v));
-	for (it = n->data.sequence.items.start;
-	    it < n->data.sequence.items.top; it++) {
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
 		item = yaml_document_get_node(&y->doc, *it);
 		if (yscalar(y, item, &s, e) == -1) {
 			while (i > 0)

@@ -13,15 +13,15 @@
 struct ydoc {
 	yaml_document_t doc;
 	int loaded;
-	char *name;        /* file name used in messages */
-	unsigned line0;    /* added to libyaml's line numbers */
-	int empty;         /* the text held no document (comments only) */
+	char *name;     /* file name used in messages */
+	unsigned line0; /* added to libyaml's line numbers */
+	int empty;      /* the text held no document (comments only) */
 };
 
 /* Load one document from a file or a buffer; errors read "name:line: why". */
 int ydoc_load_file(struct ydoc *y, const char *path, struct error *e);
-int ydoc_load_buf(struct ydoc *y, const char *name, const char *buf,
-    size_t len, unsigned line0, struct error *e);
+int ydoc_load_buf(struct ydoc *y, const char *name, const char *buf, size_t len,
+    unsigned line0, struct error *e);
 void ydoc_free(struct ydoc *y);
 
 yaml_node_t *ydoc_root(struct ydoc *y);

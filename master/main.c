@@ -26,8 +26,7 @@
 
 struct master *M;
 
-static void __attribute__((noreturn))
-usage(void)
+static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: skillbrokerd [-dnv] -f config\n");
 	exit(2);
@@ -77,7 +76,8 @@ audit_dir_dedicated(const char *dir, uid_t owner)
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
 			empty = 0;
 	closedir(d);
 	return empty;
@@ -100,7 +100,7 @@ prepare_dirs(void)
 	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
 		fatal("work dir %s", p);
 	free(p);
-	xasprintf(&p, "%s/root", c->state_dir);  /* the workers' mount point */
+	xasprintf(&p, "%s/root", c->state_dir); /* the workers' mount point */
 	if (mkdir_p(p, 0755) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0755))
 		fatal("root dir %s", p);
 	free(p);
@@ -112,8 +112,9 @@ prepare_dirs(void)
 	p = dirname(tmp);
 	if (!audit_dir_dedicated(p, c->privsep_uid))
 		fatalx("the directory of audit.path, %s, holds other files: "
-		    "give the audit log a directory of its own (auditd owns "
-		    "and chroots into it)", p);
+		       "give the audit log a directory of its own (auditd owns "
+		       "and chroots into it)",
+		    p);
 	if (mkdir_p(p, 0750) == -1 ||
 	    chown(p, c->privsep_uid, c->privsep_gid) == -1 || chmod(p, 0750))
 		fatal("audit dir %s", p);
@@ -151,7 +152,7 @@ open_socket(const char *path)
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		fatal("socket");
-	old = umask(0111);  /* any local user may connect; policy decides */
+	old = umask(0111); /* any local user may connect; policy decides */
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
 		fatal("bind %s", path);
 	umask(old);
@@ -185,7 +186,7 @@ on_sigchld(evutil_socket_t sig, short ev, void *arg)
 static void
 on_sigterm(evutil_socket_t sig, short ev, void *arg)
 {
-	struct timeval tv = { 5, 0 };
+	struct timeval tv = {5, 0};
 
 	(void)ev;
 	(void)arg;
@@ -261,11 +262,20 @@ main(int argc, char *argv[])
 	M = xcalloc(1, sizeof(*M));
 	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
 		switch (ch) {
-		case 'd': M->foreground = 1; break;
-		case 'f': conf = optarg; break;
-		case 'n': check_only = 1; break;
-		case 'v': M->verbose = 1; break;
-		default: usage();
+		case 'd':
+			M->foreground = 1;
+			break;
+		case 'f':
+			conf = optarg;
+			break;
+		case 'n':
+			check_only = 1;
+			break;
+		case 'v':
+			M->verbose = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (conf == NULL || optind != argc)
@@ -274,7 +284,7 @@ main(int argc, char *argv[])
 	load_config(conf, check_only);
 	if (geteuid() != 0)
 		fatalx("must start as root (it drops privileges for every "
-		    "other process)");
+		       "other process)");
 	M->helper_dir = find_helper_dir();
 	prepare_dirs();
 	M->listen_fd = open_socket(M->cfg.socket);

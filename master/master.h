@@ -16,13 +16,13 @@
 #define FD_BROKER_LISTEN 4
 #define FD_BROKER_POLICYD 5
 #define FD_BROKER_AUDITD 6
-#define FD_PEER_BROKER 4     /* in policyd and auditd */
+#define FD_PEER_BROKER 4 /* in policyd and auditd */
 
 enum role_id { ROLE_BROKER, ROLE_POLICYD, ROLE_AUDITD, ROLE__COUNT };
 
 struct role {
-	const char *name;      /* for logs and READY */
-	const char *program;   /* helper executable */
+	const char *name;    /* for logs and READY */
+	const char *program; /* helper executable */
 	const struct peer_handler *table;
 	pid_t pid;
 	int ready;
@@ -40,7 +40,7 @@ struct master {
 	struct role roles[ROLE__COUNT];
 	int nready;
 	int shutting_down;
-	int exit_status;   /* non-zero when a failure, not a signal, stopped us */
+	int exit_status; /* non-zero when a failure, not a signal, stopped us */
 	uint64_t audit_ref;
 };
 
@@ -68,8 +68,8 @@ void maudit_send(struct maudit *a);
 void maudit_flush(void);
 void maudit_daemon_started(void);
 void maudit_daemon_stopping(int sig);
-void maudit_child_died(const char *role, pid_t pid, int exit_code, int sig,
-    const char *what);
+void maudit_child_died(
+    const char *role, pid_t pid, int exit_code, int sig, const char *what);
 
 /* master_grant.c */
 int grant_store_add(struct grant *g, struct error *e);

@@ -21,8 +21,8 @@ static size_t nqueue;
 
 /* Start a record: action, type, outcome. */
 void
-maudit_begin(struct maudit *a, const char *action, const char *type,
-    const char *outcome)
+maudit_begin(
+    struct maudit *a, const char *action, const char *type, const char *outcome)
 {
 	enc_init(&a->body);
 	a->n = 0;
@@ -81,7 +81,8 @@ maudit_send(struct maudit *a)
 		maudit_send_now(a);
 	else if (nqueue == MAUDIT_QUEUE_MAX) {
 		log_warnx("auditd is down and %d daemon records wait: one is "
-		    "dropped", MAUDIT_QUEUE_MAX);
+		          "dropped",
+		    MAUDIT_QUEUE_MAX);
 		enc_free(&a->body);
 	} else
 		queue[nqueue++] = *a;
@@ -130,8 +131,8 @@ maudit_daemon_stopping(int sig)
 
 /* A privsep child ended while the daemon was serving. */
 void
-maudit_child_died(const char *role, pid_t pid, int exit_code, int sig,
-    const char *what)
+maudit_child_died(
+    const char *role, pid_t pid, int exit_code, int sig, const char *what)
 {
 	struct maudit a;
 

@@ -23,7 +23,7 @@
 enum cg_mode { CG_NONE, CG_V1, CG_V2 };
 
 static enum cg_mode mode;
-static char mem_base[PATH_MAX], pids_base[PATH_MAX];  /* .../skillbroker */
+static char mem_base[PATH_MAX], pids_base[PATH_MAX]; /* .../skillbroker */
 
 /* The master's own path in a hierarchy ("0" = v2, else a v1 controller). */
 static int
@@ -37,14 +37,15 @@ own_path(const char *ctrl, char *out, size_t len)
 		return -1;
 	while (!found && fgets(line, sizeof(line), f) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
-		if ((p = strchr(line, ':')) == NULL || (q = strchr(p + 1,
-		    ':')) == NULL)
+		if ((p = strchr(line, ':')) == NULL ||
+		    (q = strchr(p + 1, ':')) == NULL)
 			continue;
 		*q = '\0';
 		if ((strcmp(ctrl, "0") == 0 && strncmp(line, "0:", 2) == 0 &&
-		    p[1] == '\0') ||
+		        p[1] == '\0') ||
 		    (strcmp(ctrl, "0") != 0 && strcmp(p + 1, ctrl) == 0)) {
-			snprintf(out, len, "%s", strcmp(q + 1, "/") ? q + 1 : "");
+			snprintf(
+			    out, len, "%s", strcmp(q + 1, "/") ? q + 1 : "");
 			found = 1;
 		}
 	}
@@ -88,8 +89,8 @@ read_key(const char *dir, const char *name, const char *key)
 static int
 v2_usable(char *base, size_t len)
 {
-	static const char *const roots[] = { "/sys/fs/cgroup",
-		"/sys/fs/cgroup/unified", NULL };
+	static const char *const roots[] = {
+	    "/sys/fs/cgroup", "/sys/fs/cgroup/unified", NULL};
 	char own[1024], ctl[PATH_MAX], buf[256];
 	int i, fd;
 	ssize_t n;
@@ -98,7 +99,7 @@ v2_usable(char *base, size_t len)
 		return 0;
 	for (i = 0; roots[i] != NULL; i++) {
 		if (fmt_path(ctl, sizeof(ctl), "%s%s/cgroup.controllers",
-		    roots[i], own) == -1 ||
+		        roots[i], own) == -1 ||
 		    (fd = open(ctl, O_RDONLY | O_CLOEXEC)) == -1)
 			continue;
 		n = read(fd, buf, sizeof(buf) - 1);
@@ -125,11 +126,11 @@ sweep(const char *base)
 
 		if (de->d_type != DT_DIR ||
 		    sscanf(de->d_name, "m%d.c", &pid) != 1 || pid <= 0 ||
-		    (pid != (int)getpid() && (kill(pid, 0) == 0 ||
-		    errno != ESRCH)))
+		    (pid != (int)getpid() &&
+		        (kill(pid, 0) == 0 || errno != ESRCH)))
 			continue;
-		if (fmt_path(path, sizeof(path), "%s/%s", base,
-		    de->d_name) == 0)
+		if (fmt_path(path, sizeof(path), "%s/%s", base, de->d_name) ==
+		    0)
 			(void)rmdir(path);
 	}
 	closedir(d);
@@ -145,22 +146,22 @@ cgroup_init(void)
 	if (v2_usable(parent, sizeof(parent))) {
 		/* v2: a leaf may not hold processes and children at once. */
 		if (fmt_path(mem_base, sizeof(mem_base), "%s/skillbroker",
-		    parent) == 0 &&
+		        parent) == 0 &&
 		    (mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
 		    write_file(parent, "cgroup.subtree_control",
-		    "+memory +pids") == 0 &&
+		        "+memory +pids") == 0 &&
 		    write_file(mem_base, "cgroup.subtree_control",
-		    "+memory +pids") == 0) {
+		        "+memory +pids") == 0) {
 			mode = CG_V2;
 			snprintf(pids_base, sizeof(pids_base), "%s", mem_base);
 		}
 	}
 	if (mode == CG_NONE && own_path("memory", own, sizeof(own)) == 0 &&
 	    fmt_path(mem_base, sizeof(mem_base),
-	    "/sys/fs/cgroup/memory%s/skillbroker", own) == 0 &&
+	        "/sys/fs/cgroup/memory%s/skillbroker", own) == 0 &&
 	    own_path("pids", own, sizeof(own)) == 0 &&
 	    fmt_path(pids_base, sizeof(pids_base),
-	    "/sys/fs/cgroup/pids%s/skillbroker", own) == 0) {
+	        "/sys/fs/cgroup/pids%s/skillbroker", own) == 0) {
 		if ((mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
 		    (mkdir(pids_base, 0755) == 0 || errno == EEXIST))
 			mode = CG_V1;
@@ -172,10 +173,10 @@ cgroup_init(void)
 	}
 	if (mode == CG_NONE)
 		log_warnx("no usable cgroup memory/pids controllers: workers "
-		    "are bound by rlimits only");
+		          "are bound by rlimits only");
 	else
-		log_info("cgroup %s limits under %s", mode == CG_V2 ? "v2" :
-		    "v1", mem_base);
+		log_info("cgroup %s limits under %s",
+		    mode == CG_V2 ? "v2" : "v1", mem_base);
 }
 
 /*
@@ -187,11 +188,12 @@ group_dirs(uint64_t id, char *mem, char *pids, size_t len)
 {
 	/* The master's pid too: several daemons may share the parent group. */
 	return fmt_path(mem, len, "%s/m%d.c%llu", mem_base, (int)getpid(),
-	    (unsigned long long)id) ||
-	    fmt_path(pids, len, "%s/m%d.c%llu", pids_base, (int)getpid(),
-	    (unsigned long long)id) ? -1 : 0;
+	           (unsigned long long)id) ||
+	               fmt_path(pids, len, "%s/m%d.c%llu", pids_base,
+	                   (int)getpid(), (unsigned long long)id)
+	           ? -1
+	           : 0;
 }
-
 
 /* Create this worker's groups with its limits and move pid into them. */
 int
@@ -208,12 +210,14 @@ cgroup_enter(uint64_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	if ((mkdir(mem, 0755) == -1 && errno != EEXIST) ||
 	    (mode == CG_V1 && mkdir(pids, 0755) == -1 && errno != EEXIST))
-		return error_set(e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s", strerror(errno));
 	if (mode == CG_V2) {
 		if (write_file(mem, "memory.max", v) == -1 ||
-		    write_file(mem, "pids.max", (snprintf(v, sizeof(v), "%llu",
-		    (unsigned long long)npids), v)) == -1)
+		    write_file(mem, "pids.max",
+		        (snprintf(
+		             v, sizeof(v), "%llu", (unsigned long long)npids),
+		            v)) == -1)
 			return error_set(e, ERR_SANDBOX_FAILED,
 			    "cgroup limits: %s", strerror(errno));
 		(void)write_file(mem, "memory.swap.max", "0");
@@ -223,15 +227,15 @@ cgroup_enter(uint64_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
 		return 0;
 	}
 	if (write_file(mem, "memory.limit_in_bytes", v) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "memory limit: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "memory limit: %s", strerror(errno));
 	(void)write_file(mem, "memory.memsw.limit_in_bytes", v);
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)npids);
 	if (write_file(pids, "pids.max", v) == -1 ||
 	    write_file(mem, "cgroup.procs", p) == -1 ||
 	    write_file(pids, "cgroup.procs", p) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "cgroup join: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "cgroup join: %s", strerror(errno));
 	return 0;
 }
 

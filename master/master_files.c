@@ -18,10 +18,11 @@
 
 #define SCAN_DEPTH 16
 #define SCAN_ENTRIES 20000
-#define HASH_MAX_BYTES (16ULL << 20)   /* per file; larger ones: no sha256 */
+#define HASH_MAX_BYTES (16ULL << 20) /* per file; larger ones: no sha256 */
 
 struct scan {
-	uint64_t *hash_budget;  /* bytes the master may still hash for this call */
+	uint64_t
+	    *hash_budget; /* bytes the master may still hash for this call */
 	uint64_t since_ns;
 	struct file_written *out;
 	size_t max, n;
@@ -55,7 +56,7 @@ scan_file(struct scan *s, int dfd, const char *name, const char *shown,
 {
 	struct file_written *f;
 	uint64_t mtime = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL +
-	    (uint64_t)st->st_mtim.tv_nsec;
+	                 (uint64_t)st->st_mtim.tv_nsec;
 	int fd;
 
 	if (mtime < s->since_ns || s->n == s->max)
@@ -68,7 +69,8 @@ scan_file(struct scan *s, int dfd, const char *name, const char *shown,
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd != -1) {
 		struct stat again;
-		/* Hashing is bounded per call: the event loop must not stall. */
+		/* Hashing is bounded per call: the event loop must not stall.
+		 */
 		if (fstat(fd, &again) == 0 && S_ISREG(again.st_mode) &&
 		    again.st_ino == st->st_ino &&
 		    (uint64_t)again.st_size <= *s->hash_budget) {
@@ -94,16 +96,20 @@ scan_dir(struct scan *s, int dfd, const char *shown, int depth)
 		return;
 	}
 	while ((de = readdir(d)) != NULL && --s->budget > 0) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+		    -1)
 			continue;
 		if (S_ISREG(st.st_mode))
 			scan_file(s, dirfd(d), de->d_name, shown, &st);
 		else if (S_ISDIR(st.st_mode) &&
-		    fmt_path(sub, sizeof(sub), "%s/%s", shown, de->d_name) == 0 &&
-		    (cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC)) != -1)
+		         fmt_path(sub, sizeof(sub), "%s/%s", shown,
+		             de->d_name) == 0 &&
+		         (cfd = openat(dirfd(d), de->d_name,
+		              O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		                  O_CLOEXEC)) != -1)
 			scan_dir(s, cfd, sub, depth + 1);
 	}
 	closedir(d);
@@ -113,11 +119,11 @@ size_t
 files_written_scan(const char *dir, const char *shown_as, uint64_t since_ns,
     struct file_written *out, size_t max, uint64_t *hash_budget)
 {
-	struct scan s = { hash_budget, since_ns, out, max, 0, SCAN_ENTRIES };
+	struct scan s = {hash_budget, since_ns, out, max, 0, SCAN_ENTRIES};
 	int fd;
 
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1)
 		return 0;
 	scan_dir(&s, fd, shown_as, 0);
 	return s.n;

@@ -53,9 +53,9 @@ dot_component(const char *path)
 	const char *c;
 
 	for (c = path; (c = strchr(c, '.')) != NULL; c++)
-		if ((c == path || c[-1] == '/') && (c[1] == '\0' ||
-		    c[1] == '/' || (c[1] == '.' && (c[2] == '\0' ||
-		    c[2] == '/'))))
+		if ((c == path || c[-1] == '/') &&
+		    (c[1] == '\0' || c[1] == '/' ||
+		        (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
 			return 1;
 	return 0;
 }
@@ -73,7 +73,7 @@ under_state(const char *path, const char *sub, int single)
 	xasprintf(&root, "%s/%s/", M->cfg.state_dir, sub);
 	n = strlen(root);
 	ok = strncmp(path, root, n) == 0 && path[n] != '\0' &&
-	    (!single || strchr(path + n, '/') == NULL);
+	     (!single || strchr(path + n, '/') == NULL);
 	free(root);
 	return ok;
 }
@@ -86,8 +86,8 @@ grant_sane(const struct grant *g, struct error *e)
 	    strstr(g->work_dir, "/..") || strstr(g->data_dir, "/..") ||
 	    dot_component(g->skill_dir) || dot_component(g->work_dir) ||
 	    dot_component(g->data_dir))
-		return error_set(e, ERR_INTERNAL,
-		    "grant path has \".\" or \"..\"");
+		return error_set(
+		    e, ERR_INTERNAL, "grant path has \".\" or \"..\"");
 	if (!under_state(g->work_dir, "work", 0) ||
 	    !under_state(g->data_dir, "data", 1))
 		return error_set(e, ERR_INTERNAL,
@@ -107,8 +107,8 @@ grant_store_add(struct grant *g, struct error *e)
 	if (grant_sane(g, e) == -1)
 		return -1;
 	for (i = 0; i < GRANT_MAX; i++)
-		if (store[i].used && strcmp(store[i].g.grant_id,
-		    g->grant_id) == 0)
+		if (store[i].used &&
+		    strcmp(store[i].g.grant_id, g->grant_id) == 0)
 			return error_set(e, ERR_INTERNAL, "duplicate grant id");
 	for (i = 0; i < GRANT_MAX; i++)
 		if (!store[i].used) {

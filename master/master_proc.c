@@ -28,20 +28,20 @@ static int on_grant(struct peer *p, const struct mp_doc *d);
 static int on_policy_event(struct peer *p, const struct mp_doc *d);
 
 const struct peer_handler broker_table[] = {
-	{ MSG_READY, PH_ONCE, on_ready },
-	{ MSG_RUN, 0, worker_on_run },
-	{ 0, 0, NULL },
+    {MSG_READY, PH_ONCE, on_ready},
+    {MSG_RUN, 0, worker_on_run},
+    {0, 0, NULL},
 };
 const struct peer_handler policyd_table[] = {
-	{ MSG_READY, PH_ONCE, on_ready },
-	{ MSG_GRANT, 0, on_grant },
-	{ MSG_POLICY_EVENT, 0, on_policy_event },
-	{ 0, 0, NULL },
+    {MSG_READY, PH_ONCE, on_ready},
+    {MSG_GRANT, 0, on_grant},
+    {MSG_POLICY_EVENT, 0, on_policy_event},
+    {0, 0, NULL},
 };
 const struct peer_handler auditd_table[] = {
-	{ MSG_READY, PH_ONCE, on_ready },
-	{ MSG_AUDIT_ACK, 0, worker_on_audit_ack },
-	{ 0, 0, NULL },
+    {MSG_READY, PH_ONCE, on_ready},
+    {MSG_AUDIT_ACK, 0, worker_on_audit_ack},
+    {0, 0, NULL},
 };
 
 static struct event *startup_timer;
@@ -66,13 +66,14 @@ on_ready(struct peer *p, const struct mp_doc *d)
 	}
 	if (m.version != PROTO_VERSION || strcmp(m.role, r->name) != 0) {
 		log_warnx("%s: READY from \"%s\" protocol %llu, expected "
-		    "protocol %d", r->name, m.role,
-		    (unsigned long long)m.version, PROTO_VERSION);
+		          "protocol %d",
+		    r->name, m.role, (unsigned long long)m.version,
+		    PROTO_VERSION);
 		msg_ready_free(&m);
 		return -1;
 	}
 	msg_ready_free(&m);
-	if (r->ready) {  /* a restarted child */
+	if (r->ready) { /* a restarted child */
 		log_info("%s restarted and ready", r->name);
 		if (r - M->roles == ROLE_AUDITD)
 			maudit_flush();
@@ -123,10 +124,10 @@ on_grant(struct peer *p, const struct mp_doc *d)
 static int
 on_policy_event(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", "action", "ok", "message",
-		"files", "rules", "skills", NULL };
-	static const char *const actions[] = { "policy.loaded",
-		"policy.reloaded", "policy.reload_failed", NULL };
+	static const char *const keys[] = {
+	    "t", "action", "ok", "message", "files", "rules", "skills", NULL};
+	static const char *const actions[] = {
+	    "policy.loaded", "policy.reloaded", "policy.reload_failed", NULL};
 	uint64_t files, rules, skills;
 	char *action = NULL, *message = NULL;
 	struct maudit a;
@@ -261,7 +262,7 @@ static void
 spawn_broker(int master_end, int pol, int aud)
 {
 	char *argv[32], *empty;
-	int n = 1, fds[4] = { master_end, M->listen_fd, pol, aud };
+	int n = 1, fds[4] = {master_end, M->listen_fd, pol, aud};
 	char *frame = numstr(M->cfg.max_frame_bytes);
 	char *clients = numstr(M->cfg.max_clients);
 
@@ -274,8 +275,8 @@ spawn_broker(int master_end, int pol, int aud)
 	argv[n++] = clients;
 	argv_common(argv, &n);
 	M->roles[ROLE_BROKER].started_ms = now_mono_ms();
-	M->roles[ROLE_BROKER].pid = proc_spawn(&M->roles[ROLE_BROKER], argv,
-	    fds, 4);
+	M->roles[ROLE_BROKER].pid =
+	    proc_spawn(&M->roles[ROLE_BROKER], argv, fds, 4);
 	free(empty);
 	free(frame);
 	free(clients);
@@ -286,7 +287,7 @@ spawn_policyd(int master_end, int brk)
 {
 	char *argv[64 + 2 * 64], *vals[8], *work, *data;
 	const struct limits *l = &M->cfg.limits;
-	int n = 1, fds[2] = { master_end, brk };
+	int n = 1, fds[2] = {master_end, brk};
 	size_t i;
 
 	xasprintf(&work, "%s/work", M->cfg.state_dir);
@@ -316,8 +317,8 @@ spawn_policyd(int master_end, int brk)
 	argv[n++] = vals[7];
 	argv_common(argv, &n);
 	M->roles[ROLE_POLICYD].started_ms = now_mono_ms();
-	M->roles[ROLE_POLICYD].pid = proc_spawn(&M->roles[ROLE_POLICYD], argv,
-	    fds, 2);
+	M->roles[ROLE_POLICYD].pid =
+	    proc_spawn(&M->roles[ROLE_POLICYD], argv, fds, 2);
 	for (i = 0; i < 8; i++)
 		free(vals[i]);
 	free(work);
@@ -331,7 +332,7 @@ spawn_auditd(int master_end, int brk)
 	const struct audit_settings *s = &M->cfg.audit;
 	char *argv[32], *freq = numstr(s->freq);
 	char *maxb = numstr(s->max_log_file), *num = numstr(s->num_logs);
-	int n = 1, fds[2] = { master_end, brk };
+	int n = 1, fds[2] = {master_end, brk};
 
 	argv[n++] = "-l";
 	argv[n++] = M->cfg.audit_path;
@@ -353,8 +354,8 @@ spawn_auditd(int master_end, int brk)
 	argv[n++] = (char *)audit_fail_action_names[s->disk_error_action];
 	argv_common(argv, &n);
 	M->roles[ROLE_AUDITD].started_ms = now_mono_ms();
-	M->roles[ROLE_AUDITD].pid = proc_spawn(&M->roles[ROLE_AUDITD], argv,
-	    fds, 2);
+	M->roles[ROLE_AUDITD].pid =
+	    proc_spawn(&M->roles[ROLE_AUDITD], argv, fds, 2);
 	free(freq);
 	free(maxb);
 	free(num);
@@ -371,15 +372,17 @@ socketpair_or_die(int sv[2])
 void
 proc_start_all(void)
 {
-	static const struct { const char *name, *program; } def[] = {
-		[ROLE_BROKER] = { "broker", "skillbroker-broker" },
-		[ROLE_POLICYD] = { "policyd", "skillbroker-policyd" },
-		[ROLE_AUDITD] = { "auditd", "skillbroker-auditd" },
+	static const struct {
+		const char *name, *program;
+	} def[] = {
+	    [ROLE_BROKER] = {"broker", "skillbroker-broker"},
+	    [ROLE_POLICYD] = {"policyd", "skillbroker-policyd"},
+	    [ROLE_AUDITD] = {"auditd", "skillbroker-auditd"},
 	};
-	const struct peer_handler *tables[] = { broker_table, policyd_table,
-		auditd_table };
+	const struct peer_handler *tables[] = {
+	    broker_table, policyd_table, auditd_table};
 	int mb[2], mp[2], ma[2], bp[2], ba[2], i;
-	struct timeval tv = { STARTUP_TIMEOUT_S, 0 };
+	struct timeval tv = {STARTUP_TIMEOUT_S, 0};
 
 	for (i = 0; i < ROLE__COUNT; i++) {
 		M->roles[i].name = def[i].name;
@@ -401,7 +404,7 @@ proc_start_all(void)
 	close(bp[1]);
 	close(ba[0]);
 	close(ba[1]);
-	close(M->listen_fd);  /* only the broker accepts */
+	close(M->listen_fd); /* only the broker accepts */
 	M->listen_fd = -1;
 	peer_init(&M->roles[ROLE_BROKER].peer, M->base, mb[0], "broker",
 	    broker_table, on_peer_dead, &M->roles[ROLE_BROKER]);
@@ -433,8 +436,7 @@ proc_restart(evutil_socket_t fd, short ev, void *arg)
 		spawn_auditd(mc[1], bc[1]);
 	close(mc[1]);
 	close(bc[1]);
-	peer_init(&r->peer, M->base, mc[0], r->name, r->table, on_peer_dead,
-	    r);
+	peer_init(&r->peer, M->base, mc[0], r->name, r->table, on_peer_dead, r);
 	enc_init(&m);
 	msg_peer_channel_enc(&m, r->name);
 	peer_send(&M->roles[ROLE_BROKER].peer, &m, &bc[0], 1);
@@ -474,9 +476,9 @@ proc_died_log(struct role *r, pid_t pid, int status)
 		snprintf(what, sizeof(what), "exited with status %d",
 		    WEXITSTATUS(status));
 	log_warnx("%s (pid %d) %s", r->name, (int)pid, what);
-	maudit_child_died(r->name, pid, WIFEXITED(status) ?
-	    WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) :
-	    0, what);
+	maudit_child_died(r->name, pid,
+	    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+	    WIFSIGNALED(status) ? WTERMSIG(status) : 0, what);
 }
 
 /* A privsep child is gone: fail closed, and stop if it was the broker. */
@@ -493,21 +495,21 @@ proc_child_exited(pid_t pid, int status)
 		if (M->shutting_down)
 			return;
 		peer_kill(&r->peer, "child exited");
-		proc_died_log(r, pid, status);  /* after: a dead auditd queues */
+		proc_died_log(r, pid, status); /* after: a dead auditd queues */
 		if (i == ROLE_POLICYD)
 			log_warnx("policyd is down: every invoke is refused "
-			    "with policy_unavailable");
+			          "with policy_unavailable");
 		if (i == ROLE_AUDITD)
 			log_warnx("auditd is down: every invoke is refused "
-			    "with audit_unavailable");
+			          "with audit_unavailable");
 		halted = i == ROLE_AUDITD && WIFEXITED(status) &&
-		    WEXITSTATUS(status) == AUDIT_EXIT_HALT;
+		         WEXITSTATUS(status) == AUDIT_EXIT_HALT;
 		if (halted)
 			log_warnx("auditd halted: the audit log cannot be "
-			    "written and its action is halt");
+			          "written and its action is halt");
 		if (i == ROLE_BROKER || M->nready < ROLE__COUNT || halted) {
-			log_warnx("cannot serve without the %s; stopping",
-			    r->name);
+			log_warnx(
+			    "cannot serve without the %s; stopping", r->name);
 			M->exit_status = 1;
 			proc_stop_all();
 			event_base_loopexit(M->base, NULL);

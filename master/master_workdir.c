@@ -96,7 +96,8 @@ workdir_mount(const char *work_dir, struct error *e)
 		}
 	sessions_expire();
 	if (nsessions == M->cfg.max_sessions)
-		return error_set(e, ERR_OVERLOADED, "%llu sessions have work "
+		return error_set(e, ERR_OVERLOADED,
+		    "%llu sessions have work "
 		    "dirs; wait for one to go idle",
 		    (unsigned long long)M->cfg.max_sessions);
 	if (fmt_path(parent, sizeof(parent), "%s", work_dir) == -1 ||
@@ -111,7 +112,7 @@ workdir_mount(const char *work_dir, struct error *e)
 	snprintf(opts, sizeof(opts), "size=%llum,mode=0700",
 	    (unsigned long long)M->cfg.work_mb);
 	if (!is_mounted(work_dir) && mount("sb-work", work_dir, "tmpfs",
-	    MS_NOSUID | MS_NODEV, opts) == -1)
+	                                 MS_NOSUID | MS_NODEV, opts) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "work dir tmpfs %s: %s",
 		    work_dir, strerror(errno));
 	sessions[nsessions].path = xstrdup(work_dir);

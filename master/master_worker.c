@@ -33,18 +33,18 @@ enum wstate { W_FREE, W_BUILDING, W_AUDITING, W_RUNNING, W_REAPED };
 
 struct worker {
 	enum wstate st;
-	uint64_t ref;          /* the broker's request reference */
+	uint64_t ref; /* the broker's request reference */
 	struct grant *g;
 	pid_t pid;
 	uid_t uid;
-	uint64_t cg_id;        /* this call's cgroups, never reused */
+	uint64_t cg_id; /* this call's cgroups, never reused */
 	int spec_fd, status_fd, in_w, out_r, err_r;
 	struct event *status_ev, *timer;
 	char status[256];
 	size_t status_len;
 	uint64_t audit_ref, t_go, t_go_real_ns;
 	int timed_out;
-	int have_final;        /* the worker's init reported the skill's end */
+	int have_final; /* the worker's init reported the skill's end */
 	int final_exit, final_signal;
 	enum err_type fail;
 	char failmsg[ERROR_MSG_MAX];
@@ -53,7 +53,7 @@ struct worker {
 static struct worker *workers;
 static size_t nworkers;
 static uint8_t *uid_busy;
-static uint64_t audit_ack_floor;  /* acks above the counter are forged */
+static uint64_t audit_ack_floor; /* acks above the counter are forged */
 static uint64_t cg_counter;
 
 void
@@ -128,7 +128,8 @@ audit_worker_event(struct worker *w, const char *action, const char *type,
 		enc_kbool(&m, "worker.timed_out", x->timed_out);
 		enc_kuint(&m, "worker.cpu_ms", x->cpu_ms);
 		enc_kuint(&m, "worker.max_rss_kb", x->max_rss_kb);
-		enc_kstr(&m, "error.type", err_type_name((enum err_type)x->err));
+		enc_kstr(
+		    &m, "error.type", err_type_name((enum err_type)x->err));
 		enc_kstr(&m, "error.message", x->message ? x->message : "");
 	}
 	peer_send(a, &m, NULL, 0);
@@ -184,7 +185,8 @@ worker_timer(evutil_socket_t fd, short ev, void *arg)
 static void
 arm_timer(struct worker *w, uint64_t ms)
 {
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	struct timeval tv = {
+	    (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
 
 	evtimer_add(w->timer, &tv);
 }
@@ -194,8 +196,8 @@ static void
 worker_ready(struct worker *w)
 {
 	w->st = W_AUDITING;
-	if ((w->audit_ref = audit_worker_event(w, "worker.started", "start",
-	    "unknown", NULL)) == 0)
+	if ((w->audit_ref = audit_worker_event(
+	         w, "worker.started", "start", "unknown", NULL)) == 0)
 		worker_fail(w, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
 }
 
@@ -211,8 +213,9 @@ worker_status_line(struct worker *w, const char *line)
 	if (strcmp(line, "ready") == 0 && w->st == W_BUILDING)
 		worker_ready(w);
 	else if (w->st == W_RUNNING && !w->have_final &&
-	    (sscanf(line, "exit %d", &v) == 1 ||
-	    sscanf(line, "signal %d", &v) == 1) && v >= 0 && v <= 255) {
+	         (sscanf(line, "exit %d", &v) == 1 ||
+	             sscanf(line, "signal %d", &v) == 1) &&
+	         v >= 0 && v <= 255) {
 		w->have_final = 1;
 		if (line[0] == 'e')
 			w->final_exit = v;
@@ -236,7 +239,7 @@ worker_status_read(evutil_socket_t fd, short ev, void *arg)
 	    sizeof(w->status) - 1 - w->status_len);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {  /* exec closed it, or the worker died */
+	if (n <= 0) { /* exec closed it, or the worker died */
 		event_del(w->status_ev);
 		return;
 	}
@@ -294,8 +297,8 @@ static void __attribute__((noreturn))
 worker_exec(int in_r, int out_w, int err_w, int spec_r, int stat_w)
 {
 	char *path;
-	char *argv[3] = { "skillbroker-worker", NULL, NULL };
-	int tmp[5] = { in_r, out_w, err_w, spec_r, stat_w }, i;
+	char *argv[3] = {"skillbroker-worker", NULL, NULL};
+	int tmp[5] = {in_r, out_w, err_w, spec_r, stat_w}, i;
 	sigset_t all;
 
 	for (i = 0; i < 5; i++)
@@ -334,12 +337,13 @@ worker_spawn(struct worker *w, struct error *e)
 	    pipe_pair(spec) || pipe_pair(st))
 		return error_set(e, ERR_INTERNAL, "pipe: %s", strerror(errno));
 	/* fork-like clone: the worker starts as pid 1 of fresh namespaces. */
-	w->pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID |
-	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-	    (w->g->net_host ? 0 : CLONE_NEWNET) | SIGCHLD, NULL, NULL, NULL, 0);
+	w->pid = (pid_t)syscall(SYS_clone,
+	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+	        CLONE_NEWCGROUP | (w->g->net_host ? 0 : CLONE_NEWNET) | SIGCHLD,
+	    NULL, NULL, NULL, 0);
 	if (w->pid == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "clone: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "clone: %s", strerror(errno));
 	if (w->pid == 0)
 		worker_exec(in[0], out[1], err[1], spec[0], st[1]);
 	close(in[0]);
@@ -365,8 +369,8 @@ worker_spawn(struct worker *w, struct error *e)
 		worker_fail(w, ERR_SANDBOX_FAILED, "could not pass the spec");
 	enc_free(&m);
 	set_nonblock(w->status_fd);
-	w->status_ev = event_new(M->base, w->status_fd, EV_READ | EV_PERSIST,
-	    worker_status_read, w);
+	w->status_ev = event_new(
+	    M->base, w->status_fd, EV_READ | EV_PERSIST, worker_status_read, w);
 	w->timer = evtimer_new(M->base, worker_timer, w);
 	event_add(w->status_ev, NULL);
 	arm_timer(w, BUILD_TIMEOUT_MS);
@@ -488,17 +492,20 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 	}
 	if ((g = grant_store_take(r.grant_id)) == NULL) {
 		log_warnx("RUN names grant \"%s\", which is unknown, used or "
-		    "expired: refused", r.grant_id);
+		          "expired: refused",
+		    r.grant_id);
 		refuse_run(r.ref, ERR_PERMISSION_DENIED,
 		    "no such grant: unknown, already used, or expired");
 	} else if (g->nperm[2] > 0 && !M->cfg.worker_network_host) {
-		refuse_run(r.ref, ERR_SANDBOX_FAILED, "the grant asks for "
+		refuse_run(r.ref, ERR_SANDBOX_FAILED,
+		    "the grant asks for "
 		    "network access, which this host does not provide");
 		drop_grant(g);
 	} else if (session_busy(g->work_dir) || queued_for(g->work_dir) > 0) {
 		if (nqueued == QUEUE_MAX ||
 		    queued_for(g->work_dir) >= QUEUE_PER_SESSION) {
-			refuse_run(r.ref, ERR_OVERLOADED, "too many calls wait "
+			refuse_run(r.ref, ERR_OVERLOADED,
+			    "too many calls wait "
 			    "for this session");
 			drop_grant(g);
 		} else {
@@ -515,13 +522,14 @@ worker_on_run(struct peer *p, const struct mp_doc *d)
 static void
 worker_go(struct worker *w)
 {
-	struct msg_run_started s = { w->ref, w->pid };
+	struct msg_run_started s = {w->ref, w->pid};
 	struct mp_enc m;
-	int fds[3] = { w->in_w, w->out_r, w->err_r };
+	int fds[3] = {w->in_w, w->out_r, w->err_r};
 	const char go = 'g';
 
 	if (write_full(w->spec_fd, &go, 1) == -1) {
-		worker_fail(w, ERR_SANDBOX_FAILED, "worker vanished before exec");
+		worker_fail(
+		    w, ERR_SANDBOX_FAILED, "worker vanished before exec");
 		return;
 	}
 	close_if(&w->spec_fd);
@@ -532,7 +540,7 @@ worker_go(struct worker *w)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		/* 20 ms of slack: file times come from a coarse clock */
 		w->t_go_real_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-		    (uint64_t)ts.tv_nsec - 20000000ULL;
+		                  (uint64_t)ts.tv_nsec - 20000000ULL;
 	}
 	evtimer_del(w->timer);
 	arm_timer(w, w->g->timeout_ms);
@@ -557,7 +565,7 @@ worker_on_audit_ack(struct peer *p, const struct mp_doc *d)
 		msg_audit_ack_free(&a);
 		return -1;
 	}
-	audit_ack_floor = a.ref;  /* auditd answers in order */
+	audit_ack_floor = a.ref; /* auditd answers in order */
 	for (i = 0; i < nworkers; i++) {
 		struct worker *w = &workers[i];
 		if (w->st != W_AUDITING || w->audit_ref != a.ref)
@@ -590,8 +598,8 @@ kill_uid_processes(uid_t uid)
 		while ((de = readdir(d)) != NULL) {
 			if (!isdigit((unsigned char)de->d_name[0]))
 				continue;
-			snprintf(path, sizeof(path), "/proc/%s/status",
-			    de->d_name);
+			snprintf(
+			    path, sizeof(path), "/proc/%s/status", de->d_name);
 			if ((f = fopen(path, "re")) == NULL)
 				continue;
 			while (fgets(line, sizeof(line), f) != NULL)
@@ -618,15 +626,15 @@ worker_result(struct worker *w, int status, const struct rusage *ru,
 	x->started = w->st == W_RUNNING;
 	x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	if (w->have_final) {  /* the skill's own end, as its init saw it */
+	if (w->have_final) { /* the skill's own end, as its init saw it */
 		x->exit_code = w->final_signal ? -1 : w->final_exit;
 		x->signal = w->final_signal;
 	}
 	x->timed_out = w->timed_out;
 	x->duration_ms = x->started ? now_mono_ms() - w->t_go : 0;
-	x->cpu_ms = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
-	    1000 + (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) /
-	    1000;
+	x->cpu_ms =
+	    (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	    (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
 	x->max_rss_kb = (uint64_t)ru->ru_maxrss;
 	x->message = "";
 	if (w->fail != ERR_NONE) {
@@ -641,8 +649,8 @@ worker_result(struct worker *w, int status, const struct rusage *ru,
 		x->message = "the wall-clock timeout ended the skill";
 	} else if (x->signal == SIGXCPU || x->signal == SIGXFSZ) {
 		x->err = ERR_RESOURCE_LIMIT;
-		x->message = x->signal == SIGXCPU ? "CPU time limit reached" :
-		    "file size limit reached";
+		x->message = x->signal == SIGXCPU ? "CPU time limit reached"
+		                                  : "file size limit reached";
 	} else if (oom) {
 		x->err = ERR_RESOURCE_LIMIT;
 		x->message = "the memory limit ended the skill";
@@ -662,8 +670,8 @@ worker_files(struct worker *w, struct msg_run_exited *x)
 
 	if (!x->started)
 		return;
-	n = files_written_scan(w->g->work_dir, "/work", w->t_go_real_ns,
-	    found, FILES_WRITTEN_MAX, &budget);
+	n = files_written_scan(w->g->work_dir, "/work", w->t_go_real_ns, found,
+	    FILES_WRITTEN_MAX, &budget);
 	n += files_written_scan(w->g->data_dir, "/data", w->t_go_real_ns,
 	    found + n, FILES_WRITTEN_MAX - n, &budget);
 	x->files = xcalloc(n + 1, sizeof(*x->files));
@@ -693,7 +701,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	w = &workers[slot];
 	worker_kill(pid);
 	kill_uid_processes(w->uid);
-	worker_status_read(w->status_fd, EV_READ, w);  /* a last "fail" */
+	worker_status_read(w->status_fd, EV_READ, w); /* a last "fail" */
 	worker_result(w, status, ru, &x);
 	worker_files(w, &x);
 	cgroup_remove(w->cg_id);

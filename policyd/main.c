@@ -44,14 +44,14 @@ static int on_grant_ack(struct peer *p, const struct mp_doc *d);
 static int on_reload(struct peer *p, const struct mp_doc *d);
 
 static const struct peer_handler broker_table[] = {
-	{ MSG_AUTHZ_REQ, 0, on_authz },
-	{ MSG_SKILLS_REQ, 0, on_skills },
-	{ MSG_RELOAD_REQ, 0, on_reload },
-	{ 0, 0, NULL },
+    {MSG_AUTHZ_REQ, 0, on_authz},
+    {MSG_SKILLS_REQ, 0, on_skills},
+    {MSG_RELOAD_REQ, 0, on_reload},
+    {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
-	{ MSG_GRANT_ACK, 0, on_grant_ack },
-	{ 0, 0, NULL },
+    {MSG_GRANT_ACK, 0, on_grant_ack},
+    {0, 0, NULL},
 };
 
 static void
@@ -111,8 +111,8 @@ on_authz(struct peer *p, const struct mp_doc *d)
 	a.rules = decision_rules(&dec, &a.nrules);
 	a.command = xstrdup(dec.cmd ? dec.cmd->name : req.command);
 	a.timeout_ms = dec.limits.timeout_ms;
-	a.output_bytes = dec.limits.output_bytes ? dec.limits.output_bytes :
-	    penv.limits.output_bytes;
+	a.output_bytes = dec.limits.output_bytes ? dec.limits.output_bytes
+	                                         : penv.limits.output_bytes;
 	enc_init(&eff);
 	decision_effective_enc(&eff, &dec);
 	a.effective = xmalloc(eff.sb.size);
@@ -279,7 +279,7 @@ on_hup(evutil_socket_t sig, short ev, void *arg)
 static int
 on_reload(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = { "t", "ref", "uid", "gid", NULL };
+	static const char *const keys[] = {"t", "ref", "uid", "gid", NULL};
 	uint64_t ref, uid, gid;
 	struct error e;
 	struct mp_enc m;
@@ -292,8 +292,10 @@ on_reload(struct peer *p, const struct mp_doc *d)
 		return -1;
 	if (!policy_is_admin(&pol, uid, gid)) {
 		ok = 0;
-		error_set(&e, ERR_PERMISSION_DENIED, "uid %llu is not an admin "
-		    "principal", (unsigned long long)uid);
+		error_set(&e, ERR_PERMISSION_DENIED,
+		    "uid %llu is not an admin "
+		    "principal",
+		    (unsigned long long)uid);
 	} else
 		ok = reload(&e) == 0;
 	enc_init(&m);
@@ -312,8 +314,8 @@ parse_limits(const char *s, struct limits *l)
 {
 	unsigned long long v[7];
 
-	if (sscanf(s, "%llu,%llu,%llu,%llu,%llu,%llu,%llu", &v[0], &v[1],
-	    &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+	if (sscanf(s, "%llu,%llu,%llu,%llu,%llu,%llu,%llu", &v[0], &v[1], &v[2],
+	        &v[3], &v[4], &v[5], &v[6]) != 7)
 		return -1;
 	l->timeout_ms = v[0];
 	l->max_timeout_ms = v[1];
@@ -336,17 +338,40 @@ main(int argc, char *argv[])
 	skills_dirs = xcalloc((size_t)argc, sizeof(char *));
 	while ((ch = getopt(argc, argv, "D:dg:L:NP:S:u:vW:")) != -1) {
 		switch (ch) {
-		case 'd': fg = 1; break;
-		case 'g': if (parse_uint(optarg, 1, 4294967294U, &gid)) return 2; break;
-		case 'L': have_limits = parse_limits(optarg, &penv.limits) == 0; break;
-		case 'D': penv.dataroot = optarg; break;
-		case 'N': penv.net_host = 1; break;
-		case 'P': policy_dir = optarg; break;
-		case 'S': skills_dirs[nskills_dirs++] = optarg; break;
-		case 'u': if (parse_uint(optarg, 1, 4294967294U, &uid)) return 2; break;
-		case 'v': verbose = 1; break;
-		case 'W': penv.workroot = optarg; break;
-		default: return 2;
+		case 'd':
+			fg = 1;
+			break;
+		case 'g':
+			if (parse_uint(optarg, 1, 4294967294U, &gid))
+				return 2;
+			break;
+		case 'L':
+			have_limits = parse_limits(optarg, &penv.limits) == 0;
+			break;
+		case 'D':
+			penv.dataroot = optarg;
+			break;
+		case 'N':
+			penv.net_host = 1;
+			break;
+		case 'P':
+			policy_dir = optarg;
+			break;
+		case 'S':
+			skills_dirs[nskills_dirs++] = optarg;
+			break;
+		case 'u':
+			if (parse_uint(optarg, 1, 4294967294U, &uid))
+				return 2;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'W':
+			penv.workroot = optarg;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (uid == 0 || gid == 0 || !have_limits || penv.workroot == NULL ||

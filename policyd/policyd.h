@@ -17,20 +17,20 @@
 
 struct skill_cmd {
 	char *name;
-	char *path;       /* relative to the skill dir, contained in it */
+	char *path; /* relative to the skill dir, contained in it */
 };
 
 struct skill {
 	char *name;
 	char *description;
-	char *dir;        /* realpath of the skill directory */
+	char *dir; /* realpath of the skill directory */
 	int valid;
-	char *error;      /* why it is invalid */
+	char *error; /* why it is invalid */
 	struct skill_cmd *cmds;
 	size_t ncmds;
-	struct perms perms;     /* declared; empty = the minimal sandbox */
+	struct perms perms; /* declared; empty = the minimal sandbox */
 	struct plimits limits;
-	char *manifest;         /* "SKILL.md" or "skill.yaml": where blocks live */
+	char *manifest; /* "SKILL.md" or "skill.yaml": where blocks live */
 };
 
 struct registry {
@@ -51,22 +51,22 @@ int skill_name_valid(const char *name);
 #define MATCHED_MAX 16
 
 struct decision {
-	enum err_type err;      /* ERR_NONE: allowed */
+	enum err_type err; /* ERR_NONE: allowed */
 	char reason[REASON_MAX_LEN];
-	const struct rule *matched[MATCHED_MAX];  /* deciding rule first */
+	const struct rule *matched[MATCHED_MAX]; /* deciding rule first */
 	size_t nmatched;
-	const char *builtin;    /* a gate that decided before any rule */
+	const char *builtin; /* a gate that decided before any rule */
 	const struct skill *skill;
 	const struct skill_cmd *cmd;
-	struct plimits limits;  /* effective */
+	struct plimits limits; /* effective */
 };
 
 struct policy_env {
 	const struct registry *reg;
 	const struct policy *pol;
-	struct limits limits;   /* daemon defaults and maxima */
+	struct limits limits; /* daemon defaults and maxima */
 	const char *workroot, *dataroot;
-	int net_host;           /* worker.network: host; else no network */
+	int net_host; /* worker.network: host; else no network */
 };
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,

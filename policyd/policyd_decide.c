@@ -16,8 +16,7 @@
 #include "policyd_match.h"
 #include "policyd_rate.h"
 
-static void
-deny(struct decision *d, enum err_type err, const char *fmt, ...)
+static void deny(struct decision *d, enum err_type err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -67,39 +66,49 @@ gates(const struct policy_env *pe, const struct msg_authz_req *req,
 
 	d->builtin = "builtin:registry";
 	if ((d->skill = registry_find(pe->reg, req->skill)) == NULL) {
-		deny(d, ERR_UNKNOWN_SKILL, "no skill named \"%s\" is "
-		    "registered", req->skill);
+		deny(d, ERR_UNKNOWN_SKILL,
+		    "no skill named \"%s\" is "
+		    "registered",
+		    req->skill);
 		return -1;
 	}
 	if (!d->skill->valid) {
-		deny(d, ERR_SKILL_NOT_ENABLED, "skill \"%s\" is invalid and "
-		    "never runs: %s", req->skill, d->skill->error);
+		deny(d, ERR_SKILL_NOT_ENABLED,
+		    "skill \"%s\" is invalid and "
+		    "never runs: %s",
+		    req->skill, d->skill->error);
 		return -1;
 	}
 	d->builtin = "builtin:enabled";
 	if (!policy_skill_enabled(pe->pol, req->skill)) {
-		deny(d, ERR_SKILL_NOT_ENABLED, "skill \"%s\" is not enabled "
-		    "by policy (skills.enabled)", req->skill);
+		deny(d, ERR_SKILL_NOT_ENABLED,
+		    "skill \"%s\" is not enabled "
+		    "by policy (skills.enabled)",
+		    req->skill);
 		return -1;
 	}
 	d->builtin = "builtin:command";
 	command_list(d->skill, cmds, sizeof(cmds));
 	if ((d->cmd = command_find(d->skill, req->command)) == NULL) {
-		deny(d, ERR_UNKNOWN_COMMAND, *req->command ?
-		    "skill \"%s\" has no command \"%s\" (it has: %s)" :
-		    "skill \"%s\" needs a command%s (it has: %s)",
+		deny(d, ERR_UNKNOWN_COMMAND,
+		    *req->command
+		        ? "skill \"%s\" has no command \"%s\" (it has: %s)"
+		        : "skill \"%s\" needs a command%s (it has: %s)",
 		    req->skill, req->command, cmds);
 		return -1;
 	}
 	d->builtin = "builtin:phase";
 	if (strcmp(req->phase, "planning") == 0) {
-		deny(d, ERR_PHASE_VIOLATION, "skills do not run in the planning "
+		deny(d, ERR_PHASE_VIOLATION,
+		    "skills do not run in the planning "
 		    "phase; send phase \"execution\" to run");
 		return -1;
 	}
 	if (strcmp(req->phase, "execution") != 0) {
-		deny(d, ERR_PHASE_VIOLATION, "unknown phase \"%s\"; phases are "
-		    "planning and execution", req->phase);
+		deny(d, ERR_PHASE_VIOLATION,
+		    "unknown phase \"%s\"; phases are "
+		    "planning and execution",
+		    req->phase);
 		return -1;
 	}
 	d->builtin = NULL;
@@ -129,12 +138,13 @@ rule_applies(const struct policy *pol, const struct rule *r,
 		if (strcmp(r->principals[i], "*") == 0)
 			who = 1;
 		for (j = 0; j < pol->npr && !who; j++)
-			who = strcmp(pol->pr[j].name, r->principals[i]) == 0 &&
+			who =
+			    strcmp(pol->pr[j].name, r->principals[i]) == 0 &&
 			    principal_matches(&pol->pr[j], req->uid, req->gid);
 	}
 	return who && list_has_glob(r->skills, r->nskills, req->skill) &&
-	    list_has_glob(r->commands, r->ncommands, command) &&
-	    list_has_glob(r->phases, r->nphases, req->phase);
+	       list_has_glob(r->commands, r->ncommands, command) &&
+	       list_has_glob(r->phases, r->nphases, req->phase);
 }
 
 /* The rules of one action that apply, in file order. */
@@ -158,17 +168,20 @@ effective_limits(const struct policy_env *pe, const struct msg_authz_req *req,
 	struct plimits *l = &d->limits;
 	const struct plimits *s = &d->skill->limits;
 
-	l->timeout_ms = limit_min(limit_min(s->timeout_ms, r->limits.timeout_ms),
-	    pe->limits.timeout_ms);
-	if (req->timeout_ms)  /* a caller may ask for less, or up to the cap */
-		l->timeout_ms = limit_min(limit_min(s->timeout_ms,
-		    r->limits.timeout_ms), limit_min(req->timeout_ms,
-		    pe->limits.max_timeout_ms));
-	l->memory_mb = limit_min(limit_min(s->memory_mb, r->limits.memory_mb),
-	    pe->limits.memory_mb);
-	l->pids = limit_min(limit_min(s->pids, r->limits.pids), pe->limits.pids);
-	l->output_bytes = limit_min(limit_min(s->output_bytes,
-	    r->limits.output_bytes), pe->limits.output_bytes);
+	l->timeout_ms =
+	    limit_min(limit_min(s->timeout_ms, r->limits.timeout_ms),
+	        pe->limits.timeout_ms);
+	if (req->timeout_ms) /* a caller may ask for less, or up to the cap */
+		l->timeout_ms =
+		    limit_min(limit_min(s->timeout_ms, r->limits.timeout_ms),
+		        limit_min(req->timeout_ms, pe->limits.max_timeout_ms));
+	l->memory_mb = limit_min(
+	    limit_min(s->memory_mb, r->limits.memory_mb), pe->limits.memory_mb);
+	l->pids =
+	    limit_min(limit_min(s->pids, r->limits.pids), pe->limits.pids);
+	l->output_bytes =
+	    limit_min(limit_min(s->output_bytes, r->limits.output_bytes),
+	        pe->limits.output_bytes);
 }
 
 /* The deciding allow rule: ceiling, limits, rate. */
@@ -178,31 +191,38 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 {
 	char missing[REASON_MAX_LEN - 128];
 
-	if (perms_missing(&d->skill->perms, &r->ceiling, missing,
-	    sizeof(missing)) > 0) {
-		deny(d, ERR_PERMISSION_DENIED, "skill \"%s\" declares more "
-		    "than rule \"%s\" allows: %s", req->skill, r->name, missing);
+	if (perms_missing(
+	        &d->skill->perms, &r->ceiling, missing, sizeof(missing)) > 0) {
+		deny(d, ERR_PERMISSION_DENIED,
+		    "skill \"%s\" declares more "
+		    "than rule \"%s\" allows: %s",
+		    req->skill, r->name, missing);
 		return;
 	}
 	if (d->skill->perms.n[PERM_NET] > 0 && !pe->net_host) {
-		deny(d, ERR_PERMISSION_DENIED, "skill \"%s\" declares network "
+		deny(d, ERR_PERMISSION_DENIED,
+		    "skill \"%s\" declares network "
 		    "access, and this host gives workers none (worker.network: "
-		    "none)", req->skill);
+		    "none)",
+		    req->skill);
 		return;
 	}
 	effective_limits(pe, req, r, d);
 	if (!req->dry_run && !rate_take(req->uid, req->skill,
-	    r->rate.per_minute, r->rate.burst, now_ms)) {
-		deny(d, ERR_RATE_LIMITED, "rule \"%s\" allows %llu calls a "
+	                         r->rate.per_minute, r->rate.burst, now_ms)) {
+		deny(d, ERR_RATE_LIMITED,
+		    "rule \"%s\" allows %llu calls a "
 		    "minute (burst %llu) per principal for skill \"%s\"",
 		    r->name, (unsigned long long)r->rate.per_minute,
 		    (unsigned long long)r->rate.burst, req->skill);
 		return;
 	}
 	d->err = ERR_NONE;
-	snprintf(d->reason, sizeof(d->reason), "allowed by rule \"%s\" "
-	    "(%s): uid %llu may run %s %s in phase execution", r->name,
-	    r->where, (unsigned long long)req->uid, req->skill, d->cmd->name);
+	snprintf(d->reason, sizeof(d->reason),
+	    "allowed by rule \"%s\" "
+	    "(%s): uid %llu may run %s %s in phase execution",
+	    r->name, r->where, (unsigned long long)req->uid, req->skill,
+	    d->cmd->name);
 }
 
 void
@@ -225,17 +245,19 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ASK, hits)) > 0) {
 		memcpy(d->matched, hits, n * sizeof(hits[0]));
 		d->nmatched = n;
-		deny(d, ERR_APPROVAL_DENIED, "rule \"%s\" (%s) requires "
+		deny(d, ERR_APPROVAL_DENIED,
+		    "rule \"%s\" (%s) requires "
 		    "approval, and approval requests are not available yet",
 		    hits[0]->name, hits[0]->where);
 		return;
 	}
 	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ALLOW, hits)) == 0) {
 		d->builtin = "builtin:default-deny";
-		deny(d, ERR_PERMISSION_DENIED, "no rule allows uid %llu (gid "
-		    "%llu) to run %s %s in phase %s", (unsigned long long)req->uid,
-		    (unsigned long long)req->gid, req->skill, d->cmd->name,
-		    req->phase);
+		deny(d, ERR_PERMISSION_DENIED,
+		    "no rule allows uid %llu (gid "
+		    "%llu) to run %s %s in phase %s",
+		    (unsigned long long)req->uid, (unsigned long long)req->gid,
+		    req->skill, d->cmd->name, req->phase);
 		return;
 	}
 	memcpy(d->matched, hits, n * sizeof(hits[0]));
@@ -257,8 +279,8 @@ decision_rules(const struct decision *d, size_t *n)
 	}
 	v = xcalloc(d->nmatched + 1, sizeof(char *));
 	for (i = 0; i < d->nmatched; i++)
-		xasprintf(&v[i], "%s %s", d->matched[i]->where,
-		    d->matched[i]->name);
+		xasprintf(
+		    &v[i], "%s %s", d->matched[i]->where, d->matched[i]->name);
 	*n = d->nmatched;
 	return v;
 }
@@ -279,8 +301,8 @@ decision_effective_enc(struct mp_enc *m, const struct decision *d)
 
 /* Client env passes only for names the skill declares (and the rule let). */
 static void
-grant_env(const struct msg_authz_req *req, const struct decision *d,
-    struct grant *g)
+grant_env(
+    const struct msg_authz_req *req, const struct decision *d, struct grant *g)
 {
 	const struct perms *p = &d->skill->perms;
 	size_t i, k, nl;

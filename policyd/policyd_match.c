@@ -59,7 +59,8 @@ covers_rec(const char *c, const char *w, int depth)
 		return 0;
 	while (*c != '\0') {
 		if (c[0] == '*' && c[1] == '*') {
-			for (c += 2;; w += (w[0] == '*' && w[1] == '*') ? 2 : 1) {
+			for (c += 2;;
+			     w += (w[0] == '*' && w[1] == '*') ? 2 : 1) {
 				if (covers_rec(c, w, depth + 1))
 					return 1;
 				if (*w == '\0')
@@ -75,8 +76,8 @@ covers_rec(const char *c, const char *w, int depth)
 					return 0;
 			}
 		}
-		if (*w == '\0' || (*c == '?' ? (*w == '/' || *w == '*') :
-		    *w != *c))
+		if (*w == '\0' ||
+		    (*c == '?' ? (*w == '/' || *w == '*') : *w != *c))
 			return 0;
 		c++;
 		w++;
@@ -97,8 +98,7 @@ host_char_ok(char c)
 }
 
 int
-hostport_parse(const char *s, char *host, size_t hlen, char *port,
-    size_t plen)
+hostport_parse(const char *s, char *host, size_t hlen, char *port, size_t plen)
 {
 	const char *colon, *h;
 	size_t n, i;
@@ -124,15 +124,15 @@ hostport_parse(const char *s, char *host, size_t hlen, char *port,
 		if (n >= hlen)
 			return -1;
 		h = s;
-		if (n > 2 && h[0] == '*' && h[1] == '.')  /* not "*." alone */
+		if (n > 2 && h[0] == '*' && h[1] == '.') /* not "*." alone */
 			h += 2;
 		else if (n == 1 && h[0] == '*')
 			h += 1;
 		for (i = (size_t)(h - s); i < n; i++)
 			if (!host_char_ok(s[i]))
 				return -1;
-		if (h != s + n && (h[0] == '.' || s[n - 1] == '.' ||
-		    strstr(h, "..") != NULL))
+		if (h != s + n &&
+		    (h[0] == '.' || s[n - 1] == '.' || strstr(h, "..") != NULL))
 			return -1;
 		for (i = 0; i < n; i++)
 			host[i] = (char)tolower((unsigned char)s[i]);
@@ -169,7 +169,7 @@ v6_equal(const char *a, const char *b)
 	memcpy(tb, b + 1, lb - 2);
 	tb[lb - 2] = '\0';
 	return inet_pton(AF_INET6, ta, x) == 1 &&
-	    inet_pton(AF_INET6, tb, y) == 1 && memcmp(x, y, 16) == 0;
+	       inet_pton(AF_INET6, tb, y) == 1 && memcmp(x, y, 16) == 0;
 }
 
 /* ceil host covers want host (both already lower-case). */
@@ -183,7 +183,7 @@ host_covers(const char *ceil, const char *want)
 	if (ceil[0] == '[' || want[0] == '[')
 		return ceil[0] == '[' && want[0] == '[' && v6_equal(ceil, want);
 	if (strncmp(ceil, "*.", 2) == 0) {
-		ceil += 1;  /* ".example.com": strictly below example.com */
+		ceil += 1; /* ".example.com": strictly below example.com */
 		lc = strlen(ceil);
 		if (strncmp(want, "*.", 2) == 0) {
 			want += 1;
@@ -194,7 +194,7 @@ host_covers(const char *ceil, const char *want)
 		return lw > lc && strcmp(want + lw - lc, ceil) == 0;
 	}
 	return strcmp(want, "*") != 0 && strncmp(want, "*.", 2) != 0 &&
-	    strcmp(ceil, want) == 0;
+	       strcmp(ceil, want) == 0;
 }
 
 int

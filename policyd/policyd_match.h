@@ -14,8 +14,8 @@ int glob_match(const char *pat, const char *s);
 /* Does pattern ceil allow everything pattern want may reach (as text)? */
 int path_covers(const char *ceil, const char *want);
 /* Split and validate "host:port"; 0 ok, -1 malformed. */
-int hostport_parse(const char *s, char *host, size_t hlen, char *port,
-    size_t plen);
+int hostport_parse(
+    const char *s, char *host, size_t hlen, char *port, size_t plen);
 /* Does ceiling pattern ceil cover the declared pattern want? */
 int hostport_covers(const char *ceil, const char *want);
 

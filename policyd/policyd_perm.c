@@ -9,8 +9,7 @@
 #include "policyd_perm.h"
 
 static const char *const kind_names[PERM__COUNT] = {
-	"fs.read", "fs.write", "network.allow", "exec", "env"
-};
+    "fs.read", "fs.write", "network.allow", "exec", "env"};
 
 const char *
 perm_kind_name(enum perm_kind k)
@@ -22,8 +21,8 @@ perm_kind_name(enum perm_kind k)
 static int
 fs_item_ok(const char *s)
 {
-	static const char *const roots[] = { "$SKILL_DIR", "$WORK_DIR",
-		"$DATA_DIR", NULL };
+	static const char *const roots[] = {
+	    "$SKILL_DIR", "$WORK_DIR", "$DATA_DIR", NULL};
 	size_t i, l;
 
 	if (strstr(s, "/../") || strstr(s, "/./") ||
@@ -53,10 +52,11 @@ name_ok(const char *s, int wild, int env)
 		if (c == '*' && wild)
 			continue;
 		if (env ? !(c == '_' || (c >= 'A' && c <= 'Z') ||
-		    (c >= 'a' && c <= 'z') || (i > 0 && c >= '0' && c <= '9')) :
-		    !(c == '_' || c == '-' || c == '.' || c == '+' ||
-		    (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9')))
+		              (c >= 'a' && c <= 'z') ||
+		              (i > 0 && c >= '0' && c <= '9'))
+		        : !(c == '_' || c == '-' || c == '.' || c == '+' ||
+		              (c >= 'A' && c <= 'Z') ||
+		              (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
 			return 0;
 	}
 	return 1;
@@ -103,10 +103,10 @@ int
 perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
     struct error *e)
 {
-	static const char *const keys[] = { "fs", "network", "exec", "env",
-		NULL };
-	static const char *const fs_keys[] = { "read", "write", NULL };
-	static const char *const net_keys[] = { "allow", NULL };
+	static const char *const keys[] = {
+	    "fs", "network", "exec", "env", NULL};
+	static const char *const fs_keys[] = {"read", "write", NULL};
+	static const char *const net_keys[] = {"allow", NULL};
 	yaml_node_t *fs, *net;
 
 	memset(p, 0, sizeof(*p));
@@ -116,16 +116,16 @@ perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
 	fs = ymap_get(y, n, "fs");
 	net = ymap_get(y, n, "network");
 	if ((fs && (yexpect(y, fs, YAML_MAPPING_NODE, "fs", e) ||
-	    ymap_only(y, fs, fs_keys, e))) ||
+	               ymap_only(y, fs, fs_keys, e))) ||
 	    (net && (yexpect(y, net, YAML_MAPPING_NODE, "network", e) ||
-	    ymap_only(y, net, net_keys, e))))
+	                ymap_only(y, net, net_keys, e))))
 		return -1;
 	if (perms_list(y, fs ? ymap_get(y, fs, "read") : NULL, PERM_FS_READ,
-	    ceiling, p, e) ||
+	        ceiling, p, e) ||
 	    perms_list(y, fs ? ymap_get(y, fs, "write") : NULL, PERM_FS_WRITE,
-	    ceiling, p, e) ||
+	        ceiling, p, e) ||
 	    perms_list(y, net ? ymap_get(y, net, "allow") : NULL, PERM_NET,
-	    ceiling, p, e) ||
+	        ceiling, p, e) ||
 	    perms_list(y, ymap_get(y, n, "exec"), PERM_EXEC, ceiling, p, e) ||
 	    perms_list(y, ymap_get(y, n, "env"), PERM_ENV, ceiling, p, e))
 		return -1;
@@ -133,11 +133,11 @@ perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
 }
 
 int
-plimits_parse(struct ydoc *y, yaml_node_t *n, struct plimits *l,
-    struct error *e)
+plimits_parse(
+    struct ydoc *y, yaml_node_t *n, struct plimits *l, struct error *e)
 {
-	static const char *const keys[] = { "timeout_ms", "memory_mb", "pids",
-		"output_bytes", NULL };
+	static const char *const keys[] = {
+	    "timeout_ms", "memory_mb", "pids", "output_bytes", NULL};
 	yaml_node_t *v;
 
 	memset(l, 0, sizeof(*l));
@@ -145,12 +145,13 @@ plimits_parse(struct ydoc *y, yaml_node_t *n, struct plimits *l,
 	    ymap_only(y, n, keys, e))
 		return -1;
 	if (((v = ymap_get(y, n, "timeout_ms")) &&
-	    yuint(y, v, 1, 86400000, &l->timeout_ms, e)) ||
+	        yuint(y, v, 1, 86400000, &l->timeout_ms, e)) ||
 	    ((v = ymap_get(y, n, "memory_mb")) &&
-	    yuint(y, v, 8, 1024 * 1024, &l->memory_mb, e)) ||
-	    ((v = ymap_get(y, n, "pids")) && yuint(y, v, 1, 65536, &l->pids, e)) ||
+	        yuint(y, v, 8, 1024 * 1024, &l->memory_mb, e)) ||
+	    ((v = ymap_get(y, n, "pids")) &&
+	        yuint(y, v, 1, 65536, &l->pids, e)) ||
 	    ((v = ymap_get(y, n, "output_bytes")) &&
-	    yuint(y, v, 1, 64 * 1024 * 1024, &l->output_bytes, e)))
+	        yuint(y, v, 1, 64 * 1024 * 1024, &l->output_bytes, e)))
 		return -1;
 	return 0;
 }
@@ -186,12 +187,12 @@ baseline_covers(enum perm_kind k, const char *want)
 {
 	if (k == PERM_FS_READ)
 		return path_covers("$SKILL_DIR/**", want) ||
-		    strcmp(want, "$SKILL_DIR") == 0 ||
-		    path_covers("$WORK_DIR/**", want) ||
-		    strcmp(want, "$WORK_DIR") == 0;
+		       strcmp(want, "$SKILL_DIR") == 0 ||
+		       path_covers("$WORK_DIR/**", want) ||
+		       strcmp(want, "$WORK_DIR") == 0;
 	if (k == PERM_FS_WRITE)
 		return path_covers("$WORK_DIR/**", want) ||
-		    strcmp(want, "$WORK_DIR") == 0;
+		       strcmp(want, "$WORK_DIR") == 0;
 	return 0;
 }
 
@@ -204,9 +205,10 @@ item_covered(enum perm_kind k, const char *want, const struct perms *ceil)
 		return 1;
 	for (i = 0; i < ceil->n[k]; i++) {
 		const char *c = ceil->v[k][i];
-		if (k == PERM_NET ? hostport_covers(c, want) :
-		    (k == PERM_FS_READ || k == PERM_FS_WRITE) ?
-		    path_covers(c, want) : glob_match(c, want))
+		if (k == PERM_NET ? hostport_covers(c, want)
+		    : (k == PERM_FS_READ || k == PERM_FS_WRITE)
+		        ? path_covers(c, want)
+		        : glob_match(c, want))
 			return 1;
 		/* A writable path may also be read. */
 	}
@@ -218,8 +220,8 @@ item_covered(enum perm_kind k, const char *want, const struct perms *ceil)
 }
 
 size_t
-perms_missing(const struct perms *want, const struct perms *ceil, char *buf,
-    size_t len)
+perms_missing(
+    const struct perms *want, const struct perms *ceil, char *buf, size_t len)
 {
 	size_t i, missing = 0, off = 0;
 	int k, w;
@@ -228,7 +230,8 @@ perms_missing(const struct perms *want, const struct perms *ceil, char *buf,
 		buf[0] = '\0';
 	for (k = 0; k < PERM__COUNT; k++)
 		for (i = 0; i < want->n[k]; i++) {
-			if (item_covered((enum perm_kind)k, want->v[k][i], ceil))
+			if (item_covered(
+			        (enum perm_kind)k, want->v[k][i], ceil))
 				continue;
 			missing++;
 			if (off < len) {

@@ -11,8 +11,14 @@
 #include "../lib/ydoc.h"
 #include "../proto/mp.h"
 
-enum perm_kind { PERM_FS_READ, PERM_FS_WRITE, PERM_NET, PERM_EXEC, PERM_ENV,
-	PERM__COUNT };
+enum perm_kind {
+	PERM_FS_READ,
+	PERM_FS_WRITE,
+	PERM_NET,
+	PERM_EXEC,
+	PERM_ENV,
+	PERM__COUNT
+};
 
 #define PERM_ITEMS_MAX 64
 
@@ -21,7 +27,7 @@ struct perms {
 	size_t n[PERM__COUNT];
 };
 
-struct plimits {  /* 0 = not set */
+struct plimits { /* 0 = not set */
 	uint64_t timeout_ms, memory_mb, pids, output_bytes;
 };
 
@@ -29,8 +35,8 @@ const char *perm_kind_name(enum perm_kind k);
 /* ceiling=1 allows wildcards in exec and env (rules), 0 for skills. */
 int perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
     struct error *e);
-int plimits_parse(struct ydoc *y, yaml_node_t *n, struct plimits *l,
-    struct error *e);
+int plimits_parse(
+    struct ydoc *y, yaml_node_t *n, struct plimits *l, struct error *e);
 void perms_free(struct perms *p);
 void perms_copy(struct perms *dst, const struct perms *src);
 /*
@@ -38,8 +44,8 @@ void perms_copy(struct perms *dst, const struct perms *src);
  * baseline, $SKILL_DIR read and $WORK_DIR read-write, is always
  * covered). Returns how many are missing.
  */
-size_t perms_missing(const struct perms *want, const struct perms *ceil,
-    char *buf, size_t len);
+size_t perms_missing(
+    const struct perms *want, const struct perms *ceil, char *buf, size_t len);
 void perms_enc(struct mp_enc *m, const struct perms *p);
 void plimits_enc(struct mp_enc *m, const struct plimits *l);
 /* The smaller of two limits where set. */

@@ -20,15 +20,16 @@ uint_list(struct ydoc *y, yaml_node_t *n, uint64_t **out, size_t *count,
 
 	if (yexpect(y, n, YAML_SEQUENCE_NODE, "uids/gids", e))
 		return -1;
-	num = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	num =
+	    (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (num > 1024)
 		return yerr(y, n, e, "more than 1024 ids");
 	*out = xcalloc(num + 1, sizeof(uint64_t));
 	*count = 0;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	    it++)
+	     it++)
 		if (yuint(y, yaml_document_get_node(&y->doc, *it), 0,
-		    4294967294U, &(*out)[(*count)++], e) == -1)
+		        4294967294U, &(*out)[(*count)++], e) == -1)
 			return -1;
 	return 0;
 }
@@ -37,7 +38,7 @@ static int
 parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
     struct policy *p, struct error *e)
 {
-	static const char *const keys[] = { "uids", "gids", "admin", NULL };
+	static const char *const keys[] = {"uids", "gids", "admin", NULL};
 	struct principal *pr;
 	const char *name, *adm;
 	yaml_node_t *n;
@@ -49,8 +50,8 @@ parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
 		return yerr(y, k, e, "bad principal name \"%s\"", name);
 	for (i = 0; i < p->npr; i++)
 		if (strcmp(p->pr[i].name, name) == 0)
-			return yerr(y, k, e, "principal \"%s\" defined twice",
-			    name);
+			return yerr(
+			    y, k, e, "principal \"%s\" defined twice", name);
 	if (yexpect(y, v, YAML_MAPPING_NODE, "a principal", e) ||
 	    ymap_only(y, v, keys, e))
 		return -1;
@@ -59,13 +60,13 @@ parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
 	memset(pr, 0, sizeof(*pr));
 	pr->name = xstrdup(name);
 	if (((n = ymap_get(y, v, "uids")) &&
-	    uint_list(y, n, &pr->uids, &pr->nuids, e)) ||
+	        uint_list(y, n, &pr->uids, &pr->nuids, e)) ||
 	    ((n = ymap_get(y, v, "gids")) &&
-	    uint_list(y, n, &pr->gids, &pr->ngids, e)))
+	        uint_list(y, n, &pr->gids, &pr->ngids, e)))
 		return -1;
 	if (pr->nuids == 0 && pr->ngids == 0)
-		return yerr(y, v, e, "principal \"%s\" names no uid or gid",
-		    name);
+		return yerr(
+		    y, v, e, "principal \"%s\" names no uid or gid", name);
 	if ((n = ymap_get(y, v, "admin")) != NULL) {
 		if (yscalar(y, n, &adm, e))
 			return -1;
@@ -77,26 +78,27 @@ parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
 }
 
 static int
-parse_principals(struct ydoc *y, yaml_node_t *n, struct policy *p,
-    struct error *e)
+parse_principals(
+    struct ydoc *y, yaml_node_t *n, struct policy *p, struct error *e)
 {
 	yaml_node_pair_t *pair;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "principals", e))
 		return -1;
 	for (pair = n->data.mapping.pairs.start;
-	    pair < n->data.mapping.pairs.top; pair++)
-		if (parse_principal(y, yaml_document_get_node(&y->doc,
-		    pair->key), yaml_document_get_node(&y->doc, pair->value), p,
-		    e) == -1)
+	     pair < n->data.mapping.pairs.top; pair++)
+		if (parse_principal(y,
+		        yaml_document_get_node(&y->doc, pair->key),
+		        yaml_document_get_node(&y->doc, pair->value), p,
+		        e) == -1)
 			return -1;
 	return 0;
 }
 
 /* Append a list of strings to *v. */
 static int
-append_list(struct ydoc *y, yaml_node_t *n, char ***v, size_t *count,
-    struct error *e)
+append_list(
+    struct ydoc *y, yaml_node_t *n, char ***v, size_t *count, struct error *e)
 {
 	char **items;
 	size_t num, i;
@@ -112,10 +114,9 @@ append_list(struct ydoc *y, yaml_node_t *n, char ***v, size_t *count,
 }
 
 static int
-parse_skills(struct ydoc *y, yaml_node_t *n, struct policy *p,
-    struct error *e)
+parse_skills(struct ydoc *y, yaml_node_t *n, struct policy *p, struct error *e)
 {
-	static const char *const keys[] = { "enabled", NULL };
+	static const char *const keys[] = {"enabled", NULL};
 	yaml_node_t *en;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "skills", e) ||
@@ -149,7 +150,7 @@ parse_action(struct ydoc *y, yaml_node_t *n, enum action *a, struct error *e)
 static int
 parse_rate(struct ydoc *y, yaml_node_t *n, struct rate *r, struct error *e)
 {
-	static const char *const keys[] = { "per_minute", "burst", NULL };
+	static const char *const keys[] = {"per_minute", "burst", NULL};
 	yaml_node_t *v;
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "rate", e) ||
@@ -158,8 +159,8 @@ parse_rate(struct ydoc *y, yaml_node_t *n, struct rate *r, struct error *e)
 	if ((v = ymap_get(y, n, "per_minute")) == NULL)
 		return yerr(y, n, e, "rate needs per_minute");
 	if (yuint(y, v, 1, 1000000, &r->per_minute, e) ||
-	    ((v = ymap_get(y, n, "burst")) && yuint(y, v, 1, 1000000,
-	    &r->burst, e)))
+	    ((v = ymap_get(y, n, "burst")) &&
+	        yuint(y, v, 1, 1000000, &r->burst, e)))
 		return -1;
 	if (r->burst == 0)
 		r->burst = r->per_minute;
@@ -180,25 +181,26 @@ check_rule_refs(struct ydoc *y, yaml_node_t *n, const struct policy *p,
 		for (found = 0, j = 0; j < p->npr; j++)
 			found |= strcmp(p->pr[j].name, r->principals[i]) == 0;
 		if (!found)
-			return yerr(y, n, e, "rule \"%s\": unknown principal "
+			return yerr(y, n, e,
+			    "rule \"%s\": unknown principal "
 			    "\"%s\" (define it under principals: first)",
 			    r->name, r->principals[i]);
 	}
 	for (i = 0; i < r->nphases; i++)
 		if (strcmp(r->phases[i], "execution") != 0 &&
 		    strcmp(r->phases[i], "planning") != 0)
-			return yerr(y, n, e, "rule \"%s\": unknown phase \"%s\"",
-			    r->name, r->phases[i]);
+			return yerr(y, n, e,
+			    "rule \"%s\": unknown phase \"%s\"", r->name,
+			    r->phases[i]);
 	return 0;
 }
 
 static int
-parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname,
-    struct policy *p, struct error *e)
+parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname, struct policy *p,
+    struct error *e)
 {
-	static const char *const keys[] = { "name", "principals", "skills",
-		"commands", "phases", "action", "ceiling", "limits", "rate",
-		NULL };
+	static const char *const keys[] = {"name", "principals", "skills",
+	    "commands", "phases", "action", "ceiling", "limits", "rate", NULL};
 	struct rule *r;
 	yaml_node_t *v;
 	const char *name;
@@ -218,20 +220,20 @@ parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname,
 	if ((v = ymap_get(y, n, "principals")) == NULL)
 		return yerr(y, n, e, "rule \"%s\" needs principals", name);
 	if (append_list(y, v, &r->principals, &r->nprincipals, e) ||
-	    ((v = ymap_get(y, n, "skills")) == NULL ?
-	    yerr(y, n, e, "rule \"%s\" needs skills", name) :
-	    append_list(y, v, &r->skills, &r->nskills, e)) ||
+	    ((v = ymap_get(y, n, "skills")) == NULL
+	            ? yerr(y, n, e, "rule \"%s\" needs skills", name)
+	            : append_list(y, v, &r->skills, &r->nskills, e)) ||
 	    ((v = ymap_get(y, n, "commands")) &&
-	    append_list(y, v, &r->commands, &r->ncommands, e)) ||
+	        append_list(y, v, &r->commands, &r->ncommands, e)) ||
 	    ((v = ymap_get(y, n, "phases")) &&
-	    append_list(y, v, &r->phases, &r->nphases, e)) ||
-	    ((v = ymap_get(y, n, "action")) == NULL ?
-	    yerr(y, n, e, "rule \"%s\" needs an action", name) :
-	    parse_action(y, v, &r->action, e)) ||
+	        append_list(y, v, &r->phases, &r->nphases, e)) ||
+	    ((v = ymap_get(y, n, "action")) == NULL
+	            ? yerr(y, n, e, "rule \"%s\" needs an action", name)
+	            : parse_action(y, v, &r->action, e)) ||
 	    ((v = ymap_get(y, n, "ceiling")) &&
-	    perms_parse(y, v, 1, &r->ceiling, e)) ||
+	        perms_parse(y, v, 1, &r->ceiling, e)) ||
 	    ((v = ymap_get(y, n, "limits")) &&
-	    plimits_parse(y, v, &r->limits, e)) ||
+	        plimits_parse(y, v, &r->limits, e)) ||
 	    ((v = ymap_get(y, n, "rate")) && parse_rate(y, v, &r->rate, e)))
 		return -1;
 	if (r->ncommands == 0) {
@@ -246,33 +248,33 @@ parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname,
 }
 
 static int
-parse_rules(struct ydoc *y, yaml_node_t *n, const char *fname,
-    struct policy *p, struct error *e)
+parse_rules(struct ydoc *y, yaml_node_t *n, const char *fname, struct policy *p,
+    struct error *e)
 {
 	yaml_node_item_t *it;
 
 	if (yexpect(y, n, YAML_SEQUENCE_NODE, "rules", e))
 		return -1;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	    it++)
+	     it++)
 		if (parse_rule(y, yaml_document_get_node(&y->doc, *it), fname,
-		    p, e) == -1)
+		        p, e) == -1)
 			return -1;
 	return 0;
 }
 
 int
-policy_load_file(struct policy *p, const char *path, const char *name,
-    struct error *e)
+policy_load_file(
+    struct policy *p, const char *path, const char *name, struct error *e)
 {
-	static const char *const keys[] = { "principals", "skills", "rules",
-		NULL };
+	static const char *const keys[] = {
+	    "principals", "skills", "rules", NULL};
 	struct ydoc y;
 	yaml_node_t *r, *n;
 	int rc = -1;
 
 	if (ydoc_load_file(&y, path, e) == -1) {
-		rc = y.empty ? 0 : -1;  /* only comments: an empty file */
+		rc = y.empty ? 0 : -1; /* only comments: an empty file */
 		ydoc_free(&y);
 		p->nfiles++;
 		return rc;
@@ -283,10 +285,11 @@ policy_load_file(struct policy *p, const char *path, const char *name,
 	if (yexpect(&y, r, YAML_MAPPING_NODE, "a policy file", e) == 0 &&
 	    ymap_only(&y, r, keys, e) == 0 &&
 	    (!(n = ymap_get(&y, r, "principals")) ||
-	    parse_principals(&y, n, p, e) == 0) &&
-	    (!(n = ymap_get(&y, r, "skills")) || parse_skills(&y, n, p, e) == 0) &&
+	        parse_principals(&y, n, p, e) == 0) &&
+	    (!(n = ymap_get(&y, r, "skills")) ||
+	        parse_skills(&y, n, p, e) == 0) &&
 	    (!(n = ymap_get(&y, r, "rules")) ||
-	    parse_rules(&y, n, name, p, e) == 0))
+	        parse_rules(&y, n, name, p, e) == 0))
 		rc = 0;
 	ydoc_free(&y);
 	p->nfiles++;
@@ -299,7 +302,7 @@ yaml_name(const struct dirent *de)
 	size_t l = strlen(de->d_name);
 
 	return de->d_name[0] != '.' && l > 5 &&
-	    strcmp(de->d_name + l - 5, ".yaml") == 0;
+	       strcmp(de->d_name + l - 5, ".yaml") == 0;
 }
 
 /*
@@ -314,8 +317,8 @@ policy_files(const char *dir, char ***names, size_t *count, struct error *e)
 	int n, i;
 
 	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1)
-		return error_set(e, ERR_BAD_REQUEST, "%s: %s", dir,
-		    strerror(errno));
+		return error_set(
+		    e, ERR_BAD_REQUEST, "%s: %s", dir, strerror(errno));
 	*names = xcalloc((size_t)n + 1, sizeof(char *));
 	for (i = 0; i < n; i++) {
 		(*names)[i] = xstrdup(list[i]->d_name);

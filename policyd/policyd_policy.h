@@ -25,12 +25,12 @@ struct principal {
 };
 
 struct rate {
-	uint64_t per_minute, burst;  /* per_minute 0: unlimited */
+	uint64_t per_minute, burst; /* per_minute 0: unlimited */
 };
 
 struct rule {
 	char *name;
-	char *where;           /* "file:line" */
+	char *where; /* "file:line" */
 	char **principals, **skills, **commands, **phases;
 	size_t nprincipals, nskills, ncommands, nphases;
 	enum action action;
@@ -51,11 +51,11 @@ struct policy {
 
 int policy_load(struct policy *p, const char *dir, struct error *e);
 /* The policy files of dir, in reading order (names relative to dir). */
-int policy_files(const char *dir, char ***names, size_t *count,
-    struct error *e);
+int policy_files(
+    const char *dir, char ***names, size_t *count, struct error *e);
 /* Parse one file into p (merging); name is used in file:line. */
-int policy_load_file(struct policy *p, const char *path, const char *name,
-    struct error *e);
+int policy_load_file(
+    struct policy *p, const char *path, const char *name, struct error *e);
 void policy_free(struct policy *p);
 int principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid);
 int policy_skill_enabled(const struct policy *p, const char *skill);

@@ -47,8 +47,8 @@ bucket_get(uint64_t uid, const char *skill, uint64_t burst, uint64_t now_ms)
 }
 
 int
-rate_take(uint64_t uid, const char *skill, uint64_t per_minute,
-    uint64_t burst, uint64_t now_ms)
+rate_take(uint64_t uid, const char *skill, uint64_t per_minute, uint64_t burst,
+    uint64_t now_ms)
 {
 	struct bucket *b;
 	uint64_t elapsed, refill, cap = burst * 1000;
@@ -59,8 +59,8 @@ rate_take(uint64_t uid, const char *skill, uint64_t per_minute,
 	elapsed = now_ms > b->last_ms ? now_ms - b->last_ms : 0;
 	/* per_minute tokens per 60000 ms, in thousandths of a token */
 	refill = elapsed * per_minute / 60;
-	b->milli_tokens = b->milli_tokens + refill > cap ? cap :
-	    b->milli_tokens + refill;
+	b->milli_tokens =
+	    b->milli_tokens + refill > cap ? cap : b->milli_tokens + refill;
 	b->last_ms = now_ms;
 	if (b->milli_tokens < 1000)
 		return 0;

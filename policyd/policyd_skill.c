@@ -32,7 +32,7 @@ skill_name_valid(const char *name)
 		return 0;
 	for (i = 0; i < len; i++) {
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
+		        (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
 			return 0;
 		if (name[i] == '-' && name[i + 1] == '-')
 			return 0;
@@ -74,8 +74,10 @@ read_skill_md(struct skill *s, size_t *len)
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_size > SKILL_MD_MAX) {
 		close(fd);
-		skill_invalid(s, "SKILL.md: not a regular file of at most "
-		    "%d bytes", SKILL_MD_MAX);
+		skill_invalid(s,
+		    "SKILL.md: not a regular file of at most "
+		    "%d bytes",
+		    SKILL_MD_MAX);
 		return NULL;
 	}
 	buf = xmalloc((size_t)st.st_size + 1);
@@ -113,8 +115,8 @@ frontmatter(const char *md, size_t len, const char **start, size_t *flen)
 
 /* Resolve a command path and require it inside the skill, executable. */
 static int
-command_resolve(struct skill *s, const char *cmd, const char *rel,
-    struct error *e)
+command_resolve(
+    struct skill *s, const char *cmd, const char *rel, struct error *e)
 {
 	char *joined, *real;
 	struct stat st;
@@ -123,9 +125,10 @@ command_resolve(struct skill *s, const char *cmd, const char *rel,
 
 	if (rel[0] == '/' || strstr(rel, "..") != NULL || rel[0] == '\0' ||
 	    !utf8_valid(rel, strlen(rel)))
-		return error_set(e, ERR_BAD_REQUEST, "command %s: path \"%s\" "
-		    "must be relative, inside the skill, without \"..\"", cmd,
-		    rel);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "command %s: path \"%s\" "
+		    "must be relative, inside the skill, without \"..\"",
+		    cmd, rel);
 	xasprintf(&joined, "%s/%s", s->dir, rel);
 	real = realpath(joined, NULL);
 	free(joined);
@@ -134,23 +137,26 @@ command_resolve(struct skill *s, const char *cmd, const char *rel,
 		    rel, strerror(errno));
 	ok = strncmp(real, s->dir, dlen) == 0 && real[dlen] == '/';
 	if (ok && (stat(real, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & 0111) == 0))
+	              (st.st_mode & 0111) == 0))
 		ok = -1;
 	free(real);
 	if (ok == 0)
-		return error_set(e, ERR_BAD_REQUEST, "command %s: %s resolves "
-		    "outside the skill directory", cmd, rel);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "command %s: %s resolves "
+		    "outside the skill directory",
+		    cmd, rel);
 	if (ok == -1)
-		return error_set(e, ERR_BAD_REQUEST, "command %s: %s is not "
-		    "an executable regular file", cmd, rel);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "command %s: %s is not "
+		    "an executable regular file",
+		    cmd, rel);
 	return 0;
 }
 
 static int
-skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n,
-    struct error *e)
+skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n, struct error *e)
 {
-	static const char *const long_keys[] = { "path", NULL };
+	static const char *const long_keys[] = {"path", NULL};
 	yaml_node_pair_t *p;
 	yaml_node_t *k, *v;
 	const char *name, *path;
@@ -158,12 +164,13 @@ skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n,
 
 	if (yexpect(y, n, YAML_MAPPING_NODE, "commands", e))
 		return -1;
-	count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	count =
+	    (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
 	if (count == 0 || count > COMMANDS_MAX)
 		return yerr(y, n, e, "commands: 1..%d entries", COMMANDS_MAX);
 	s->cmds = xcalloc(count, sizeof(*s->cmds));
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-	    p++) {
+	     p++) {
 		k = yaml_document_get_node(&y->doc, p->key);
 		v = yaml_document_get_node(&y->doc, p->value);
 		if (yscalar(y, k, &name, e))
@@ -197,8 +204,9 @@ allowed_tools(struct skill *s, struct ydoc *y, yaml_node_t *n)
 
 	if (n->type == YAML_SEQUENCE_NODE) {
 		for (it = n->data.sequence.items.start;
-		    it < n->data.sequence.items.top; it++)
-			allowed_tools(s, y, yaml_document_get_node(&y->doc, *it));
+		     it < n->data.sequence.items.top; it++)
+			allowed_tools(
+			    s, y, yaml_document_get_node(&y->doc, *it));
 		return;
 	}
 	if (yscalar(y, n, &v, &e) == -1)
@@ -207,13 +215,14 @@ allowed_tools(struct skill *s, struct ydoc *y, yaml_node_t *n)
 		p += 5;
 		end = p + strcspn(p, ":) ");
 		len = (size_t)(end - p);
-		if (len == 0 || len >= sizeof(prog) || s->perms.n[PERM_EXEC] >=
-		    PERM_ITEMS_MAX)
+		if (len == 0 || len >= sizeof(prog) ||
+		    s->perms.n[PERM_EXEC] >= PERM_ITEMS_MAX)
 			continue;
 		memcpy(prog, p, len);
 		prog[len] = '\0';
-		if (strspn(prog, "abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != len)
+		if (strspn(prog,
+		        "abcdefghijklmnopqrstuvwxyz"
+		        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != len)
 			continue;
 		s->perms.v[PERM_EXEC] = xreallocarray(s->perms.v[PERM_EXEC],
 		    s->perms.n[PERM_EXEC] + 2, sizeof(char *));
@@ -245,16 +254,18 @@ skill_globs_contained(struct skill *s, struct error *e)
 			/* Not there (yet): what exists of it must be inside;
 			 * a dangling symlink on the way is refused. */
 			while ((real = realpath(path, NULL)) == NULL &&
-			    errno == ENOENT && lstat(path, &st) == -1 &&
-			    errno == ENOENT && (cut = strrchr(path, '/')) != NULL &&
-			    cut != path)
+			       errno == ENOENT && lstat(path, &st) == -1 &&
+			       errno == ENOENT &&
+			       (cut = strrchr(path, '/')) != NULL &&
+			       cut != path)
 				*cut = '\0';
 			ok = real != NULL && strncmp(real, s->dir, dlen) == 0 &&
-			    (real[dlen] == '/' || real[dlen] == '\0');
+			     (real[dlen] == '/' || real[dlen] == '\0');
 			free(path);
 			free(real);
 			if (!ok)
-				return error_set(e, ERR_BAD_REQUEST, "%s %s "
+				return error_set(e, ERR_BAD_REQUEST,
+				    "%s %s "
 				    "resolves outside the skill directory",
 				    perm_kind_name((enum perm_kind)k), g);
 		}
@@ -263,13 +274,13 @@ skill_globs_contained(struct skill *s, struct error *e)
 
 /* commands, permissions and limits, from SKILL.md or skill.yaml. */
 static int
-skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r,
-    struct error *e)
+skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r, struct error *e)
 {
 	yaml_node_t *n;
 
 	if ((n = ymap_get(y, r, "commands")) == NULL)
-		return yerr(y, r, e, "missing \"commands\": only declared entry "
+		return yerr(y, r, e,
+		    "missing \"commands\": only declared entry "
 		    "points can run");
 	if (skill_commands(s, y, n, e) == -1)
 		return -1;
@@ -286,8 +297,8 @@ skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r,
 static int
 skill_sidecar(struct skill *s, struct error *e)
 {
-	static const char *const keys[] = { "commands", "permissions",
-		"limits", NULL };
+	static const char *const keys[] = {
+	    "commands", "permissions", "limits", NULL};
 	struct ydoc y;
 	char *path;
 	int r;
@@ -299,20 +310,23 @@ skill_sidecar(struct skill *s, struct error *e)
 		free(y.name);
 		y.name = xstrdup("skill.yaml");
 		r = yexpect(&y, ydoc_root(&y), YAML_MAPPING_NODE, "skill.yaml",
-		    e) || ymap_only(&y, ydoc_root(&y), keys, e) ||
-		    skill_blocks(s, &y, ydoc_root(&y), e) ? -1 : 0;
+		        e) ||
+		            ymap_only(&y, ydoc_root(&y), keys, e) ||
+		            skill_blocks(s, &y, ydoc_root(&y), e)
+		        ? -1
+		        : 0;
 	}
 	ydoc_free(&y);
 	return r;
 }
 
 static int
-skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
-    struct error *e)
+skill_frontmatter(
+    struct skill *s, struct ydoc *y, const char *dname, struct error *e)
 {
-	static const char *const keys[] = { "name", "description", "license",
-		"compatibility", "metadata", "allowed-tools", "commands",
-		"permissions", "limits", NULL };
+	static const char *const keys[] = {"name", "description", "license",
+	    "compatibility", "metadata", "allowed-tools", "commands",
+	    "permissions", "limits", NULL};
 	yaml_node_t *r = ydoc_root(y), *n;
 	const char *v;
 	char *side;
@@ -326,11 +340,15 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 	if (yscalar(y, n, &v, e))
 		return -1;
 	if (!skill_name_valid(v))
-		return yerr(y, n, e, "name \"%s\": 1..64 of a-z, 0-9 and "
-		    "single hyphens", v);
+		return yerr(y, n, e,
+		    "name \"%s\": 1..64 of a-z, 0-9 and "
+		    "single hyphens",
+		    v);
 	if (strcmp(v, dname) != 0)
-		return yerr(y, n, e, "name \"%s\" differs from the directory "
-		    "name \"%s\"", v, dname);
+		return yerr(y, n, e,
+		    "name \"%s\" differs from the directory "
+		    "name \"%s\"",
+		    v, dname);
 	free(s->name);
 	s->name = xstrdup(v);
 	if ((n = ymap_get(y, r, "description")) == NULL || yscalar(y, n, &v, e))
@@ -339,13 +357,14 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 		return yerr(y, n, e, "description: 1..1024 characters");
 	s->description = xstrdup(v);
 	inline_blocks = ymap_get(y, r, "commands") != NULL ||
-	    ymap_get(y, r, "permissions") != NULL ||
-	    ymap_get(y, r, "limits") != NULL;
+	                ymap_get(y, r, "permissions") != NULL ||
+	                ymap_get(y, r, "limits") != NULL;
 	xasprintf(&side, "%s/skill.yaml", s->dir);
 	has_side = access(side, F_OK) == 0;
 	free(side);
 	if (inline_blocks && has_side)
-		return yerr(y, r, e, "commands/permissions/limits are in both "
+		return yerr(y, r, e,
+		    "commands/permissions/limits are in both "
 		    "SKILL.md and skill.yaml; keep one");
 	if (has_side ? skill_sidecar(s, e) : skill_blocks(s, y, r, e))
 		return -1;
@@ -374,7 +393,7 @@ skill_load(struct skill *s, const char *parent, const char *dname)
 		skill_invalid(s, "directory name is not valid UTF-8");
 	else if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))
 		skill_invalid(s, "not a directory (a symlinked skill root is "
-		    "refused)");
+		                 "refused)");
 	else if ((s->dir = realpath(path, NULL)) == NULL)
 		skill_invalid(s, "realpath: %s", strerror(errno));
 	free(path);
@@ -382,9 +401,9 @@ skill_load(struct skill *s, const char *parent, const char *dname)
 		return;
 	if (frontmatter(md, len, &fm, &flen) == -1)
 		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
-		    "\"---\" lines");
+		                 "\"---\" lines");
 	else if (ydoc_load_buf(&y, "SKILL.md", fm, flen, 1, &e) == -1 ||
-	    skill_frontmatter(s, &y, dname, &e) == -1)
+	         skill_frontmatter(s, &y, dname, &e) == -1)
 		skill_invalid(s, "%s", e.msg);
 	ydoc_free(&y);
 	free(md);
@@ -412,8 +431,8 @@ skill_free(struct skill *s)
 static int
 skill_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct skill *)a)->name,
-	    ((const struct skill *)b)->name);
+	return strcmp(
+	    ((const struct skill *)a)->name, ((const struct skill *)b)->name);
 }
 
 /* Scan one skills directory, appending each subdirectory as a skill. */
@@ -443,8 +462,8 @@ registry_scan(struct registry *r, const char *dir)
 			continue;
 		}
 		if (!r->skills[r->n].valid)
-			log_warnx("skill %s/%s is invalid: %s", dir,
-			    de->d_name, r->skills[r->n].error);
+			log_warnx("skill %s/%s is invalid: %s", dir, de->d_name,
+			    r->skills[r->n].error);
 		r->n++;
 	}
 	closedir(d);

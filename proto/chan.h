@@ -29,7 +29,7 @@ struct chan {
 	int fdq[CHAN_MAX_FDS];
 	int nfdq;
 	struct chan_out *head, *tail;
-	const char *peer;  /* for log messages */
+	const char *peer; /* for log messages */
 };
 
 void chan_init(struct chan *c, int fd, const char *peer);
@@ -41,8 +41,8 @@ int chan_next(struct chan *c, struct mp_doc *d, struct error *e);
 /* Pop the oldest received fd, or -1. */
 int chan_take_fd(struct chan *c);
 /* Queue an encoded message; the channel owns (and closes) the fds. */
-void chan_queue(struct chan *c, const struct mp_enc *m, const int *fds,
-    int nfds);
+void chan_queue(
+    struct chan *c, const struct mp_enc *m, const int *fds, int nfds);
 /* Write queued data: 0 all sent, 1 more pending, -1 error. */
 int chan_flush(struct chan *c);
 int chan_pending(const struct chan *c);

@@ -10,14 +10,14 @@
 #include "msg.h"
 
 static const char *const creq_names[CREQ__COUNT] = {
-	[CREQ_HELLO] = "hello",
-	[CREQ_INVOKE] = "invoke",
-	[CREQ_AUTHORIZE] = "authorize",
-	[CREQ_SKILLS] = "skills",
-	[CREQ_APPROVE] = "approve",
-	[CREQ_CANCEL] = "cancel",
-	[CREQ_STATS] = "stats",
-	[CREQ_RELOAD] = "reload",
+    [CREQ_HELLO] = "hello",
+    [CREQ_INVOKE] = "invoke",
+    [CREQ_AUTHORIZE] = "authorize",
+    [CREQ_SKILLS] = "skills",
+    [CREQ_APPROVE] = "approve",
+    [CREQ_CANCEL] = "cancel",
+    [CREQ_STATS] = "stats",
+    [CREQ_RELOAD] = "reload",
 };
 
 const char *
@@ -28,8 +28,7 @@ creq_type_name(enum creq_type t)
 
 /* The id may be a string or an unsigned integer. */
 static int
-client_id_dec(const msgpack_object *map, struct client_id *id,
-    struct error *e)
+client_id_dec(const msgpack_object *map, struct client_id *id, struct error *e)
 {
 	const msgpack_object *o = mp_get(map, "id");
 
@@ -44,15 +43,16 @@ client_id_dec(const msgpack_object *map, struct client_id *id,
 	    o->via.str.size > CLIENT_ID_MAX)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "field \"id\" must be a string of 1..%d bytes or an "
-		    "unsigned integer", CLIENT_ID_MAX);
+		    "unsigned integer",
+		    CLIENT_ID_MAX);
 	id->str = xstrndup(o->via.str.ptr, o->via.str.size);
 	return 0;
 }
 
 /* The env map: string keys and values, bounded, turned into KEY=VALUE. */
 static int
-client_env_dec(const msgpack_object *map, struct client_req *req,
-    struct error *e)
+client_env_dec(
+    const msgpack_object *map, struct client_req *req, struct error *e)
 {
 	const msgpack_object *o = NULL;
 	uint32_t i;
@@ -80,8 +80,7 @@ client_env_dec(const msgpack_object *map, struct client_req *req,
 }
 
 static int
-client_type_dec(const msgpack_object *map, enum creq_type *t,
-    struct error *e)
+client_type_dec(const msgpack_object *map, enum creq_type *t, struct error *e)
 {
 	char *s = NULL;
 	int i;
@@ -101,20 +100,18 @@ client_type_dec(const msgpack_object *map, enum creq_type *t,
 
 /* invoke and authorize share their fields. */
 static int
-client_call_dec(const msgpack_object *o, struct client_req *r,
-    struct error *e)
+client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
 {
-	static const char *const keys[] = { "type", "id", "skill", "command",
-		"args", "stdin", "env", "session", "phase", "timeout_ms",
-		NULL };
+	static const char *const keys[] = {"type", "id", "skill", "command",
+	    "args", "stdin", "env", "session", "phase", "timeout_ms", NULL};
 
 	if (mp_only_keys(o, keys, e) ||
 	    mp_str(o, "skill", 1, NAME_MAX_LEN, &r->skill, e) ||
 	    mp_str(o, "command", 0, NAME_MAX_LEN, &r->command, e) ||
-	    mp_strarr(o, "args", 0, ARGS_MAX, ARG_MAX_LEN, &r->args,
-	    &r->nargs, e) ||
+	    mp_strarr(
+	        o, "args", 0, ARGS_MAX, ARG_MAX_LEN, &r->args, &r->nargs, e) ||
 	    mp_bin(o, "stdin", 0, FRAME_MAX_DEFAULT, &r->stdin_data,
-	    &r->stdin_len, e) ||
+	        &r->stdin_len, e) ||
 	    client_env_dec(o, r, e) ||
 	    mp_str(o, "session", 0, SESSION_MAX_LEN, &r->session, e) ||
 	    mp_str(o, "phase", 0, 32, &r->phase, e) ||
@@ -133,10 +130,9 @@ client_call_dec(const msgpack_object *o, struct client_req *r,
 }
 
 int
-client_req_dec(const struct mp_doc *d, struct client_req *r,
-    struct error *e)
+client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 {
-	static const char *const plain[] = { "type", "id", NULL };
+	static const char *const plain[] = {"type", "id", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -193,8 +189,8 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 
 	if (call)
 		n += 1 + (r->command && *r->command) + 1 +
-		    (r->stdin_data != NULL) + (r->session != NULL) +
-		    (r->phase != NULL) + (r->timeout_ms != 0) + (r->nenv > 0);
+		     (r->stdin_data != NULL) + (r->session != NULL) +
+		     (r->phase != NULL) + (r->timeout_ms != 0) + (r->nenv > 0);
 	enc_map(m, n);
 	enc_kstr(m, "type", creq_type_name(r->type));
 	enc_str(m, "id");
@@ -218,8 +214,8 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 		enc_map(m, r->nenv);
 		for (i = 0; i < r->nenv; i++) {
 			const char *eq = strchr(r->env[i], '=');
-			size_t kl = eq ? (size_t)(eq - r->env[i]) :
-			    strlen(r->env[i]);
+			size_t kl =
+			    eq ? (size_t)(eq - r->env[i]) : strlen(r->env[i]);
 			enc_strn(m, r->env[i], kl);
 			enc_str(m, eq ? eq + 1 : "");
 		}

@@ -43,7 +43,7 @@ struct client_req {
 	size_t nargs;
 	uint8_t *stdin_data;
 	size_t stdin_len;
-	char **env;   /* KEY=VALUE pairs from the "env" map */
+	char **env; /* KEY=VALUE pairs from the "env" map */
 	size_t nenv;
 	uint64_t timeout_ms;
 };
@@ -53,8 +53,8 @@ const char *creq_type_name(enum creq_type t);
  * Decode a request. Even on failure, req->id is set when the request
  * carried a usable id, so the error reply can echo it.
  */
-int client_req_dec(const struct mp_doc *d, struct client_req *req,
-    struct error *e);
+int client_req_dec(
+    const struct mp_doc *d, struct client_req *req, struct error *e);
 void client_req_free(struct client_req *req);
 /* Encode a request (for skillctl and tests). */
 void client_req_enc(struct mp_enc *m, const struct client_req *req);

@@ -17,7 +17,7 @@ frame_check(const uint8_t *data, size_t avail, size_t max, size_t *body_len,
 	if (avail < FRAME_HDR_LEN)
 		return FRAME_NEED_MORE;
 	len = ((uint32_t)data[0] << 24) | ((uint32_t)data[1] << 16) |
-	    ((uint32_t)data[2] << 8) | (uint32_t)data[3];
+	      ((uint32_t)data[2] << 8) | (uint32_t)data[3];
 	if (len == 0) {
 		error_set(e, ERR_BAD_REQUEST, "empty frame");
 		return FRAME_BAD;
@@ -52,8 +52,7 @@ frame_send(int fd, const void *body, size_t len, struct error *e)
 	frame_put_len(hdr, len);
 	if (write_full(fd, hdr, sizeof(hdr)) == -1 ||
 	    write_full(fd, body, len) == -1)
-		return error_set(e, ERR_INTERNAL, "write: %s",
-		    strerror(errno));
+		return error_set(e, ERR_INTERNAL, "write: %s", strerror(errno));
 	return 0;
 }
 

@@ -24,7 +24,7 @@ void frame_put_len(uint8_t hdr[FRAME_HDR_LEN], size_t len);
 
 /* Blocking helpers for simple peers (skillctl, the worker's spec pipe). */
 int frame_send(int fd, const void *body, size_t len, struct error *e);
-int frame_recv(int fd, size_t max, uint8_t **body, size_t *len,
-    struct error *e);
+int frame_recv(
+    int fd, size_t max, uint8_t **body, size_t *len, struct error *e);
 
 #endif

@@ -13,10 +13,10 @@
 #define MP_MAX_NEST 32
 
 const struct mp_limits mp_limits_default = {
-	.max_depth = 6,
-	.max_str = 1024 * 1024,
-	.max_elems = 4096,
-	.max_key = 64,
+    .max_depth = 6,
+    .max_str = 1024 * 1024,
+    .max_elems = 4096,
+    .max_key = 64,
 };
 
 /* Maps up to this size check duplicate keys pairwise, larger by sorting. */
@@ -26,7 +26,7 @@ static int
 key_eq(const msgpack_object *a, const msgpack_object *b)
 {
 	return a->via.str.size == b->via.str.size &&
-	    memcmp(a->via.str.ptr, b->via.str.ptr, a->via.str.size) == 0;
+	       memcmp(a->via.str.ptr, b->via.str.ptr, a->via.str.size) == 0;
 }
 
 static int
@@ -41,14 +41,15 @@ key_cmp(const void *a, const void *b)
 {
 	const msgpack_object *x = *(const msgpack_object *const *)a;
 	const msgpack_object *y = *(const msgpack_object *const *)b;
-	size_t n = x->via.str.size < y->via.str.size ? x->via.str.size :
-	    y->via.str.size;
+	size_t n = x->via.str.size < y->via.str.size ? x->via.str.size
+	                                             : y->via.str.size;
 	int r = memcmp(x->via.str.ptr, y->via.str.ptr, n);
 
 	if (r != 0)
 		return r;
-	return x->via.str.size < y->via.str.size ? -1 :
-	    x->via.str.size > y->via.str.size;
+	return x->via.str.size < y->via.str.size
+	           ? -1
+	           : x->via.str.size > y->via.str.size;
 }
 
 /* O(n log n) duplicate-key check, so a big map cannot cost n^2. */
@@ -95,7 +96,8 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 		return 0;
 	case MSGPACK_OBJECT_ARRAY:
 		if (depth >= lim->max_depth)
-			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "nesting too deep");
 		if (o->via.array.size > lim->max_elems)
 			return error_set(e, ERR_BAD_REQUEST, "array too long");
 		for (i = 0; i < o->via.array.size; i++)
@@ -104,7 +106,8 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 		return 0;
 	case MSGPACK_OBJECT_MAP:
 		if (depth >= lim->max_depth)
-			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "nesting too deep");
 		if (o->via.map.size > lim->max_elems)
 			return error_set(e, ERR_BAD_REQUEST, "map too large");
 		for (i = 0; i < o->via.map.size; i++) {
@@ -119,11 +122,11 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 				for (j = 0; j < i; j++)
 					if (key_eq(&o->via.map.ptr[j].key, k))
 						return dup_key(k, e);
-			if (mp_check(&o->via.map.ptr[i].val, depth + 1, lim,
-			    e))
+			if (mp_check(&o->via.map.ptr[i].val, depth + 1, lim, e))
 				return -1;
 		}
-		return o->via.map.size > MP_SMALL_MAP ? mp_unique_keys(o, e) : 0;
+		return o->via.map.size > MP_SMALL_MAP ? mp_unique_keys(o, e)
+		                                      : 0;
 	default:
 		return error_set(e, ERR_BAD_REQUEST,
 		    "unsupported msgpack type (float or ext)");
@@ -148,18 +151,18 @@ mp_be(const uint8_t *p, size_t n)
  * against the bytes that are left.
  */
 static int
-mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
-    struct error *e)
+mp_prescan(
+    const uint8_t *p, size_t len, const struct mp_limits *lim, struct error *e)
 {
 	/* payload bytes of float32/64, uint8..64, int8..64 (0xca..0xd3) */
-	static const uint8_t fixed[10] = { 4, 8, 1, 2, 4, 8, 1, 2, 4, 8 };
+	static const uint8_t fixed[10] = {4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
 	uint64_t left[MP_MAX_NEST + 1], n, skip;
 	size_t off = 0, hl;
 	unsigned sp = 1;
 	uint8_t b;
 	int is_map;
 
-	left[0] = 1;  /* the root object */
+	left[0] = 1; /* the root object */
 	while (sp > 0) {
 		if (left[sp - 1] == 0) {
 			sp--;
@@ -167,7 +170,8 @@ mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
 		}
 		left[sp - 1]--;
 		if (off >= len)
-			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "truncated msgpack");
 		b = p[off++];
 		hl = skip = 0;
 		n = 0;
@@ -184,33 +188,35 @@ mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
 		} else if (b <= 0xbf)
 			skip = b & 0x1f;
 		else if (b == 0xc1)
-			return error_set(e, ERR_BAD_REQUEST, "malformed msgpack");
-		else if (b >= 0xc4 && b <= 0xc6)	/* bin 8/16/32 */
+			return error_set(
+			    e, ERR_BAD_REQUEST, "malformed msgpack");
+		else if (b >= 0xc4 && b <= 0xc6) /* bin 8/16/32 */
 			hl = (size_t)1 << (b - 0xc4);
-		else if (b >= 0xc7 && b <= 0xc9) {	/* ext: len, type, data */
+		else if (b >= 0xc7 && b <= 0xc9) { /* ext: len, type, data */
 			hl = (size_t)1 << (b - 0xc7);
 			skip = 1;
-		} else if (b >= 0xca && b <= 0xd3)	/* float, uint, int */
+		} else if (b >= 0xca && b <= 0xd3) /* float, uint, int */
 			skip = fixed[b - 0xca];
-		else if (b >= 0xd4 && b <= 0xd8)	/* fixext: type, data */
+		else if (b >= 0xd4 && b <= 0xd8) /* fixext: type, data */
 			skip = 1 + ((uint64_t)1 << (b - 0xd4));
-		else if (b >= 0xd9 && b <= 0xdb)	/* str 8/16/32 */
+		else if (b >= 0xd9 && b <= 0xdb) /* str 8/16/32 */
 			hl = (size_t)1 << (b - 0xd9);
-		else if (b == 0xdc || b == 0xdd) {	/* array 16/32 */
+		else if (b == 0xdc || b == 0xdd) { /* array 16/32 */
 			is_map = 0;
 			hl = b == 0xdc ? 2 : 4;
-		} else {				/* map 16/32 */
+		} else { /* map 16/32 */
 			is_map = 1;
 			hl = b == 0xde ? 2 : 4;
 		}
 		if (hl > len - off)
-			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "truncated msgpack");
 		if (is_map == -1) {
 			skip += mp_be(p + off, hl);
 			off += hl;
 			if (skip > len - off)
-				return error_set(e, ERR_BAD_REQUEST,
-				    "truncated msgpack");
+				return error_set(
+				    e, ERR_BAD_REQUEST, "truncated msgpack");
 			off += (size_t)skip;
 			continue;
 		}
@@ -218,7 +224,8 @@ mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
 			n = mp_be(p + off, hl);
 		off += hl;
 		if (sp > lim->max_depth || sp > MP_MAX_NEST)
-			return error_set(e, ERR_BAD_REQUEST, "nesting too deep");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "nesting too deep");
 		if (n > lim->max_elems)
 			return error_set(e, ERR_BAD_REQUEST, "%s",
 			    is_map ? "map too large" : "array too long");
@@ -226,7 +233,8 @@ mp_prescan(const uint8_t *p, size_t len, const struct mp_limits *lim,
 			n *= 2;
 		/* Every item takes at least one byte. */
 		if (n > len - off)
-			return error_set(e, ERR_BAD_REQUEST, "truncated msgpack");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "truncated msgpack");
 		left[sp++] = n;
 	}
 	return 0;
@@ -261,8 +269,8 @@ mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
 		mp_doc_free(d);
 		free(copy);
 		return error_set(e, ERR_BAD_REQUEST, "%s",
-		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack" :
-		    "malformed msgpack");
+		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack"
+		                                 : "malformed msgpack");
 	}
 	if (d->up.zone == NULL &&
 	    (d->up.zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE)) == NULL)
@@ -314,8 +322,8 @@ mp_get(const msgpack_object *map, const char *key)
 
 /* Reject any key not listed: nothing in a message goes unread. */
 int
-mp_only_keys(const msgpack_object *map, const char *const *allowed,
-    struct error *e)
+mp_only_keys(
+    const msgpack_object *map, const char *const *allowed, struct error *e)
 {
 	uint32_t i;
 	size_t j;
@@ -326,7 +334,7 @@ mp_only_keys(const msgpack_object *map, const char *const *allowed,
 		for (j = 0; allowed[j] != NULL; j++)
 			if (strlen(allowed[j]) == k->via.str.size &&
 			    memcmp(allowed[j], k->via.str.ptr,
-			    k->via.str.size) == 0)
+			        k->via.str.size) == 0)
 				found = 1;
 		if (!found)
 			return error_set(e, ERR_BAD_REQUEST,
@@ -345,16 +353,16 @@ mp_field(const msgpack_object *map, const char *key, int required,
 	if (*out == NULL || (*out)->type == MSGPACK_OBJECT_NIL) {
 		*out = NULL;
 		if (required)
-			return error_set(e, ERR_BAD_REQUEST,
-			    "missing field \"%s\"", key);
+			return error_set(
+			    e, ERR_BAD_REQUEST, "missing field \"%s\"", key);
 		return 1;
 	}
 	return 0;
 }
 
 int
-mp_str(const msgpack_object *map, const char *key, int required,
-    size_t maxlen, char **out, struct error *e)
+mp_str(const msgpack_object *map, const char *key, int required, size_t maxlen,
+    char **out, struct error *e)
 {
 	const msgpack_object *o;
 	int r;
@@ -362,22 +370,22 @@ mp_str(const msgpack_object *map, const char *key, int required,
 	if ((r = mp_field(map, key, required, &o, e)) != 0)
 		return r == 1 ? 0 : -1;
 	if (o->type != MSGPACK_OBJECT_STR)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" must be a string", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be a string", key);
 	if (o->via.str.size > maxlen)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "field \"%s\" longer than %zu bytes", key, maxlen);
 	if (!utf8_valid(o->via.str.ptr, o->via.str.size))
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" is not valid UTF-8", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" is not valid UTF-8", key);
 	free(*out);
 	*out = xstrndup(o->via.str.ptr, o->via.str.size);
 	return 0;
 }
 
 int
-mp_uint(const msgpack_object *map, const char *key, int required,
-    uint64_t max, uint64_t *out, struct error *e)
+mp_uint(const msgpack_object *map, const char *key, int required, uint64_t max,
+    uint64_t *out, struct error *e)
 {
 	const msgpack_object *o;
 	int r;
@@ -388,15 +396,15 @@ mp_uint(const msgpack_object *map, const char *key, int required,
 		return error_set(e, ERR_BAD_REQUEST,
 		    "field \"%s\" must be a non-negative integer", key);
 	if (o->via.u64 > max)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" above %llu", key, (unsigned long long)max);
+		return error_set(e, ERR_BAD_REQUEST, "field \"%s\" above %llu",
+		    key, (unsigned long long)max);
 	*out = o->via.u64;
 	return 0;
 }
 
 int
-mp_int(const msgpack_object *map, const char *key, int required,
-    int64_t min, int64_t max, int64_t *out, struct error *e)
+mp_int(const msgpack_object *map, const char *key, int required, int64_t min,
+    int64_t max, int64_t *out, struct error *e)
 {
 	const msgpack_object *o;
 	int64_t v;
@@ -412,11 +420,11 @@ mp_int(const msgpack_object *map, const char *key, int required,
 	} else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
 		v = o->via.i64;
 	else
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" must be an integer", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be an integer", key);
 	if (v < min || v > max)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" out of range", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" out of range", key);
 	*out = v;
 	return 0;
 }
@@ -431,16 +439,16 @@ mp_bool(const msgpack_object *map, const char *key, int required, int *out,
 	if ((r = mp_field(map, key, required, &o, e)) != 0)
 		return r == 1 ? 0 : -1;
 	if (o->type != MSGPACK_OBJECT_BOOLEAN)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" must be a boolean", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be a boolean", key);
 	*out = o->via.boolean ? 1 : 0;
 	return 0;
 }
 
 /* Binary payload; a str is accepted too, for clients without bin. */
 int
-mp_bin(const msgpack_object *map, const char *key, int required,
-    size_t maxlen, uint8_t **out, size_t *outlen, struct error *e)
+mp_bin(const msgpack_object *map, const char *key, int required, size_t maxlen,
+    uint8_t **out, size_t *outlen, struct error *e)
 {
 	const msgpack_object *o;
 	const char *p;
@@ -456,8 +464,8 @@ mp_bin(const msgpack_object *map, const char *key, int required,
 		p = o->via.str.ptr;
 		len = o->via.str.size;
 	} else
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" must be binary", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be binary", key);
 	if (len > maxlen)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "field \"%s\" longer than %zu bytes", key, maxlen);
@@ -470,8 +478,8 @@ mp_bin(const msgpack_object *map, const char *key, int required,
 }
 
 int
-mp_strarr(const msgpack_object *map, const char *key, int required,
-    size_t maxn, size_t maxlen, char ***out, size_t *n, struct error *e)
+mp_strarr(const msgpack_object *map, const char *key, int required, size_t maxn,
+    size_t maxlen, char ***out, size_t *n, struct error *e)
 {
 	const msgpack_object *o, *it;
 	char **v;
@@ -519,15 +527,18 @@ mp_submap(const msgpack_object *map, const char *key, int required,
 	if ((r = mp_field(map, key, required, &o, e)) != 0)
 		return r == 1 ? 0 : -1;
 	if (o->type != MSGPACK_OBJECT_MAP)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"%s\" must be a map", key);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be a map", key);
 	*out = o;
 	return 0;
 }
 
-
 /* Encoding. msgpack-c only fails on allocation, which is fatal here. */
-#define ENC(x) do { if ((x) != 0) fatalx("msgpack encode failed"); } while (0)
+#define ENC(x)                                                                 \
+	do {                                                                   \
+		if ((x) != 0)                                                  \
+			fatalx("msgpack encode failed");                       \
+	} while (0)
 
 void
 enc_init(struct mp_enc *e)
@@ -542,12 +553,36 @@ enc_free(struct mp_enc *e)
 	msgpack_sbuffer_destroy(&e->sb);
 }
 
-void enc_map(struct mp_enc *e, size_t n) { ENC(msgpack_pack_map(&e->pk, n)); }
-void enc_array(struct mp_enc *e, size_t n) { ENC(msgpack_pack_array(&e->pk, n)); }
-void enc_uint(struct mp_enc *e, uint64_t v) { ENC(msgpack_pack_uint64(&e->pk, v)); }
-void enc_int(struct mp_enc *e, int64_t v) { ENC(msgpack_pack_int64(&e->pk, v)); }
-void enc_nil(struct mp_enc *e) { ENC(msgpack_pack_nil(&e->pk)); }
-void enc_obj(struct mp_enc *e, const msgpack_object *o) { ENC(msgpack_pack_object(&e->pk, *o)); }
+void
+enc_map(struct mp_enc *e, size_t n)
+{
+	ENC(msgpack_pack_map(&e->pk, n));
+}
+void
+enc_array(struct mp_enc *e, size_t n)
+{
+	ENC(msgpack_pack_array(&e->pk, n));
+}
+void
+enc_uint(struct mp_enc *e, uint64_t v)
+{
+	ENC(msgpack_pack_uint64(&e->pk, v));
+}
+void
+enc_int(struct mp_enc *e, int64_t v)
+{
+	ENC(msgpack_pack_int64(&e->pk, v));
+}
+void
+enc_nil(struct mp_enc *e)
+{
+	ENC(msgpack_pack_nil(&e->pk));
+}
+void
+enc_obj(struct mp_enc *e, const msgpack_object *o)
+{
+	ENC(msgpack_pack_object(&e->pk, *o));
+}
 
 void
 enc_bool(struct mp_enc *e, int v)
@@ -575,11 +610,36 @@ enc_bin(struct mp_enc *e, const void *p, size_t len)
 	ENC(msgpack_pack_bin_body(&e->pk, p, len));
 }
 
-void enc_kstr(struct mp_enc *e, const char *k, const char *v) { enc_str(e, k); enc_str(e, v); }
-void enc_kuint(struct mp_enc *e, const char *k, uint64_t v) { enc_str(e, k); enc_uint(e, v); }
-void enc_kint(struct mp_enc *e, const char *k, int64_t v) { enc_str(e, k); enc_int(e, v); }
-void enc_kbool(struct mp_enc *e, const char *k, int v) { enc_str(e, k); enc_bool(e, v); }
-void enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len) { enc_str(e, k); enc_bin(e, p, len); }
+void
+enc_kstr(struct mp_enc *e, const char *k, const char *v)
+{
+	enc_str(e, k);
+	enc_str(e, v);
+}
+void
+enc_kuint(struct mp_enc *e, const char *k, uint64_t v)
+{
+	enc_str(e, k);
+	enc_uint(e, v);
+}
+void
+enc_kint(struct mp_enc *e, const char *k, int64_t v)
+{
+	enc_str(e, k);
+	enc_int(e, v);
+}
+void
+enc_kbool(struct mp_enc *e, const char *k, int v)
+{
+	enc_str(e, k);
+	enc_bool(e, v);
+}
+void
+enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len)
+{
+	enc_str(e, k);
+	enc_bin(e, p, len);
+}
 
 /* An id as ECS wants it: a decimal string (keyword), not a number. */
 void

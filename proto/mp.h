@@ -11,20 +11,20 @@
 #include <stdint.h>
 
 #include "../lib/error.h"
-#include "../lib/util.h"   /* strarr_free */
+#include "../lib/util.h" /* strarr_free */
 
 struct mp_limits {
-	unsigned max_depth;   /* nesting of maps/arrays, root map = 1 */
-	size_t max_str;       /* bytes in any one str or bin */
-	size_t max_elems;     /* entries in any one array or map */
-	size_t max_key;       /* bytes in a map key */
+	unsigned max_depth; /* nesting of maps/arrays, root map = 1 */
+	size_t max_str;     /* bytes in any one str or bin */
+	size_t max_elems;   /* entries in any one array or map */
+	size_t max_key;     /* bytes in a map key */
 };
 
 extern const struct mp_limits mp_limits_default;
 
 struct mp_doc {
 	msgpack_unpacked up;
-	const msgpack_object *root;  /* always a map once decoded */
+	const msgpack_object *root; /* always a map once decoded */
 	int live;
 };
 
@@ -34,16 +34,16 @@ void mp_doc_free(struct mp_doc *d);
 
 /* Field accessors on a map. required=0 leaves *out untouched if absent. */
 const msgpack_object *mp_get(const msgpack_object *map, const char *key);
-int mp_only_keys(const msgpack_object *map, const char *const *allowed,
-    struct error *e);
+int mp_only_keys(
+    const msgpack_object *map, const char *const *allowed, struct error *e);
 int mp_str(const msgpack_object *map, const char *key, int required,
     size_t maxlen, char **out, struct error *e);
 int mp_uint(const msgpack_object *map, const char *key, int required,
     uint64_t max, uint64_t *out, struct error *e);
 int mp_int(const msgpack_object *map, const char *key, int required,
     int64_t min, int64_t max, int64_t *out, struct error *e);
-int mp_bool(const msgpack_object *map, const char *key, int required,
-    int *out, struct error *e);
+int mp_bool(const msgpack_object *map, const char *key, int required, int *out,
+    struct error *e);
 int mp_bin(const msgpack_object *map, const char *key, int required,
     size_t maxlen, uint8_t **out, size_t *outlen, struct error *e);
 int mp_strarr(const msgpack_object *map, const char *key, int required,

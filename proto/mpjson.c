@@ -37,8 +37,9 @@ mp_to_json(const msgpack_object *o)
 	case MSGPACK_OBJECT_BOOLEAN:
 		return json_boolean(o->via.boolean);
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
-		return json_integer(o->via.u64 > (uint64_t)INT64_MAX ?
-		    INT64_MAX : (json_int_t)o->via.u64);
+		return json_integer(o->via.u64 > (uint64_t)INT64_MAX
+		                        ? INT64_MAX
+		                        : (json_int_t)o->via.u64);
 	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
 		return json_integer(o->via.i64);
 	case MSGPACK_OBJECT_FLOAT32:
@@ -51,8 +52,8 @@ mp_to_json(const msgpack_object *o)
 	case MSGPACK_OBJECT_ARRAY:
 		j = json_array();
 		for (i = 0; i < o->via.array.size; i++)
-			json_array_append_new(j,
-			    mp_to_json(&o->via.array.ptr[i]));
+			json_array_append_new(
+			    j, mp_to_json(&o->via.array.ptr[i]));
 		return j;
 	case MSGPACK_OBJECT_MAP:
 		j = json_object();
@@ -60,8 +61,8 @@ mp_to_json(const msgpack_object *o)
 			const msgpack_object *k = &o->via.map.ptr[i].key;
 			if (k->type != MSGPACK_OBJECT_STR)
 				continue;
-			json_object_setn_new(j, k->via.str.ptr,
-			    k->via.str.size, mp_to_json(&o->via.map.ptr[i].val));
+			json_object_setn_new(j, k->via.str.ptr, k->via.str.size,
+			    mp_to_json(&o->via.map.ptr[i].val));
 		}
 		return j;
 	default:

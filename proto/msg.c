@@ -28,7 +28,8 @@ grant_id_valid(const char *s)
 	if (s == NULL || strlen(s) != GRANT_ID_LEN)
 		return 0;
 	for (i = 0; i < GRANT_ID_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		        (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return 1;
 }
@@ -44,7 +45,7 @@ msg_ready_enc(struct mp_enc *m, const char *role)
 int
 msg_ready_dec(const struct mp_doc *d, struct msg_ready *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "v", "role", NULL };
+	static const char *const keys[] = {"t", "v", "role", NULL};
 
 	memset(r, 0, sizeof(*r));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -80,12 +81,12 @@ msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 }
 
 int
-msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
-    struct error *e)
+msg_authz_req_dec(
+    const struct mp_doc *d, struct msg_authz_req *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "uid", "gid", "pid",
-		"skill", "command", "session", "phase", "args", "env",
-		"timeout_ms", "dry_run", NULL };
+	static const char *const keys[] = {"t", "ref", "uid", "gid", "pid",
+	    "skill", "command", "session", "phase", "args", "env", "timeout_ms",
+	    "dry_run", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -98,8 +99,8 @@ msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &r->command, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &r->session, e) ||
 	    mp_str(o, "phase", 1, 32, &r->phase, e) ||
-	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &r->args,
-	    &r->nargs, e) ||
+	    mp_strarr(
+	        o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &r->args, &r->nargs, e) ||
 	    mp_strarr(o, "env", 1, 64, ARG_MAX_LEN, &r->env, &r->nenv, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &r->timeout_ms, e) ||
 	    mp_bool(o, "dry_run", 1, &r->dry_run, e)) {
@@ -136,8 +137,8 @@ msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 	enc_kstr(m, "command", a->command ? a->command : "");
 	enc_str(m, "effective");
 	if (a->effective_len > 0) {
-		if (msgpack_sbuffer_write(&m->sb, (const char *)a->effective,
-		    a->effective_len))
+		if (msgpack_sbuffer_write(
+		        &m->sb, (const char *)a->effective, a->effective_len))
 			fatalx("msgpack encode failed");
 	} else
 		enc_map(m, 0);
@@ -163,12 +164,12 @@ mp_keep_map(const msgpack_object *map, const char *key, uint8_t **out,
 }
 
 int
-msg_authz_ans_dec(const struct mp_doc *d, struct msg_authz_ans *a,
-    struct error *e)
+msg_authz_ans_dec(
+    const struct mp_doc *d, struct msg_authz_ans *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "allowed", "err",
-		"reason", "rules", "grant_id", "timeout_ms", "output_bytes",
-		"command", "effective", NULL };
+	static const char *const keys[] = {"t", "ref", "allowed", "err",
+	    "reason", "rules", "grant_id", "timeout_ms", "output_bytes",
+	    "command", "effective", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(a, 0, sizeof(*a));
@@ -188,7 +189,8 @@ msg_authz_ans_dec(const struct mp_doc *d, struct msg_authz_ans *a,
 	}
 	if (a->allowed != (a->err == ERR_NONE)) {
 		msg_authz_ans_free(a);
-		return error_set(e, ERR_INTERNAL, "decision and error disagree");
+		return error_set(
+		    e, ERR_INTERNAL, "decision and error disagree");
 	}
 	return 0;
 }
@@ -204,8 +206,8 @@ msg_authz_ans_free(struct msg_authz_ans *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static const char *const grant_perm_keys[5] = { "fs_read", "fs_write",
-	"network", "exec", "env_names" };
+static const char *const grant_perm_keys[5] = {
+    "fs_read", "fs_write", "network", "exec", "env_names"};
 
 void
 grant_enc(struct mp_enc *m, const struct grant *g)
@@ -249,7 +251,7 @@ grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
 
 	for (i = 0; i < 5; i++)
 		if (mp_strarr(o, grant_perm_keys[i], 1, 64, 1024, &g->perm[i],
-		    &g->nperm[i], e) == -1)
+		        &g->nperm[i], e) == -1)
 			return -1;
 	return 0;
 }
@@ -257,26 +259,25 @@ grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
 int
 grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 {
-	static const char *const keys[] = { "t", "grant_id", "skill",
-		"command", "skill_dir", "entry", "args", "env", "work_dir",
-		"data_dir", "fs_read", "fs_write", "network", "exec",
-		"env_names", "principal_uid", "session", "timeout_ms", "output_bytes",
-		"memory_mb", "pids", "fsize_mb", "nofile", "worker_uid",
-		"worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb", "net_host",
-		"v", NULL };
+	static const char *const keys[] = {"t", "grant_id", "skill", "command",
+	    "skill_dir", "entry", "args", "env", "work_dir", "data_dir",
+	    "fs_read", "fs_write", "network", "exec", "env_names",
+	    "principal_uid", "session", "timeout_ms", "output_bytes",
+	    "memory_mb", "pids", "fsize_mb", "nofile", "worker_uid",
+	    "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
+	    "net_host", "v", NULL};
 	const msgpack_object *o = d->root;
 	uint64_t v;
 
 	memset(g, 0, sizeof(*g));
-	if (mp_only_keys(o, keys, e) ||
-	    mp_uint(o, "v", 1, UINT32_MAX, &v, e) ||
+	if (mp_only_keys(o, keys, e) || mp_uint(o, "v", 1, UINT32_MAX, &v, e) ||
 	    mp_str(o, "grant_id", 1, GRANT_ID_LEN, &g->grant_id, e) ||
 	    mp_str(o, "skill", 1, NAME_MAX_LEN, &g->skill, e) ||
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &g->command, e) ||
 	    mp_str(o, "skill_dir", 1, PATH_MAX_LEN, &g->skill_dir, e) ||
 	    mp_str(o, "entry", 1, PATH_MAX_LEN, &g->entry, e) ||
-	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &g->args,
-	    &g->nargs, e) ||
+	    mp_strarr(
+	        o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &g->args, &g->nargs, e) ||
 	    mp_strarr(o, "env", 1, 64, ARG_MAX_LEN, &g->env, &g->nenv, e) ||
 	    mp_str(o, "work_dir", 1, PATH_MAX_LEN, &g->work_dir, e) ||
 	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
@@ -284,8 +285,8 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_uint(o, "principal_uid", 1, UINT32_MAX, &g->principal_uid, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &g->session, e) ||
 	    mp_uint(o, "timeout_ms", 1, 86400000, &g->timeout_ms, e) ||
-	    mp_uint(o, "output_bytes", 1, 64 * 1024 * 1024, &g->output_bytes,
-	    e) ||
+	    mp_uint(
+	        o, "output_bytes", 1, 64 * 1024 * 1024, &g->output_bytes, e) ||
 	    mp_uint(o, "memory_mb", 1, 1024 * 1024, &g->memory_mb, e) ||
 	    mp_uint(o, "pids", 1, 65536, &g->pids, e) ||
 	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
@@ -294,7 +295,7 @@ grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_uint(o, "worker_gid", 1, UINT32_MAX, &g->worker_gid, e) ||
 	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
 	    mp_strarr(o, "sys_paths", 1, 64, PATH_MAX_LEN, &g->sys_paths,
-	    &g->nsys_paths, e) ||
+	        &g->nsys_paths, e) ||
 	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
 	    mp_bool(o, "net_host", 1, &g->net_host, e)) {
@@ -342,10 +343,10 @@ msg_grant_ack_enc(struct mp_enc *m, const struct msg_grant_ack *a)
 }
 
 int
-msg_grant_ack_dec(const struct mp_doc *d, struct msg_grant_ack *a,
-    struct error *e)
+msg_grant_ack_dec(
+    const struct mp_doc *d, struct msg_grant_ack *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "grant_id", "ok", NULL };
+	static const char *const keys[] = {"t", "grant_id", "ok", NULL};
 
 	memset(a, 0, sizeof(*a));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -375,7 +376,7 @@ msg_run_enc(struct mp_enc *m, const struct msg_run *r)
 int
 msg_run_dec(const struct mp_doc *d, struct msg_run *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "grant_id", NULL };
+	static const char *const keys[] = {"t", "ref", "grant_id", NULL};
 
 	memset(r, 0, sizeof(*r));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -407,10 +408,10 @@ msg_run_started_enc(struct mp_enc *m, const struct msg_run_started *r)
 }
 
 int
-msg_run_started_dec(const struct mp_doc *d, struct msg_run_started *r,
-    struct error *e)
+msg_run_started_dec(
+    const struct mp_doc *d, struct msg_run_started *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "pid", NULL };
+	static const char *const keys[] = {"t", "ref", "pid", NULL};
 
 	memset(r, 0, sizeof(*r));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -448,11 +449,11 @@ msg_run_exited_enc(struct mp_enc *m, const struct msg_run_exited *r)
 
 /* files: [{path, size_bytes, sha256}], each field checked. */
 static int
-written_dec(const msgpack_object *map, struct msg_run_exited *r,
-    struct error *e)
+written_dec(
+    const msgpack_object *map, struct msg_run_exited *r, struct error *e)
 {
-	static const char *const keys[] = { "path", "size_bytes", "sha256",
-		NULL };
+	static const char *const keys[] = {
+	    "path", "size_bytes", "sha256", NULL};
 	const msgpack_object *a = mp_get(map, "files"), *it;
 	uint32_t i;
 
@@ -460,18 +461,21 @@ written_dec(const msgpack_object *map, struct msg_run_exited *r,
 		return error_set(e, ERR_BAD_REQUEST, "missing field \"files\"");
 	if (a->type != MSGPACK_OBJECT_ARRAY ||
 	    a->via.array.size > FILES_WRITTEN_MAX)
-		return error_set(e, ERR_BAD_REQUEST, "field \"files\" must be "
-		    "an array of at most %d entries", FILES_WRITTEN_MAX);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"files\" must be "
+		    "an array of at most %d entries",
+		    FILES_WRITTEN_MAX);
 	r->files = xcalloc(a->via.array.size + 1, sizeof(*r->files));
 	for (i = 0; i < a->via.array.size; i++) {
 		it = &a->via.array.ptr[i];
 		if (it->type != MSGPACK_OBJECT_MAP)
-			return error_set(e, ERR_BAD_REQUEST, "an item of "
+			return error_set(e, ERR_BAD_REQUEST,
+			    "an item of "
 			    "\"files\" is not a map");
 		if (mp_only_keys(it, keys, e) ||
 		    mp_str(it, "path", 1, PATH_MAX_LEN, &r->files[i].path, e) ||
 		    mp_uint(it, "size_bytes", 1, UINT64_MAX, &r->files[i].size,
-		    e) ||
+		        e) ||
 		    mp_str(it, "sha256", 1, 64, &r->files[i].sha256, e))
 			return -1;
 		r->nfiles++;
@@ -480,12 +484,12 @@ written_dec(const msgpack_object *map, struct msg_run_exited *r,
 }
 
 int
-msg_run_exited_dec(const struct mp_doc *d, struct msg_run_exited *r,
-    struct error *e)
+msg_run_exited_dec(
+    const struct mp_doc *d, struct msg_run_exited *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "started",
-		"exit_code", "signal", "timed_out", "duration_ms", "cpu_ms",
-		"max_rss_kb", "err", "message", "files", NULL };
+	static const char *const keys[] = {"t", "ref", "started", "exit_code",
+	    "signal", "timed_out", "duration_ms", "cpu_ms", "max_rss_kb", "err",
+	    "message", "files", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -531,11 +535,10 @@ msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a)
 }
 
 int
-msg_audit_ack_dec(const struct mp_doc *d, struct msg_audit_ack *a,
-    struct error *e)
+msg_audit_ack_dec(
+    const struct mp_doc *d, struct msg_audit_ack *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "ok", "message",
-		NULL };
+	static const char *const keys[] = {"t", "ref", "ok", "message", NULL};
 
 	memset(a, 0, sizeof(*a));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -565,7 +568,7 @@ msg_ref_enc(struct mp_enc *m, enum msg_type t, uint64_t ref)
 int
 msg_ref_dec(const struct mp_doc *d, uint64_t *ref, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", NULL };
+	static const char *const keys[] = {"t", "ref", NULL};
 
 	if (mp_only_keys(d->root, keys, e) ||
 	    mp_uint(d->root, "ref", 1, UINT64_MAX, ref, e))
@@ -583,7 +586,7 @@ msg_peer_channel_enc(struct mp_enc *m, const char *role)
 int
 msg_peer_channel_dec(const struct mp_doc *d, char **role, struct error *e)
 {
-	static const char *const keys[] = { "t", "role", NULL };
+	static const char *const keys[] = {"t", "role", NULL};
 
 	*role = NULL;
 	if (mp_only_keys(d->root, keys, e) ||

@@ -14,7 +14,7 @@
 
 struct peer;
 
-#define PH_ONCE 0x1  /* at most once per peer lifetime */
+#define PH_ONCE 0x1 /* at most once per peer lifetime */
 
 struct peer_handler {
 	uint64_t type;
@@ -27,7 +27,7 @@ struct peer {
 	struct event *rev, *wev;
 	const char *name;
 	const struct peer_handler *table;
-	uint32_t seen;  /* bit per table index, for PH_ONCE */
+	uint32_t seen; /* bit per table index, for PH_ONCE */
 	void (*on_dead)(struct peer *p, const char *why);
 	void *arg;
 	int alive;
@@ -37,8 +37,8 @@ void peer_init(struct peer *p, struct event_base *base, int fd,
     const char *name, const struct peer_handler *table,
     void (*on_dead)(struct peer *, const char *), void *arg);
 /* Queue a message (the peer owns the fds) and arm the write event. */
-void peer_send(struct peer *p, const struct mp_enc *m, const int *fds,
-    int nfds);
+void peer_send(
+    struct peer *p, const struct mp_enc *m, const int *fds, int nfds);
 /* Close the channel; calls on_dead once with why. */
 void peer_kill(struct peer *p, const char *why);
 

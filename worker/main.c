@@ -19,8 +19,7 @@
 #include "worker.h"
 
 /* Report a failed step to the master and stop; nothing of the skill ran. */
-static void __attribute__((noreturn))
-fail(const char *step, const char *msg)
+static void __attribute__((noreturn)) fail(const char *step, const char *msg)
 {
 	char line[ERROR_MSG_MAX + 64];
 	int n;
@@ -41,7 +40,8 @@ read_spec(struct grant *g)
 	size_t len;
 	uint64_t t;
 
-	if (frame_recv(WORKER_FD_SPEC, FRAME_MAX_INTERNAL, &buf, &len, &e) == -1)
+	if (frame_recv(WORKER_FD_SPEC, FRAME_MAX_INTERNAL, &buf, &len, &e) ==
+	    -1)
 		fail("spec", e.msg);
 	if (mp_decode(&d, buf, len, NULL, &e) == -1 ||
 	    msg_type_of(&d, &t, &e) == -1 || t != MSG_GRANT ||
@@ -73,10 +73,9 @@ build_argv(const struct grant *g, char **path)
 static char **
 build_env(const struct grant *g)
 {
-	static const char *const fixed[][2] = { { "HOME=", "HOME=/work" },
-		{ "WORK_DIR=", "WORK_DIR=/work" },
-		{ "SKILL_DIR=", "SKILL_DIR=/skill" },
-		{ "DATA_DIR=", "DATA_DIR=/data" }, { NULL, NULL } };
+	static const char *const fixed[][2] = {{"HOME=", "HOME=/work"},
+	    {"WORK_DIR=", "WORK_DIR=/work"}, {"SKILL_DIR=", "SKILL_DIR=/skill"},
+	    {"DATA_DIR=", "DATA_DIR=/data"}, {NULL, NULL}};
 	char **envp = xcalloc(g->nenv + 1, sizeof(char *));
 	size_t i, k;
 
@@ -84,7 +83,7 @@ build_env(const struct grant *g)
 		envp[i] = g->env[i];
 		for (k = 0; fixed[k][0] != NULL; k++)
 			if (strncmp(g->env[i], fixed[k][0],
-			    strlen(fixed[k][0])) == 0)
+			        strlen(fixed[k][0])) == 0)
 				envp[i] = (char *)fixed[k][1];
 	}
 	return envp;
@@ -134,9 +133,10 @@ run_as_init(const char *path, char **xargv, char **envp)
 			_exit(126);
 		if (pid != skill)
 			continue;
-		n = WIFSIGNALED(status) ?
-		    snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status)) :
-		    snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
+		n = WIFSIGNALED(status) ? snprintf(line, sizeof(line),
+		                              "signal %d\n", WTERMSIG(status))
+		                        : snprintf(line, sizeof(line),
+		                              "exit %d\n", WEXITSTATUS(status));
 		(void)write_full(WORKER_FD_STATUS, line, (size_t)n);
 		_exit(0);
 	}
@@ -151,7 +151,8 @@ main(int argc, char *argv[])
 	char go, *path, **xargv, **envp;
 	int r;
 
-	log_init("skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
+	log_init(
+	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();
 	if (set_cloexec(WORKER_FD_STATUS, 1) == -1)
 		_exit(126);

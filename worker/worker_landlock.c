@@ -20,24 +20,25 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 
-#define WRITE_V1 (LANDLOCK_ACCESS_FS_WRITE_FILE | \
-	LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
-	LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | \
-	LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
-	LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | \
-	LANDLOCK_ACCESS_FS_MAKE_SYM)
+#define WRITE_V1                                                               \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |       \
+	    LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |    \
+	    LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |        \
+	    LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |      \
+	    LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
 
 /* Allow the handled (write) accesses beneath path, if it exists. */
 static int
-allow_beneath(int ruleset, const char *path, uint64_t access,
-    struct error *e)
+allow_beneath(int ruleset, const char *path, uint64_t access, struct error *e)
 {
 	struct landlock_path_beneath_attr pb;
 	int fd, r;
 
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
-		return errno == ENOENT ? 0 : error_set(e, ERR_SANDBOX_FAILED,
-		    "landlock open %s: %s", path, strerror(errno));
+		return errno == ENOENT
+		           ? 0
+		           : error_set(e, ERR_SANDBOX_FAILED,
+		                 "landlock open %s: %s", path, strerror(errno));
 	memset(&pb, 0, sizeof(pb));
 	pb.allowed_access = access;
 	pb.parent_fd = fd;
@@ -52,17 +53,17 @@ allow_beneath(int ruleset, const char *path, uint64_t access,
 
 /* The writable places, as the sandbox names them. */
 static int
-allow_writes(int ruleset, const struct grant *g, uint64_t access,
-    struct error *e)
+allow_writes(
+    int ruleset, const struct grant *g, uint64_t access, struct error *e)
 {
-	static const char *const always[] = { "/work", "/tmp", "/dev", NULL };
+	static const char *const always[] = {"/work", "/tmp", "/dev", NULL};
 	char path[PATH_MAX_LEN], *cut;
 	size_t i;
 
 	for (i = 0; always[i] != NULL; i++)
 		if (allow_beneath(ruleset, always[i], access, e) == -1)
 			return -1;
-	for (i = 0; i < g->nperm[1]; i++) {  /* fs.write */
+	for (i = 0; i < g->nperm[1]; i++) { /* fs.write */
 		const char *p = g->perm[1][i];
 		if (strncmp(p, "$DATA_DIR", 9) == 0)
 			p = "/data";
@@ -95,15 +96,15 @@ sandbox_landlock(const struct grant *g, struct error *e)
 	abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0,
 	    LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 1)
-		return 0;  /* not in this kernel: the mounts stand alone */
+		return 0; /* not in this kernel: the mounts stand alone */
 	if (abi >= 2)
 		access |= LANDLOCK_ACCESS_FS_REFER;
 	if (abi >= 3)
 		access |= LANDLOCK_ACCESS_FS_TRUNCATE;
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = access;
-	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr,
-	    sizeof(attr), 0);
+	ruleset =
+	    (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (ruleset == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "landlock ruleset: %s",
 		    strerror(errno));

@@ -27,12 +27,12 @@
 static int
 merr(struct error *e, const char *what, const char *path)
 {
-	return error_set(e, ERR_SANDBOX_FAILED, "%s %s: %s", what, path,
-	    strerror(errno));
+	return error_set(
+	    e, ERR_SANDBOX_FAILED, "%s %s: %s", what, path, strerror(errno));
 }
 
-static int root_fd = -1;   /* the new root (our tmpfs), O_PATH */
-static dev_t own_devs[4];  /* filesystems we mounted fresh: creation is safe */
+static int root_fd = -1;  /* the new root (our tmpfs), O_PATH */
+static dev_t own_devs[4]; /* filesystems we mounted fresh: creation is safe */
 static int nown;
 
 static int
@@ -69,7 +69,7 @@ open_nolinks(int dfd, const char *path, int beneath)
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_CLOEXEC;
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-	    (beneath ? RESOLVE_BENEATH : 0);
+	              (beneath ? RESOLVE_BENEATH : 0);
 	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }
 
@@ -99,14 +99,18 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 			if (errno != ENOENT || fstat(dfd, &here) == -1 ||
 			    !own_dev(here.st_dev)) {
 				close(dfd);
-				return error_set(e, ERR_SANDBOX_FAILED, "mount "
-				    "point %s: missing inside a bound directory",
+				return error_set(e, ERR_SANDBOX_FAILED,
+				    "mount "
+				    "point %s: missing inside a bound "
+				    "directory",
 				    rel);
 			}
 			if (!last || is_dir)
 				fd = mkdirat(dfd, comp, 0755);
-			else if ((fd = openat(dfd, comp, O_WRONLY | O_CREAT |
-			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) != -1)
+			else if ((fd = openat(dfd, comp,
+			              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			                  O_CLOEXEC,
+			              0644)) != -1)
 				close(fd);
 			if (fd == -1) {
 				close(dfd);
@@ -114,8 +118,10 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 			}
 		} else if (S_ISLNK(st.st_mode)) {
 			close(dfd);
-			return error_set(e, ERR_SANDBOX_FAILED, "mount point %s "
-			    "crosses a symlink: refused", rel);
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "mount point %s "
+			    "crosses a symlink: refused",
+			    rel);
 		}
 		nfd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		close(dfd);
@@ -151,8 +157,9 @@ bind_fd(int srcfd, const char *rel, int rw, struct error *e)
 	if ((dfd = open_nolinks(root_fd, rel, 1)) == -1)
 		return merr(e, "reopen", rel);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
-	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MNT_SAFE |
-	    (rw ? 0 : MS_RDONLY), NULL) == -1) {
+	if (mount(NULL, dst, NULL,
+	        MS_BIND | MS_REMOUNT | MNT_SAFE | (rw ? 0 : MS_RDONLY),
+	        NULL) == -1) {
 		close(dfd);
 		return merr(e, "remount", rel);
 	}
@@ -199,13 +206,14 @@ bind_system(const char *path, struct error *e)
 
 /* A host directory the daemon made (skill, work, data), at rel. */
 static int
-bind_host(const char *path, const char *rel, int rw, int nolinks,
-    struct error *e)
+bind_host(
+    const char *path, const char *rel, int rw, int nolinks, struct error *e)
 {
 	int fd, r;
 
-	fd = nolinks ? open_nolinks(AT_FDCWD, path, 0) :
-	    open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	fd = nolinks
+	         ? open_nolinks(AT_FDCWD, path, 0)
+	         : open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1)
 		return merr(e, "open", path);
 	r = bind_fd(fd, rel, rw, e);
@@ -235,19 +243,20 @@ glob_prefix(const char *glob, char *out, size_t len)
  * path that does not exist is skipped.
  */
 static int
-bind_grant_path(int base, const char *src, const char *rel, int rw,
-    struct error *e)
+bind_grant_path(
+    int base, const char *src, const char *rel, int rw, struct error *e)
 {
 	int fd, r;
 
-	fd = open_nolinks(base, base == AT_FDCWD ? src : src + 1,
-	    base != AT_FDCWD);
+	fd = open_nolinks(
+	    base, base == AT_FDCWD ? src : src + 1, base != AT_FDCWD);
 	if (fd == -1) {
 		if (errno == ENOENT)
 			return 0;
 		return error_set(e, ERR_SANDBOX_FAILED, "granted path %s: %s",
-		    src, errno == ELOOP ? "a symlink on the way: refused" :
-		    strerror(errno));
+		    src,
+		    errno == ELOOP ? "a symlink on the way: refused"
+		                   : strerror(errno));
 	}
 	r = bind_fd(fd, rel, rw, e);
 	close(fd);
@@ -264,14 +273,17 @@ bind_granted(const struct grant *g, struct error *e)
 
 	if ((skillfd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
 		return merr(e, "open", g->skill_dir);
-	for (k = 0; k < 2 && r == 0; k++)  /* 0: fs.read, 1: fs.write */
+	for (k = 0; k < 2 && r == 0; k++) /* 0: fs.read, 1: fs.write */
 		for (i = 0; i < g->nperm[k] && r == 0; i++) {
 			const char *p = g->perm[k][i];
-			if (p[0] == '/' && glob_prefix(p, pre, sizeof(pre)) == 0)
-				r = bind_grant_path(AT_FDCWD, pre, pre + 1, k, e);
+			if (p[0] == '/' &&
+			    glob_prefix(p, pre, sizeof(pre)) == 0)
+				r = bind_grant_path(
+				    AT_FDCWD, pre, pre + 1, k, e);
 			else if (k == 1 && strncmp(p, "$SKILL_DIR/", 11) == 0 &&
-			    glob_prefix(p + 10, pre, sizeof(pre)) == 0 &&
-			    fmt_path(rel, sizeof(rel), "skill%s", pre) == 0)
+			         glob_prefix(p + 10, pre, sizeof(pre)) == 0 &&
+			         fmt_path(rel, sizeof(rel), "skill%s", pre) ==
+			             0)
 				r = bind_grant_path(skillfd, pre, rel, 1, e);
 		}
 	close(skillfd);
@@ -297,11 +309,11 @@ data_access(const struct grant *g)
 static int
 make_dev(const char *root, struct error *e)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random",
-		"urandom", NULL };
-	static const char *const links[][2] = { { "fd", "/proc/self/fd" },
-		{ "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
-		{ "stderr", "/proc/self/fd/2" }, { NULL, NULL } };
+	static const char *const devs[] = {
+	    "null", "zero", "full", "random", "urandom", NULL};
+	static const char *const links[][2] = {{"fd", "/proc/self/fd"},
+	    {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+	    {"stderr", "/proc/self/fd/2"}, {NULL, NULL}};
 	char dev[PATH_MAX], path[PATH_MAX], src[64];
 	int i;
 
@@ -310,7 +322,7 @@ make_dev(const char *root, struct error *e)
 		return -1;
 	close(i);
 	if (mount("sb-dev", dev, "tmpfs", MNT_SAFE | MS_NOEXEC,
-	    "size=64k,mode=0755") == -1)
+	        "size=64k,mode=0755") == -1)
 		return merr(e, "mount tmpfs", dev);
 	add_own(dev);
 	for (i = 0; devs[i] != NULL; i++) {
@@ -323,15 +335,18 @@ make_dev(const char *root, struct error *e)
 		close(fd);
 		if (fmt_path(path, sizeof(path), "%s/%s", dev, devs[i]) == -1)
 			return -1;
-		/* Device nodes need a mount without nodev; nothing else does. */
+		/* Device nodes need a mount without nodev; nothing else does.
+		 */
 		if (mount(src, path, NULL, MS_BIND, NULL) == -1 ||
-		    mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID |
-		    MS_NOEXEC, NULL) == -1)
+		    mount(NULL, path, NULL,
+		        MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC,
+		        NULL) == -1)
 			return merr(e, "bind", src);
 	}
 	for (i = 0; links[i][0] != NULL; i++)
 		if (fmt_path(path, sizeof(path), "%s/%s", dev, links[i][0]) ==
-		    -1 || symlink(links[i][1], path) == -1)
+		        -1 ||
+		    symlink(links[i][1], path) == -1)
 			return merr(e, "symlink", links[i][0]);
 	return 0;
 }
@@ -410,9 +425,12 @@ sandbox_mounts(const struct grant *g, struct error *e)
 		r = bind_host(g->data_dir, "data", data, 0, e);
 	/* /tmp first, so a granted path beneath it is not hidden. */
 	if (r == 0)
-		r = make_dev(root, e) == -1 || make_proc_tmp(root,
-		    g->tmp_mb ? g->tmp_mb : 64, e) == -1 ||
-		    bind_granted(g, e) == -1 ? -1 : 0;
+		r = make_dev(root, e) == -1 ||
+		            make_proc_tmp(
+		                root, g->tmp_mb ? g->tmp_mb : 64, e) == -1 ||
+		            bind_granted(g, e) == -1
+		        ? -1
+		        : 0;
 	close(root_fd);
 	root_fd = -1;
 	return r == 0 ? enter_root(root, e) : -1;

@@ -17,8 +17,8 @@
 static int
 step_workdir(const struct grant *g, struct error *e)
 {
-	return workdir_prepare(g, e) == -1 || datadir_prepare(g, e) == -1 ?
-	    -1 : 0;
+	return workdir_prepare(g, e) == -1 || datadir_prepare(g, e) == -1 ? -1
+	                                                                  : 0;
 }
 
 /* A new session: no controlling terminal to inject into. */
@@ -27,15 +27,15 @@ step_session(const struct grant *g, struct error *e)
 {
 	(void)g;
 	if (setsid() == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "setsid: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "setsid: %s", strerror(errno));
 	return 0;
 }
 
 static int
 set_limit(int res, rlim_t v, const char *name, struct error *e)
 {
-	struct rlimit rl = { v, v };
+	struct rlimit rl = {v, v};
 
 	if (setrlimit(res, &rl) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "setrlimit %s: %s",
@@ -50,11 +50,14 @@ step_rlimits(const struct grant *g, struct error *e)
 	rlim_t cpu = (rlim_t)(g->timeout_ms / 1000 + 1);
 
 	return set_limit(RLIMIT_CORE, 0, "CORE", e) ||
-	    set_limit(RLIMIT_CPU, cpu, "CPU", e) ||
-	    set_limit(RLIMIT_NOFILE, (rlim_t)g->nofile, "NOFILE", e) ||
-	    set_limit(RLIMIT_NPROC, (rlim_t)g->pids, "NPROC", e) ||
-	    set_limit(RLIMIT_FSIZE, (rlim_t)g->fsize_mb << 20, "FSIZE", e) ?
-	    -1 : 0;
+	               set_limit(RLIMIT_CPU, cpu, "CPU", e) ||
+	               set_limit(
+	                   RLIMIT_NOFILE, (rlim_t)g->nofile, "NOFILE", e) ||
+	               set_limit(RLIMIT_NPROC, (rlim_t)g->pids, "NPROC", e) ||
+	               set_limit(
+	                   RLIMIT_FSIZE, (rlim_t)g->fsize_mb << 20, "FSIZE", e)
+	           ? -1
+	           : 0;
 }
 
 /* Empty the bounding set while we still hold CAP_SETPCAP. */
@@ -83,8 +86,8 @@ clear_caps(struct error *e)
 
 	if (empty == NULL || cap_set_proc(empty) == -1) {
 		cap_free(empty);
-		return error_set(e, ERR_SANDBOX_FAILED, "cap_set_proc: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "cap_set_proc: %s", strerror(errno));
 	}
 	now = cap_get_proc();
 	same = now != NULL && cap_compare(now, empty) == 0;
@@ -122,8 +125,8 @@ step_no_new_privs(const struct grant *g, struct error *e)
 {
 	(void)g;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "no_new_privs: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "no_new_privs: %s", strerror(errno));
 	return 0;
 }
 
@@ -151,8 +154,8 @@ step_cwd(const struct grant *g, struct error *e)
 {
 	(void)g;
 	if (chdir("/work") == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "chdir /work: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "chdir /work: %s", strerror(errno));
 	return 0;
 }
 
@@ -160,15 +163,15 @@ static const struct {
 	const char *name;
 	int (*fn)(const struct grant *, struct error *);
 } steps[] = {
-	{ "session", step_session },
-	{ "workdir", step_workdir },
-	{ "mounts", step_mounts },
-	{ "rlimits", step_rlimits },
-	{ "identity", step_identity },
-	{ "no_new_privs", step_no_new_privs },
-	{ "cwd", step_cwd },
-	{ "landlock", step_landlock },
-	{ "seccomp", step_seccomp },
+    {"session", step_session},
+    {"workdir", step_workdir},
+    {"mounts", step_mounts},
+    {"rlimits", step_rlimits},
+    {"identity", step_identity},
+    {"no_new_privs", step_no_new_privs},
+    {"cwd", step_cwd},
+    {"landlock", step_landlock},
+    {"seccomp", step_seccomp},
 };
 
 int

@@ -17,8 +17,8 @@
 #define WALK_MAX_ENTRIES 100000
 
 static int
-chown_tree(int dfd, uid_t uid, gid_t gid, int depth, long *budget,
-    struct error *e)
+chown_tree(
+    int dfd, uid_t uid, gid_t gid, int depth, long *budget, struct error *e)
 {
 	struct dirent *de;
 	DIR *d;
@@ -29,23 +29,26 @@ chown_tree(int dfd, uid_t uid, gid_t gid, int depth, long *budget,
 		    "work dir nested deeper than %d", WALK_MAX_DEPTH);
 	if ((d = fdopendir(dfd)) == NULL) {
 		close(dfd);
-		return error_set(e, ERR_SANDBOX_FAILED, "fdopendir: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "fdopendir: %s", strerror(errno));
 	}
 	while (r == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (--*budget < 0)
 			r = error_set(e, ERR_SANDBOX_FAILED,
 			    "work dir has more than %d entries",
 			    WALK_MAX_ENTRIES);
 		else if (fchownat(dirfd(d), de->d_name, uid, gid,
-		    AT_SYMLINK_NOFOLLOW) == -1 && errno != ENOENT)
+		             AT_SYMLINK_NOFOLLOW) == -1 &&
+		         errno != ENOENT)
 			r = error_set(e, ERR_SANDBOX_FAILED, "chown %s: %s",
 			    de->d_name, strerror(errno));
 		else if (de->d_type == DT_DIR &&
-		    (sub = openat(dirfd(d), de->d_name, O_RDONLY |
-		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1)
+		         (sub = openat(dirfd(d), de->d_name,
+		              O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		                  O_CLOEXEC)) != -1)
 			r = chown_tree(sub, uid, gid, depth + 1, budget, e);
 	}
 	closedir(d);
@@ -91,7 +94,7 @@ workdir_prepare(const struct grant *g, struct error *e)
 	if (len < strlen(uidname) || len >= sizeof(root) ||
 	    strcmp(session + 1, g->session) != 0 ||
 	    strncmp(g->work_dir + len - strlen(uidname), uidname,
-	    strlen(uidname)) != 0)
+	        strlen(uidname)) != 0)
 		return error_set(e, ERR_SANDBOX_FAILED, "malformed work dir");
 	memcpy(root, g->work_dir, len - strlen(uidname));
 	root[len - strlen(uidname)] = '\0';
@@ -107,8 +110,8 @@ workdir_prepare(const struct grant *g, struct error *e)
 	close(ufd);
 	if (sfd == -1)
 		return -1;
-	return chown_tree(sfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0,
-	    &budget, e);
+	return chown_tree(
+	    sfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
 }
 
 /* data_dir is DATAROOT/<skill>: persistent, handed to this call's uid. */
@@ -128,11 +131,11 @@ datadir_prepare(const struct grant *g, struct error *e)
 	if ((rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", root,
 		    strerror(errno));
-	dfd = open_level(rfd, g->skill, 0700, (uid_t)g->worker_uid,
-	    (gid_t)g->worker_gid, e);
+	dfd = open_level(
+	    rfd, g->skill, 0700, (uid_t)g->worker_uid, (gid_t)g->worker_gid, e);
 	close(rfd);
 	if (dfd == -1)
 		return -1;
-	return chown_tree(dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0,
-	    &budget, e);
+	return chown_tree(
+	    dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
 }

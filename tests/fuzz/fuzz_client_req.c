@@ -25,8 +25,9 @@ check_round_trip(const struct client_req *r)
 
 	enc_init(&m);
 	client_req_enc(&m, r);
-	if (mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL,
-	    &e) != 0 || client_req_dec(&d, &r2, &e) != 0)
+	if (mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e) !=
+	        0 ||
+	    client_req_dec(&d, &r2, &e) != 0)
 		abort();
 	if (r2.type != r->type || r2.id.is_num != r->id.is_num ||
 	    r2.id.num != r->id.num || r2.nargs != r->nargs ||
@@ -63,7 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The framing layer sees the raw stream first. */
 	st = frame_check(data, size, FRAME_MAX_DEFAULT, &blen, &e);
 	if (st == FRAME_READY && (blen == 0 || blen > FRAME_MAX_DEFAULT ||
-	    blen > size - FRAME_HDR_LEN))
+	                             blen > size - FRAME_HDR_LEN))
 		abort();
 
 	memset(&e, 0, sizeof(e));

@@ -14,8 +14,8 @@ redecode(struct mp_enc *m, struct mp_doc *d)
 {
 	struct error e;
 
-	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL,
-	    &e) != 0)
+	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL, &e) !=
+	    0)
 		abort();
 }
 
@@ -106,15 +106,14 @@ fuzz_grant(const struct mp_doc *d)
 		return;
 	/* What the worker relies on. */
 	if (!grant_id_valid(g.grant_id) || g.skill_dir[0] != '/' ||
-	    g.work_dir[0] != '/' || g.data_dir[0] != '/' ||
-	    g.entry[0] == '/' || g.entry[0] == '\0')
+	    g.work_dir[0] != '/' || g.data_dir[0] != '/' || g.entry[0] == '/' ||
+	    g.entry[0] == '\0')
 		abort();
 	enc_init(&m);
 	grant_enc(&m, &g);
 	redecode(&m, &d2);
-	if (grant_dec(&d2, &g2, &e) != 0 ||
-	    strcmp(g2.entry, g.entry) != 0 || g2.nenv != g.nenv ||
-	    strcmp(g2.data_dir, g.data_dir) != 0 ||
+	if (grant_dec(&d2, &g2, &e) != 0 || strcmp(g2.entry, g.entry) != 0 ||
+	    g2.nenv != g.nenv || strcmp(g2.data_dir, g.data_dir) != 0 ||
 	    g2.nperm[4] != g.nperm[4] || g2.worker_uid != g.worker_uid)
 		abort();
 	grant_free(&g2);

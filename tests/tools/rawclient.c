@@ -37,23 +37,21 @@
 enum { EX_REPLY, EX_EOF, EX_LOCAL, EX_TIMEOUT, EX_BAD };
 
 static const struct mp_limits reply_limits = {
-	.max_depth = 8,
-	.max_str = REPLY_MAX,
-	.max_elems = 65536,
-	.max_key = 256,
+    .max_depth = 8,
+    .max_str = REPLY_MAX,
+    .max_elems = 65536,
+    .max_key = 256,
 };
 
 /* Usage errors and local failures end the run with status 2. */
-static void __attribute__((noreturn))
-die(const char *what)
+static void __attribute__((noreturn)) die(const char *what)
 {
 	fprintf(stderr, "rawclient: %s\n", what);
 	exit(EX_LOCAL);
 }
 
 /* The socket may close without a reply: that is a result, not a bug. */
-static void __attribute__((noreturn))
-saw_eof(const char *why)
+static void __attribute__((noreturn)) saw_eof(const char *why)
 {
 	if (why != NULL)
 		fprintf(stderr, "rawclient: %s\n", why);
@@ -160,8 +158,8 @@ static void
 send_all(int fd, const uint8_t *buf, size_t len)
 {
 	if (len > 0 && write_full(fd, buf, len) == -1)
-		fprintf(stderr, "rawclient: send stopped: %s\n",
-		    strerror(errno));
+		fprintf(
+		    stderr, "rawclient: send stopped: %s\n", strerror(errno));
 }
 
 /* Sleep ms milliseconds, resuming after signals. */
@@ -210,7 +208,7 @@ recv_print(int fd)
 		return EX_BAD;
 	}
 	len = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 |
-	    (size_t)hdr[2] << 8 | hdr[3];
+	      (size_t)hdr[2] << 8 | hdr[3];
 	body = xmalloc(len);
 	recv_exact(fd, body, len, 1);
 	if (mp_decode(&doc, body, len, &reply_limits, &e) == -1) {
@@ -230,8 +228,7 @@ recv_print(int fd)
 }
 
 /* Wrong arguments: the synopsis, status 2. */
-static void __attribute__((noreturn))
-usage(void)
+static void __attribute__((noreturn)) usage(void)
 {
 	die("usage: rawclient [-H] [-c] [-w MS] [-t MS] SOCKET");
 }

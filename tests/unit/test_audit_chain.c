@@ -23,7 +23,7 @@ static size_t
 make_line(char *buf, size_t cap, uint64_t seq, const char *prev,
     char hash[HASH_HEX_LEN + 1])
 {
-	struct audit_stamp st = { seq, prev, "auditd", "host" };
+	struct audit_stamp st = {seq, prev, "auditd", "host"};
 	json_t *rec = audit_own_record("test.record", "info", "success",
 	    "a reason with \"quotes\" and \xc3\xa9");
 	char *line;
@@ -81,14 +81,14 @@ static void
 test_not_a_line(void **state)
 {
 	static const char *const bad[] = {
-		"",
-		"{}",
-		"not json at all",
-		"{\"a\":1}",
-		"{\"a\":1,\"event.hash\":\"" ZEROS "\"}",
-		"{\"a\":1,\"event.hash\":\"" ZEROS "x\"}",
-		"[1,\"event.hash\":\"" ZEROS "\"}",
-		NULL,
+	    "",
+	    "{}",
+	    "not json at all",
+	    "{\"a\":1}",
+	    "{\"a\":1,\"event.hash\":\"" ZEROS "\"}",
+	    "{\"a\":1,\"event.hash\":\"" ZEROS "x\"}",
+	    "[1,\"event.hash\":\"" ZEROS "\"}",
+	    NULL,
 	};
 	struct audit_line ln;
 	struct error e;
@@ -96,8 +96,8 @@ test_not_a_line(void **state)
 
 	(void)state;
 	for (i = 0; bad[i] != NULL; i++)
-		assert_int_equal(audit_line_check(bad[i], strlen(bad[i]), &ln,
-		    &e), -1);
+		assert_int_equal(
+		    audit_line_check(bad[i], strlen(bad[i]), &ln, &e), -1);
 }
 
 /* A record that hashes right but lacks a sequence is still refused. */
@@ -131,7 +131,7 @@ test_header_names(void **state)
 static void
 test_head_slots(void **state)
 {
-	struct audit_head h = { 42, ZEROS }, got;
+	struct audit_head h = {42, ZEROS}, got;
 	char buf[2 * AUDIT_HEAD_SLOT];
 	struct error e;
 	int slot;
@@ -146,24 +146,24 @@ test_head_slots(void **state)
 	/* Slot 1 newer: it wins. */
 	h.seq = 43;
 	audit_head_slot_enc(&h, buf + AUDIT_HEAD_SLOT);
-	assert_int_equal(audit_head_file_dec(buf, sizeof(buf), &got, &slot,
-	    &e), 0);
+	assert_int_equal(
+	    audit_head_file_dec(buf, sizeof(buf), &got, &slot, &e), 0);
 	assert_int_equal(got.seq, 43);
 	assert_int_equal(slot, 1);
 	/* A torn newer slot: the older one still stands. */
 	buf[AUDIT_HEAD_SLOT + 40] ^= 1;
-	assert_int_equal(audit_head_file_dec(buf, sizeof(buf), &got, &slot,
-	    &e), 0);
+	assert_int_equal(
+	    audit_head_file_dec(buf, sizeof(buf), &got, &slot, &e), 0);
 	assert_int_equal(got.seq, 42);
 	assert_int_equal(slot, 0);
 	/* Both torn: no head. */
 	buf[30] ^= 1;
-	assert_int_equal(audit_head_file_dec(buf, sizeof(buf), &got, &slot,
-	    &e), -1);
+	assert_int_equal(
+	    audit_head_file_dec(buf, sizeof(buf), &got, &slot, &e), -1);
 	/* Only one slot written yet. */
 	audit_head_slot_enc(&h, buf);
-	assert_int_equal(audit_head_file_dec(buf, AUDIT_HEAD_SLOT, &got, NULL,
-	    &e), 0);
+	assert_int_equal(
+	    audit_head_file_dec(buf, AUDIT_HEAD_SLOT, &got, NULL, &e), 0);
 	assert_int_equal(got.seq, 43);
 }
 
@@ -189,13 +189,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_any_byte_changed),
-		cmocka_unit_test(test_not_a_line),
-		cmocka_unit_test(test_hash_ok_fields_missing),
-		cmocka_unit_test(test_header_names),
-		cmocka_unit_test(test_head_slots),
-		cmocka_unit_test(test_head_arg),
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_any_byte_changed),
+	    cmocka_unit_test(test_not_a_line),
+	    cmocka_unit_test(test_hash_ok_fields_missing),
+	    cmocka_unit_test(test_header_names),
+	    cmocka_unit_test(test_head_slots),
+	    cmocka_unit_test(test_head_arg),
 	};
 
 	log_init("test_audit_chain", 1, -1);

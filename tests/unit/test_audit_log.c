@@ -72,8 +72,8 @@ fx_open(struct fixture *f)
 {
 	struct error e;
 
-	if (alog_open(&f->l, f->dirfd, "audit.jsonl", f->headfd, &f->set,
-	    &e) == -1)
+	if (alog_open(&f->l, f->dirfd, "audit.jsonl", f->headfd, &f->set, &e) ==
+	    -1)
 		fail_msg("alog_open: %s", e.msg);
 }
 
@@ -157,7 +157,7 @@ static void
 test_new_log_has_header(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl" };
+	static const char *const names[] = {"audit.jsonl"};
 	json_t *j;
 
 	fx_open(f);
@@ -175,7 +175,7 @@ static void
 test_reopen_continues(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl" };
+	static const char *const names[] = {"audit.jsonl"};
 	struct audit_head h;
 
 	fx_open(f);
@@ -194,7 +194,7 @@ static void
 test_torn_tail_cut(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl" };
+	static const char *const names[] = {"audit.jsonl"};
 	uint64_t seq;
 	int fd;
 
@@ -277,8 +277,8 @@ static void
 test_rotate_num_logs(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl.2", "audit.jsonl",
-		"audit.jsonl.1" };
+	static const char *const names[] = {
+	    "audit.jsonl.2", "audit.jsonl", "audit.jsonl.1"};
 	struct error e;
 	json_t *j;
 	int i;
@@ -295,8 +295,9 @@ test_rotate_num_logs(void **state)
 	assert_false(exists(fx_path(f, "audit.jsonl.3")));
 	j = first_record(f, "audit.jsonl");
 	assert_string_equal(jstr(j, "event", "action"), "audit.rotated");
-	assert_string_equal(jstr(json_object_get(j, "audit"), "previous",
-	    "file"), "audit.jsonl.1");
+	assert_string_equal(
+	    jstr(json_object_get(j, "audit"), "previous", "file"),
+	    "audit.jsonl.1");
 	json_decref(j);
 	/* The series verifies in any order; with a file missing it does not. */
 	assert_int_equal(fx_verify(f, names, 3, &f->l.head), 0);
@@ -333,8 +334,8 @@ test_health(void **state)
 	fx_open(f);
 	fx_records(f, 1);
 	assert_int_equal(alog_health(&f->l, &e), ALOG_HEALTHY);
-	assert_int_equal(rename(fx_path(f, "audit.jsonl"),
-	    fx_path(f, "moved")), 0);
+	assert_int_equal(
+	    rename(fx_path(f, "audit.jsonl"), fx_path(f, "moved")), 0);
 	assert_int_equal(alog_health(&f->l, &e), ALOG_MOVED);
 	assert_int_equal(unlink(fx_path(f, "moved")), 0);
 	assert_int_equal(alog_health(&f->l, &e), ALOG_LOST);
@@ -361,15 +362,15 @@ static void
 test_reopen_after_logrotate(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl", "audit.jsonl.1" };
+	static const char *const names[] = {"audit.jsonl", "audit.jsonl.1"};
 	struct error e;
 	json_t *j;
 	int fd;
 
 	fx_open(f);
 	fx_records(f, 3);
-	assert_int_equal(rename(fx_path(f, "audit.jsonl"),
-	    fx_path(f, "audit.jsonl.1")), 0);
+	assert_int_equal(
+	    rename(fx_path(f, "audit.jsonl"), fx_path(f, "audit.jsonl.1")), 0);
 	fd = open(fx_path(f, "audit.jsonl"), O_CREAT | O_WRONLY, 0640);
 	close(fd);
 	assert_int_equal(alog_reopen(&f->l, "reopened on SIGHUP", &e), 0);
@@ -404,7 +405,7 @@ test_deleted_suspend_resume(void **state)
 	j = first_record(f, "audit.jsonl");
 	assert_string_equal(jstr(j, "event", "action"), "audit.rotated");
 	json_decref(j);
-	assert_int_equal(f->l.head.seq, 5);  /* header, audit.resumed */
+	assert_int_equal(f->l.head.seq, 5); /* header, audit.resumed */
 }
 
 /* disk_error_action rotate: a fresh file at once, no suspend. */
@@ -412,7 +413,7 @@ static void
 test_error_rotate(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const names[] = { "audit.jsonl", "audit.jsonl.1" };
+	static const char *const names[] = {"audit.jsonl", "audit.jsonl.1"};
 
 	f->set.disk_error_action = AUDIT_FAIL_ROTATE;
 	fx_open(f);
@@ -435,10 +436,10 @@ test_head_file(void **state)
 
 	fx_open(f);
 	fx_records(f, 2);
-	assert_int_equal(pread(f->headfd, buf, sizeof(buf), 0),
-	    (ssize_t)sizeof(buf));
-	assert_int_equal(audit_head_file_dec(buf, sizeof(buf), &h, NULL, &e),
-	    0);
+	assert_int_equal(
+	    pread(f->headfd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(
+	    audit_head_file_dec(buf, sizeof(buf), &h, NULL, &e), 0);
 	assert_int_equal(h.seq, f->l.head.seq);
 	assert_string_equal(h.hash, f->l.head.hash);
 	/* A new log file with the old head continues the chain. */
@@ -453,19 +454,19 @@ main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_new_log_has_header),
-		T(test_reopen_continues),
-		T(test_torn_tail_cut),
-		T(test_head_ahead),
-		T(test_short_write_cut_back),
-		T(test_rotate_num_logs),
-		T(test_rotate_keep_logs),
-		T(test_health),
-		T(test_health_size_changed),
-		T(test_reopen_after_logrotate),
-		T(test_deleted_suspend_resume),
-		T(test_error_rotate),
-		T(test_head_file),
+	    T(test_new_log_has_header),
+	    T(test_reopen_continues),
+	    T(test_torn_tail_cut),
+	    T(test_head_ahead),
+	    T(test_short_write_cut_back),
+	    T(test_rotate_num_logs),
+	    T(test_rotate_keep_logs),
+	    T(test_health),
+	    T(test_health_size_changed),
+	    T(test_reopen_after_logrotate),
+	    T(test_deleted_suspend_resume),
+	    T(test_error_rotate),
+	    T(test_head_file),
 	};
 #undef T
 

@@ -39,14 +39,16 @@ test_text_utf8(void **state)
 	expect_text("plain", 5, 100, "plain");
 	expect_text("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, 100,
 	    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-	expect_text("a\xff" "b", 3, 100, "a\\xffb");
+	expect_text("a\xff"
+	            "b",
+	    3, 100, "a\\xffb");
 	expect_text("a\0b", 3, 100, "a\\x00b");
-	expect_text("\xc0\xaf", 2, 100, "\\xc0\\xaf");         /* overlong */
+	expect_text("\xc0\xaf", 2, 100, "\\xc0\\xaf");          /* overlong */
 	expect_text("\xed\xa0\x80", 3, 100, "\\xed\\xa0\\x80"); /* surrogate */
 	expect_text("\xf4\x90\x80\x80", 4, 100,
-	    "\\xf4\\x90\\x80\\x80");                         /* > U+10FFFF */
-	expect_text("\xe2\x82", 2, 100, "\\xe2\\x82");         /* truncated */
-	expect_text("x\x1b[31m", 6, 100, "x\x1b[31m");  /* JSON escapes it */
+	    "\\xf4\\x90\\x80\\x80");                   /* > U+10FFFF */
+	expect_text("\xe2\x82", 2, 100, "\\xe2\\x82"); /* truncated */
+	expect_text("x\x1b[31m", 6, 100, "x\x1b[31m"); /* JSON escapes it */
 }
 
 static void
@@ -64,8 +66,7 @@ test_text_cut(void **state)
 	expect_text("ab\xff", 3, 5, "ab" MARK);
 	memset(big, 'x', sizeof(big));
 	j = audit_text(big, sizeof(big), AUDIT_FIELD_MAX);
-	assert_int_equal(json_string_length(j),
-	    AUDIT_FIELD_MAX + strlen(MARK));
+	assert_int_equal(json_string_length(j), AUDIT_FIELD_MAX + strlen(MARK));
 	json_decref(j);
 }
 
@@ -75,8 +76,8 @@ event_of(struct mp_enc *m, struct mp_doc *d)
 {
 	struct error e;
 
-	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL,
-	    &e) == -1)
+	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL, &e) ==
+	    -1)
 		fail_msg("decode: %s", e.msg);
 	return d->root;
 }
@@ -111,7 +112,8 @@ test_nested_names(void **state)
 	rec = build(&m, AUDIT_FIELD_MAX, &e);
 	assert_non_null(rec);
 	s = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
-	assert_string_equal(s, "{\"event\":{\"action\":\"invoke.received\"},"
+	assert_string_equal(s,
+	    "{\"event\":{\"action\":\"invoke.received\"},"
 	    "\"process\":{\"pid\":-5},\"skill\":{\"name\":\"hello\","
 	    "\"raw\":\"\\\\x80ok\"}}");
 	free(s);
@@ -122,11 +124,11 @@ test_nested_names(void **state)
 static void
 test_refused_keys(void **state)
 {
-	static const char *const bad[] = { "audit.prev_hash", "audit.x",
-		"event.hash", "event.sequence", "event.kind", "event.provider",
-		"ecs.version", "service.name", "host.name", "@timestamp",
-		".x", "x.", "a..b", "Upper.case", "sp ace", "event",
-		"event.action.sub", NULL };
+	static const char *const bad[] = {"audit.prev_hash", "audit.x",
+	    "event.hash", "event.sequence", "event.kind", "event.provider",
+	    "ecs.version", "service.name", "host.name", "@timestamp", ".x",
+	    "x.", "a..b", "Upper.case", "sp ace", "event", "event.action.sub",
+	    NULL};
 	struct mp_enc m;
 	struct error e;
 	json_t *rec;
@@ -151,20 +153,20 @@ test_refused_values(void **state)
 	struct error e;
 
 	(void)state;
-	enc_init(&m);                 /* a map value */
+	enc_init(&m); /* a map value */
 	enc_map(&m, 2);
 	enc_kstr(&m, "event.action", "x");
 	enc_str(&m, "a.b");
 	enc_map(&m, 0);
 	assert_null(build(&m, AUDIT_FIELD_MAX, &e));
-	enc_init(&m);                 /* an array in an array */
+	enc_init(&m); /* an array in an array */
 	enc_map(&m, 2);
 	enc_kstr(&m, "event.action", "x");
 	enc_str(&m, "a.b");
 	enc_array(&m, 1);
 	enc_array(&m, 0);
 	assert_null(build(&m, AUDIT_FIELD_MAX, &e));
-	enc_init(&m);                 /* no event.action */
+	enc_init(&m); /* no event.action */
 	enc_map(&m, 1);
 	enc_kstr(&m, "a.b", "x");
 	assert_null(build(&m, AUDIT_FIELD_MAX, &e));
@@ -190,8 +192,8 @@ test_array_cut(void **state)
 	assert_non_null(rec);
 	a = json_object_get(json_object_get(rec, "skill"), "args");
 	assert_int_equal(json_array_size(a), AUDIT_ARRAY_MAX + 1);
-	assert_string_equal(json_string_value(json_array_get(a,
-	    AUDIT_ARRAY_MAX)), MARK);
+	assert_string_equal(
+	    json_string_value(json_array_get(a, AUDIT_ARRAY_MAX)), MARK);
 	json_decref(rec);
 }
 
@@ -199,7 +201,7 @@ test_array_cut(void **state)
 static void
 test_line_fits(void **state)
 {
-	struct audit_stamp st = { 1, ZEROS, "broker", "host" };
+	struct audit_stamp st = {1, ZEROS, "broker", "host"};
 	char hash[HASH_HEX_LEN + 1], key[32], *big, *line;
 	struct audit_line ln;
 	struct mp_doc d;
@@ -235,7 +237,7 @@ test_line_fits(void **state)
 static void
 test_line_too_many_fields(void **state)
 {
-	struct audit_stamp st = { 1, ZEROS, "broker", "host" };
+	struct audit_stamp st = {1, ZEROS, "broker", "host"};
 	char hash[HASH_HEX_LEN + 1], key[64];
 	struct mp_doc d;
 	struct mp_enc m;
@@ -261,14 +263,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_utf8),
-		cmocka_unit_test(test_text_cut),
-		cmocka_unit_test(test_nested_names),
-		cmocka_unit_test(test_refused_keys),
-		cmocka_unit_test(test_refused_values),
-		cmocka_unit_test(test_array_cut),
-		cmocka_unit_test(test_line_fits),
-		cmocka_unit_test(test_line_too_many_fields),
+	    cmocka_unit_test(test_text_utf8),
+	    cmocka_unit_test(test_text_cut),
+	    cmocka_unit_test(test_nested_names),
+	    cmocka_unit_test(test_refused_keys),
+	    cmocka_unit_test(test_refused_values),
+	    cmocka_unit_test(test_array_cut),
+	    cmocka_unit_test(test_line_fits),
+	    cmocka_unit_test(test_line_too_many_fields),
 	};
 
 	log_init("test_audit_record", 1, -1);

@@ -21,12 +21,12 @@
 #include "../../cli/cli.h"
 #include "../../lib/log.h"
 
-#define NREC 10           /* header, then records 2..NREC */
+#define NREC 10 /* header, then records 2..NREC */
 #define LINES_MAX 64
 
 struct fixture {
 	char dir[64];
-	char *lines[LINES_MAX];   /* the log, one line each (with newline) */
+	char *lines[LINES_MAX]; /* the log, one line each (with newline) */
 	size_t n;
 	struct audit_head head;
 };
@@ -62,8 +62,10 @@ setup(void **state)
 	if (alog_open(&l, dirfd, "audit.jsonl", -1, &set, &e) == -1)
 		return -1;
 	for (i = 2; i <= NREC; i++)
-		if (alog_append_own(&l, audit_own_record("test.record", "info",
-		    "success", NULL), &e) == -1)
+		if (alog_append_own(&l,
+		        audit_own_record(
+		            "test.record", "info", "success", NULL),
+		        &e) == -1)
 			return -1;
 	f->head = l.head;
 	alog_close(&l);
@@ -128,7 +130,7 @@ verify(struct fixture *f, const char *const *names, size_t n,
 static uint64_t
 verify1(struct fixture *f, const int *idx, const struct audit_head *h)
 {
-	static const char *const name[] = { "t.jsonl" };
+	static const char *const name[] = {"t.jsonl"};
 
 	write_lines(f, "t.jsonl", idx);
 	return verify(f, name, 1, h);
@@ -138,7 +140,7 @@ static void
 test_intact(void **state)
 {
 	struct fixture *f = *state;
-	static const int all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1 };
+	static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1};
 
 	assert_int_equal(verify1(f, all, NULL), 0);
 	assert_int_equal(verify1(f, all, &f->head), 0);
@@ -148,7 +150,7 @@ static void
 test_edited(void **state)
 {
 	struct fixture *f = *state;
-	static const int all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1 };
+	static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1};
 	char *p;
 
 	p = strstr(f->lines[4], "\"success\"");
@@ -166,8 +168,8 @@ test_edited(void **state)
 static void
 test_deleted(void **state)
 {
-	static const int gap[] = { 0, 1, 2, 3, 5, 6, 7, 8, 9, -1 };
-	static const int first[] = { 1, 2, 3, -1 };
+	static const int gap[] = {0, 1, 2, 3, 5, 6, 7, 8, 9, -1};
+	static const int first[] = {1, 2, 3, -1};
 
 	assert_int_equal(verify1(*state, gap, NULL), 5);
 	/* Without its header, a file does not verify. */
@@ -177,8 +179,8 @@ test_deleted(void **state)
 static void
 test_reordered(void **state)
 {
-	static const int swap[] = { 0, 1, 2, 3, 5, 4, 6, 7, 8, 9, -1 };
-	static const int last[] = { 0, 1, 2, 3, 4, 5, 6, 7, 9, 8, -1 };
+	static const int swap[] = {0, 1, 2, 3, 5, 4, 6, 7, 8, 9, -1};
+	static const int last[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 8, -1};
 
 	assert_int_equal(verify1(*state, swap, NULL), 5);
 	assert_int_equal(verify1(*state, last, NULL), 9);
@@ -187,8 +189,8 @@ test_reordered(void **state)
 static void
 test_inserted_duplicated(void **state)
 {
-	static const int dup[] = { 0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, -1 };
-	static const int early[] = { 0, 1, 2, 8, 3, 4, 5, 6, 7, 9, -1 };
+	static const int dup[] = {0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, -1};
+	static const int early[] = {0, 1, 2, 8, 3, 4, 5, 6, 7, 9, -1};
 
 	assert_int_equal(verify1(*state, dup, NULL), 5);
 	assert_int_equal(verify1(*state, early, NULL), 4);
@@ -199,12 +201,14 @@ static void
 test_forged_line(void **state)
 {
 	struct fixture *f = *state;
-	static const int all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1 };
-	struct audit_stamp st = { 5, "1111111111111111111111111111111111111111"
-	    "111111111111111111111111", "broker", "host" };
+	static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1};
+	struct audit_stamp st = {5,
+	    "1111111111111111111111111111111111111111"
+	    "111111111111111111111111",
+	    "broker", "host"};
 	char hash[HASH_HEX_LEN + 1], *old = f->lines[4];
-	json_t *rec = audit_own_record("invoke.received", "start", "unknown",
-	    NULL);
+	json_t *rec =
+	    audit_own_record("invoke.received", "start", "unknown", NULL);
 	size_t len;
 
 	audit_record_stamp(rec, &st);
@@ -219,7 +223,7 @@ static void
 test_truncated_tail(void **state)
 {
 	struct fixture *f = *state;
-	static const int cut[] = { 0, 1, 2, 3, 4, 5, 6, -1 };
+	static const int cut[] = {0, 1, 2, 3, 4, 5, 6, -1};
 	struct audit_head old = f->head;
 	char arg[100];
 	struct error e;
@@ -229,8 +233,8 @@ test_truncated_tail(void **state)
 	/* ...the head can. */
 	assert_int_equal(verify1(f, cut, &f->head), 8);
 	/* An older head (copied off the host earlier) still matches. */
-	snprintf(arg, sizeof(arg), "3:%.64s", strstr(f->lines[2],
-	    "\"event.hash\":\"") + 14);
+	snprintf(arg, sizeof(arg), "3:%.64s",
+	    strstr(f->lines[2], "\"event.hash\":\"") + 14);
 	assert_int_equal(audit_head_arg_dec(arg, &old, &e), 0);
 	assert_int_equal(verify1(f, cut, &old), 0);
 	/* A head whose hash differs: the log was rewritten there. */
@@ -242,7 +246,7 @@ static void
 test_torn_last_line(void **state)
 {
 	struct fixture *f = *state;
-	static const int all[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1 };
+	static const int all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1};
 	size_t n = strlen(f->lines[9]);
 
 	f->lines[9][n - 20] = '\0';
@@ -254,10 +258,10 @@ static void
 test_series(void **state)
 {
 	struct fixture *f = *state;
-	static const int a[] = { 0, 1, 2, 3, -1 };
-	static const int b[] = { 4, 5, 6, 7, 8, 9, -1 };
-	static const char *const both[] = { "b", "a" };
-	static const char *const only_b[] = { "b" };
+	static const int a[] = {0, 1, 2, 3, -1};
+	static const int b[] = {4, 5, 6, 7, 8, 9, -1};
+	static const char *const both[] = {"b", "a"};
+	static const char *const only_b[] = {"b"};
 
 	write_lines(f, "a", a);
 	write_lines(f, "b", b);
@@ -272,15 +276,15 @@ main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_intact),
-		T(test_edited),
-		T(test_deleted),
-		T(test_reordered),
-		T(test_inserted_duplicated),
-		T(test_forged_line),
-		T(test_truncated_tail),
-		T(test_torn_last_line),
-		T(test_series),
+	    T(test_intact),
+	    T(test_edited),
+	    T(test_deleted),
+	    T(test_reordered),
+	    T(test_inserted_duplicated),
+	    T(test_forged_line),
+	    T(test_truncated_tail),
+	    T(test_torn_last_line),
+	    T(test_series),
 	};
 #undef T
 

@@ -18,7 +18,7 @@
 #include "../../proto/frame.h"
 
 struct pair {
-	struct chan a, b;   /* a writes, b reads (mostly) */
+	struct chan a, b; /* a writes, b reads (mostly) */
 };
 
 static int
@@ -58,8 +58,7 @@ enc_test_msg(struct mp_enc *m, uint64_t seq, const char *s)
 }
 
 static void
-queue_msg(struct chan *c, uint64_t seq, const char *s, const int *fds,
-    int nfds)
+queue_msg(struct chan *c, uint64_t seq, const char *s, const int *fds, int nfds)
 {
 	struct mp_enc m;
 
@@ -462,24 +461,24 @@ test_empty_frame(void **state)
 	assert_non_null(strstr(e.msg, "empty frame"));
 }
 
-#define PAIR_TEST(f) cmocka_unit_test_setup_teardown(f, pair_setup, \
-	pair_teardown)
+#define PAIR_TEST(f)                                                           \
+	cmocka_unit_test_setup_teardown(f, pair_setup, pair_teardown)
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		PAIR_TEST(test_one_message),
-		PAIR_TEST(test_several_in_one_read),
-		PAIR_TEST(test_split_across_reads),
-		PAIR_TEST(test_fd_passing),
-		PAIR_TEST(test_fd_with_each_read),
-		PAIR_TEST(test_close_releases_fds),
-		PAIR_TEST(test_eof),
-		PAIR_TEST(test_flush_backpressure),
-		PAIR_TEST(test_flush_to_closed_peer),
-		PAIR_TEST(test_bad_frames),
-		PAIR_TEST(test_empty_frame),
+	    PAIR_TEST(test_one_message),
+	    PAIR_TEST(test_several_in_one_read),
+	    PAIR_TEST(test_split_across_reads),
+	    PAIR_TEST(test_fd_passing),
+	    PAIR_TEST(test_fd_with_each_read),
+	    PAIR_TEST(test_close_releases_fds),
+	    PAIR_TEST(test_eof),
+	    PAIR_TEST(test_flush_backpressure),
+	    PAIR_TEST(test_flush_to_closed_peer),
+	    PAIR_TEST(test_bad_frames),
+	    PAIR_TEST(test_empty_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

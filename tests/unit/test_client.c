@@ -20,8 +20,8 @@ dec_req(struct mp_enc *m, struct client_req *r, struct error *e)
 	struct error de;
 	int ret;
 
-	if (mp_decode(&d, (const uint8_t *)m->sb.data, m->sb.size, NULL,
-	    &de) != 0)
+	if (mp_decode(&d, (const uint8_t *)m->sb.data, m->sb.size, NULL, &de) !=
+	    0)
 		fail_msg("mp_decode: %s", de.msg);
 	memset(e, 0, sizeof(*e));
 	ret = client_req_dec(&d, r, e);
@@ -36,7 +36,8 @@ assert_bad(int r, const struct error *e, const char *needle)
 	assert_int_equal(r, -1);
 	assert_int_equal(e->type, ERR_BAD_REQUEST);
 	if (strstr(e->msg, needle) == NULL)
-		fail_msg("error \"%s\" does not mention \"%s\"", e->msg, needle);
+		fail_msg(
+		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
 }
 
 static void
@@ -206,8 +207,8 @@ test_invoke_defaults(void **state)
 static void
 test_full_call(void **state)
 {
-	static char *const args[] = { "a", "b c", "" };
-	const char *types[] = { "invoke", "authorize" };
+	static char *const args[] = {"a", "b c", ""};
+	const char *types[] = {"invoke", "authorize"};
 	struct client_req r;
 	struct mp_enc m;
 	struct error e;
@@ -284,8 +285,8 @@ static void
 test_bad_sessions(void **state)
 {
 	char s64[65], s65[66];
-	const char *bad[] = { "..", ".", "a/b", "/etc", "../x", "a b", "",
-		"caf\xc3\xa9", "x\ty", NULL };
+	const char *bad[] = {"..", ".", "a/b", "/etc", "../x", "a b", "",
+	    "caf\xc3\xa9", "x\ty", NULL};
 	struct client_req r;
 	struct mp_enc m;
 	struct error e;
@@ -416,8 +417,8 @@ test_id_survives_errors(void **state)
 	enc_map(&m, 2);
 	enc_kstr(&m, "type", "frobnicate");
 	enc_kuint(&m, "id", 42);
-	assert_bad(dec_req(&m, &r, &e), &e,
-	    "unknown request type \"frobnicate\"");
+	assert_bad(
+	    dec_req(&m, &r, &e), &e, "unknown request type \"frobnicate\"");
 	assert_num_id(&r, 42);
 	client_req_free(&r);
 
@@ -510,8 +511,8 @@ test_env(void **state)
 			assert_string_equal(r.env[63], "V63=v");
 			assert_null(r.env[64]);
 		} else
-			assert_bad(dec_req(&m, &r, &e), &e,
-			    "too many env entries");
+			assert_bad(
+			    dec_req(&m, &r, &e), &e, "too many env entries");
 		client_req_free(&r);
 	}
 
@@ -661,8 +662,7 @@ assert_same_req(const struct client_req *a, const struct client_req *b)
 		assert_string_equal(a->args[i], b->args[i]);
 	assert_int_equal(a->stdin_len, b->stdin_len);
 	if (a->stdin_len > 0)
-		assert_memory_equal(a->stdin_data, b->stdin_data,
-		    a->stdin_len);
+		assert_memory_equal(a->stdin_data, b->stdin_data, a->stdin_len);
 	assert_int_equal(a->nenv, b->nenv);
 	for (i = 0; i < a->nenv; i++)
 		assert_string_equal(a->env[i], b->env[i]);
@@ -699,8 +699,8 @@ round_trip(const struct client_req *in, struct client_req *out)
 static void
 test_round_trip(void **state)
 {
-	static char *args[] = { "one", "two words", "\xc3\xa9" };
-	static char *env[] = { "A=1", "PATHISH=/x:/y", "EQ=a=b", "EMPTY=" };
+	static char *args[] = {"one", "two words", "\xc3\xa9"};
+	static char *env[] = {"A=1", "PATHISH=/x:/y", "EQ=a=b", "EMPTY="};
 	struct client_req in, out;
 
 	(void)state;
@@ -764,26 +764,26 @@ test_type_names(void **state)
 	assert_string_equal(creq_type_name(CREQ_STATS), "stats");
 	assert_string_equal(creq_type_name(CREQ_RELOAD), "reload");
 	assert_string_equal(creq_type_name(CREQ__COUNT), "unknown");
-	assert_string_equal(creq_type_name((enum creq_type)-1), "unknown");
+	assert_string_equal(creq_type_name((enum creq_type) - 1), "unknown");
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hello_skills_stats),
-		cmocka_unit_test(test_plain_rejects_fields),
-		cmocka_unit_test(test_invoke_defaults),
-		cmocka_unit_test(test_full_call),
-		cmocka_unit_test(test_stdin_forms),
-		cmocka_unit_test(test_bad_sessions),
-		cmocka_unit_test(test_id_forms),
-		cmocka_unit_test(test_id_survives_errors),
-		cmocka_unit_test(test_env),
-		cmocka_unit_test(test_unknown_field),
-		cmocka_unit_test(test_field_limits),
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_type_names),
+	    cmocka_unit_test(test_hello_skills_stats),
+	    cmocka_unit_test(test_plain_rejects_fields),
+	    cmocka_unit_test(test_invoke_defaults),
+	    cmocka_unit_test(test_full_call),
+	    cmocka_unit_test(test_stdin_forms),
+	    cmocka_unit_test(test_bad_sessions),
+	    cmocka_unit_test(test_id_forms),
+	    cmocka_unit_test(test_id_survives_errors),
+	    cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_unknown_field),
+	    cmocka_unit_test(test_field_limits),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_type_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

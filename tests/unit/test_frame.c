@@ -19,7 +19,8 @@ static void
 assert_msg_has(const struct error *e, const char *needle)
 {
 	if (strstr(e->msg, needle) == NULL)
-		fail_msg("error \"%s\" does not mention \"%s\"", e->msg, needle);
+		fail_msg(
+		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
 }
 
 static void
@@ -39,7 +40,7 @@ test_put_len(void **state)
 static void
 test_check_need_more(void **state)
 {
-	uint8_t buf[16] = { 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 'x' };
+	uint8_t buf[16] = {0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 'x'};
 	size_t n = 12345;
 	struct error e;
 
@@ -56,7 +57,7 @@ test_check_need_more(void **state)
 static void
 test_check_ready(void **state)
 {
-	uint8_t buf[16] = { 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 'x' };
+	uint8_t buf[16] = {0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 'x'};
 	size_t n = 0;
 	struct error e;
 
@@ -76,9 +77,9 @@ test_check_ready(void **state)
 static void
 test_check_bad(void **state)
 {
-	uint8_t zero[4] = { 0, 0, 0, 0 };
-	uint8_t big[4] = { 0, 0, 0, 6 };
-	uint8_t huge[4] = { 0xff, 0xff, 0xff, 0xff };
+	uint8_t zero[4] = {0, 0, 0, 0};
+	uint8_t big[4] = {0, 0, 0, 6};
+	uint8_t huge[4] = {0xff, 0xff, 0xff, 0xff};
 	uint8_t hdr[4];
 	size_t n = 777;
 	struct error e;
@@ -93,18 +94,18 @@ test_check_bad(void **state)
 	assert_int_equal(frame_check(big, 4, 5, &n, &e), FRAME_BAD);
 	assert_int_equal(e.type, ERR_BAD_REQUEST);
 	assert_msg_has(&e, "exceeds the limit of 5");
-	assert_int_equal(frame_check(huge, 4, FRAME_MAX_DEFAULT, &n, &e),
-	    FRAME_BAD);
+	assert_int_equal(
+	    frame_check(huge, 4, FRAME_MAX_DEFAULT, &n, &e), FRAME_BAD);
 	assert_msg_has(&e, "4294967295");
 	/* The default limits, at and one past. */
 	frame_put_len(hdr, FRAME_MAX_DEFAULT);
-	assert_int_equal(frame_check(hdr, 4, FRAME_MAX_DEFAULT, &n, &e),
-	    FRAME_NEED_MORE);
+	assert_int_equal(
+	    frame_check(hdr, 4, FRAME_MAX_DEFAULT, &n, &e), FRAME_NEED_MORE);
 	frame_put_len(hdr, FRAME_MAX_DEFAULT + 1);
-	assert_int_equal(frame_check(hdr, 4, FRAME_MAX_DEFAULT, &n, &e),
-	    FRAME_BAD);
-	assert_int_equal(frame_check(hdr, 4, FRAME_MAX_INTERNAL, &n, &e),
-	    FRAME_NEED_MORE);
+	assert_int_equal(
+	    frame_check(hdr, 4, FRAME_MAX_DEFAULT, &n, &e), FRAME_BAD);
+	assert_int_equal(
+	    frame_check(hdr, 4, FRAME_MAX_INTERNAL, &n, &e), FRAME_NEED_MORE);
 	assert_int_equal(n, 777);
 	/* A NULL error pointer is allowed. */
 	assert_int_equal(frame_check(zero, 4, 100, &n, NULL), FRAME_BAD);
@@ -121,14 +122,14 @@ test_check_exact_max(void **state)
 	(void)state;
 	assert_non_null(buf);
 	frame_put_len(buf, max);
-	assert_int_equal(frame_check(buf, FRAME_HDR_LEN + max - 1, max, &n,
-	    &e), FRAME_NEED_MORE);
-	assert_int_equal(frame_check(buf, FRAME_HDR_LEN + max, max, &n, &e),
-	    FRAME_READY);
+	assert_int_equal(frame_check(buf, FRAME_HDR_LEN + max - 1, max, &n, &e),
+	    FRAME_NEED_MORE);
+	assert_int_equal(
+	    frame_check(buf, FRAME_HDR_LEN + max, max, &n, &e), FRAME_READY);
 	assert_int_equal(n, max);
 	frame_put_len(buf, max + 1);
-	assert_int_equal(frame_check(buf, FRAME_HDR_LEN + max + 1, max, &n,
-	    &e), FRAME_BAD);
+	assert_int_equal(
+	    frame_check(buf, FRAME_HDR_LEN + max + 1, max, &n, &e), FRAME_BAD);
 	free(buf);
 }
 
@@ -216,7 +217,11 @@ test_recv_truncated(void **state)
 	struct error e;
 
 	/* The header promises 10 bytes, 3 arrive, then EOF. */
-	assert_int_equal(write_full(sv[0], "\x00\x00\x00\x0a" "abc", 7), 0);
+	assert_int_equal(write_full(sv[0],
+	                     "\x00\x00\x00\x0a"
+	                     "abc",
+	                     7),
+	    0);
 	close(sv[0]);
 	sv[0] = -1;
 	memset(&e, 0, sizeof(e));
@@ -263,8 +268,8 @@ test_recv_oversize(void **state)
 	frame_put_len(hdr, 0xffffffffu);
 	assert_int_equal(write_full(sv[0], hdr, sizeof(hdr)), 0);
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(frame_recv(sv[1], FRAME_MAX_DEFAULT, &body, &len, &e),
-	    -1);
+	assert_int_equal(
+	    frame_recv(sv[1], FRAME_MAX_DEFAULT, &body, &len, &e), -1);
 	assert_msg_has(&e, "exceeds the limit");
 	assert_null(body);
 }
@@ -308,25 +313,25 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_put_len),
-		cmocka_unit_test(test_check_need_more),
-		cmocka_unit_test(test_check_ready),
-		cmocka_unit_test(test_check_bad),
-		cmocka_unit_test(test_check_exact_max),
-		cmocka_unit_test_setup_teardown(test_send_recv, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_send_recv_large, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_recv_truncated, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_recv_eof, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_recv_oversize, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_recv_empty_frame, sp_setup,
-		    sp_teardown),
-		cmocka_unit_test_setup_teardown(test_send_errors, sp_setup,
-		    sp_teardown),
+	    cmocka_unit_test(test_put_len),
+	    cmocka_unit_test(test_check_need_more),
+	    cmocka_unit_test(test_check_ready),
+	    cmocka_unit_test(test_check_bad),
+	    cmocka_unit_test(test_check_exact_max),
+	    cmocka_unit_test_setup_teardown(
+	        test_send_recv, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_send_recv_large, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_recv_truncated, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_recv_eof, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_recv_oversize, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_recv_empty_frame, sp_setup, sp_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_send_errors, sp_setup, sp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

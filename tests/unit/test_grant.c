@@ -98,12 +98,12 @@ add_refused(struct grant *g, enum err_type type, const char *why)
 	memset(&e, 0, sizeof(e));
 	snprintf(id, sizeof(id), "%s", g->grant_id);
 	if (grant_store_add(g, &e) == 0)
-		fail_msg("grant %s was stored; expected a refusal \"%s\"", id,
-		    why);
+		fail_msg(
+		    "grant %s was stored; expected a refusal \"%s\"", id, why);
 	assert_int_equal(e.type, type);
 	if (strstr(e.msg, why) == NULL)
 		fail_msg("error \"%s\" does not say \"%s\"", e.msg, why);
-	assert_non_null(g->grant_id);      /* still the caller's */
+	assert_non_null(g->grant_id); /* still the caller's */
 	assert_string_equal(g->grant_id, id);
 	grant_free(g);
 	/* Nothing under that id can be taken. */
@@ -146,13 +146,12 @@ static void
 test_unknown_and_malformed_ids(void **state)
 {
 	struct grant g, *t;
-	static const char *const bad[] = {
-		"", "0123", ID1 "0", "0123456789ABCDEF0123456789ABCDEF",
-		"0123456789abcdef0123456789abcdeg",
-		"0123456789abcdef0123456789abcde ",
-		"../../../../../../../../../etc/x",
-		"0123456789abcdef0123456789abcde", NULL
-	};
+	static const char *const bad[] = {"", "0123", ID1 "0",
+	    "0123456789ABCDEF0123456789ABCDEF",
+	    "0123456789abcdef0123456789abcdeg",
+	    "0123456789abcdef0123456789abcde ",
+	    "../../../../../../../../../etc/x",
+	    "0123456789abcdef0123456789abcde", NULL};
 	size_t i;
 
 	(void)state;
@@ -240,20 +239,12 @@ test_default_ttl_does_not_expire_early(void **state)
 static void
 test_work_dir_outside_refused(void **state)
 {
-	static const char *const bad[] = {
-		"/tmp/work/1000/default",
-		"/var/lib/sb/data/hello",
-		"/var/lib/sb/work",
-		"/var/lib/sb/work/",
-		"/var/lib/sb/workx/1000",
-		"/var/lib/sbx/work/1000",
-		"/var/lib/sb/work/../../../etc",
-		"/var/lib/sb/work/1000/..",
-		"var/lib/sb/work/1000/default",
-		"/var/lib/sb/work/.",
-		"/var/lib/sb/work/./",
-		NULL
-	};
+	static const char *const bad[] = {"/tmp/work/1000/default",
+	    "/var/lib/sb/data/hello", "/var/lib/sb/work", "/var/lib/sb/work/",
+	    "/var/lib/sb/workx/1000", "/var/lib/sbx/work/1000",
+	    "/var/lib/sb/work/../../../etc", "/var/lib/sb/work/1000/..",
+	    "var/lib/sb/work/1000/default", "/var/lib/sb/work/.",
+	    "/var/lib/sb/work/./", NULL};
 	struct grant g;
 	size_t i;
 
@@ -275,17 +266,12 @@ test_work_dir_outside_refused(void **state)
 static void
 test_data_dir_outside_refused(void **state)
 {
-	static const char *const bad[] = {
-		"/var/lib/sb/work/1000/default",
-		"/var/lib/sb/data",
-		"/var/lib/sb/data/",
-		"/var/lib/sb/data/hello/sub",   /* one dir per skill */
-		"/var/lib/sb/data/..",
-		"/var/lib/sb/data/.",           /* every skill's data */
-		"/var/lib/sb/datax/hello",
-		"/srv/data/hello",
-		NULL
-	};
+	static const char *const bad[] = {"/var/lib/sb/work/1000/default",
+	    "/var/lib/sb/data", "/var/lib/sb/data/",
+	    "/var/lib/sb/data/hello/sub", /* one dir per skill */
+	    "/var/lib/sb/data/..",
+	    "/var/lib/sb/data/.", /* every skill's data */
+	    "/var/lib/sb/datax/hello", "/srv/data/hello", NULL};
 	struct grant g;
 	size_t i;
 
@@ -307,8 +293,8 @@ test_data_dir_outside_refused(void **state)
 static void
 test_entry_dotdot_refused(void **state)
 {
-	static const char *const bad[] = { "../bin/sh", "scripts/../../x",
-		"..", "a/..", NULL };
+	static const char *const bad[] = {
+	    "../bin/sh", "scripts/../../x", "..", "a/..", NULL};
 	struct grant g;
 	size_t i;
 
@@ -369,7 +355,7 @@ test_duplicate_id_refused(void **state)
 		assert_int_equal(grant_store_add(&g, &e), -1);
 		assert_int_equal(e.type, ERR_INTERNAL);
 		assert_non_null(strstr(e.msg, "duplicate grant id"));
-		assert_string_equal(g.skill, "other");  /* still the caller's */
+		assert_string_equal(g.skill, "other"); /* still the caller's */
 		grant_free(&g);
 	}
 	/* The first grant is intact, not replaced. */
@@ -387,16 +373,16 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-		T(test_taken_once),
-		T(test_unknown_and_malformed_ids),
-		T(test_many_grants_independent),
-		T(test_expires_unused),
-		T(test_default_ttl_does_not_expire_early),
-		T(test_work_dir_outside_refused),
-		T(test_data_dir_outside_refused),
-		T(test_entry_dotdot_refused),
-		T(test_timeout_bounds),
-		T(test_duplicate_id_refused),
+	    T(test_taken_once),
+	    T(test_unknown_and_malformed_ids),
+	    T(test_many_grants_independent),
+	    T(test_expires_unused),
+	    T(test_default_ttl_does_not_expire_early),
+	    T(test_work_dir_outside_refused),
+	    T(test_data_dir_outside_refused),
+	    T(test_entry_dotdot_refused),
+	    T(test_timeout_bounds),
+	    T(test_duplicate_id_refused),
 #undef T
 	};
 

@@ -11,14 +11,14 @@
 #include "../../proto/mp.h"
 
 /* A byte array literal and its length, for hand-made msgpack. */
-#define BYTES(...) (const uint8_t[]){ __VA_ARGS__ }, \
-	sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define BYTES(...)                                                             \
+	(const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
 
 static const struct mp_limits small_lim = {
-	.max_depth = 6,
-	.max_str = 8,
-	.max_elems = 4,
-	.max_key = 8,
+    .max_depth = 6,
+    .max_str = 8,
+    .max_elems = 4,
+    .max_key = 8,
 };
 
 /* Decoding must fail as bad_request, say why, and leave nothing live. */
@@ -65,8 +65,8 @@ expect_good_lim(const uint8_t *buf, size_t len, const struct mp_limits *lim)
 }
 
 static void
-enc_expect_bad(struct mp_enc *m, const struct mp_limits *lim,
-    const char *needle)
+enc_expect_bad(
+    struct mp_enc *m, const struct mp_limits *lim, const char *needle)
 {
 	expect_bad_lim((const uint8_t *)m->sb.data, m->sb.size, lim, needle);
 	enc_free(m);
@@ -91,15 +91,15 @@ static void
 test_root_not_map(void **state)
 {
 	(void)state;
-	expect_bad(BYTES(0x91, 0x01), "not a map");          /* [1] */
-	expect_bad(BYTES(0x90), "not a map");                /* [] */
-	expect_bad(BYTES(0x05), "not a map");                /* 5 */
-	expect_bad(BYTES(0xcd, 0x12, 0x34), "not a map");    /* uint16 */
-	expect_bad(BYTES(0xff), "not a map");                /* -1 */
-	expect_bad(BYTES(0xa1, 'a'), "not a map");           /* "a" */
-	expect_bad(BYTES(0xc4, 0x01, 'a'), "not a map");     /* bin */
-	expect_bad(BYTES(0xc0), "not a map");                /* nil */
-	expect_bad(BYTES(0xc3), "not a map");                /* true */
+	expect_bad(BYTES(0x91, 0x01), "not a map");       /* [1] */
+	expect_bad(BYTES(0x90), "not a map");             /* [] */
+	expect_bad(BYTES(0x05), "not a map");             /* 5 */
+	expect_bad(BYTES(0xcd, 0x12, 0x34), "not a map"); /* uint16 */
+	expect_bad(BYTES(0xff), "not a map");             /* -1 */
+	expect_bad(BYTES(0xa1, 'a'), "not a map");        /* "a" */
+	expect_bad(BYTES(0xc4, 0x01, 'a'), "not a map");  /* bin */
+	expect_bad(BYTES(0xc0), "not a map");             /* nil */
+	expect_bad(BYTES(0xc3), "not a map");             /* true */
 	expect_bad(BYTES(0xca, 0x3f, 0x80, 0, 0), "not a map");
 }
 
@@ -151,14 +151,15 @@ test_huge_declared_sizes(void **state)
 	expect_bad(BYTES(0xdf, 0x10, 0x00, 0x00, 0x00), "map too large");
 	/* Within max_elems, but the bytes for the items are not there. */
 	expect_bad(BYTES(0xdf, 0x00, 0x00, 0x10, 0x00), "truncated");
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0xdc, 0x0f, 0xa0, 0x01, 0x02),
-	    "truncated");
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0xdc, 0x0f, 0xa0, 0x01, 0x02), "truncated");
 	/* The input libFuzzer found: a 7-byte root asking for 64 GiB. */
-	expect_bad(BYTES(0xdd, 0x99, 0x00, 0xcc, 0xcc, 0xcc, 0xcc),
-	    "array too long");
+	expect_bad(
+	    BYTES(0xdd, 0x99, 0x00, 0xcc, 0xcc, 0xcc, 0xcc), "array too long");
 	/* Nested declarations are each checked. */
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0x91, 0x91, 0xdd, 0x7f, 0xff, 0xff,
-	    0xff), "array too long");
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0x91, 0x91, 0xdd, 0x7f, 0xff, 0xff, 0xff),
+	    "array too long");
 }
 
 static void
@@ -167,8 +168,8 @@ test_trailing_bytes(void **state)
 	(void)state;
 	expect_bad(BYTES(0x80, 0x00), "1 trailing bytes");
 	expect_bad(BYTES(0x80, 0x80), "1 trailing bytes");
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0x01, 'x', 'y', 'z'),
-	    "3 trailing bytes");
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0x01, 'x', 'y', 'z'), "3 trailing bytes");
 	expect_good_lim(BYTES(0x80), NULL);
 	expect_good_lim(BYTES(0x81, 0xa1, 'a', 0x01), NULL);
 }
@@ -300,21 +301,21 @@ test_size_limits(void **state)
 	enc_str(&m, "m");
 	enc_map(&m, 5);
 	for (i = 0; i < 5; i++) {
-		char k[2] = { (char)('a' + i), 0 };
+		char k[2] = {(char)('a' + i), 0};
 		enc_kuint(&m, k, i);
 	}
 	enc_expect_bad(&m, &small_lim, "map too large");
 	enc_init(&m);
 	enc_map(&m, 4);
 	for (i = 0; i < 4; i++) {
-		char k[2] = { (char)('a' + i), 0 };
+		char k[2] = {(char)('a' + i), 0};
 		enc_kuint(&m, k, i);
 	}
 	enc_expect_good(&m, &small_lim);
 	enc_init(&m);
 	enc_map(&m, 5);
 	for (i = 0; i < 5; i++) {
-		char k[2] = { (char)('a' + i), 0 };
+		char k[2] = {(char)('a' + i), 0};
 		enc_kuint(&m, k, i);
 	}
 	enc_expect_bad(&m, &small_lim, "map too large");
@@ -347,18 +348,18 @@ static const struct {
 	const char *s;
 	size_t len;
 } bad_utf8[] = {
-	{ "\xc0\xaf", 2 },                  /* overlong '/' */
-	{ "\xc0\x80", 2 },                  /* overlong NUL */
-	{ "\xe0\x80\xaf", 3 },              /* 3-byte overlong */
-	{ "\xf0\x80\x80\xaf", 4 },          /* 4-byte overlong */
-	{ "\xed\xa0\x80", 3 },              /* U+D800 */
-	{ "\xed\xbf\xbf", 3 },              /* U+DFFF */
-	{ "\xf4\x90\x80\x80", 4 },          /* U+110000 */
-	{ "\xf7\xbf\xbf\xbf", 4 },          /* U+1FFFFF */
-	{ "a\0b", 3 },                      /* NUL */
-	{ "\x80", 1 },                      /* lone continuation */
-	{ "ab\xe2\x82", 4 },                /* truncated */
-	{ "\xff", 1 },
+    {"\xc0\xaf", 2},         /* overlong '/' */
+    {"\xc0\x80", 2},         /* overlong NUL */
+    {"\xe0\x80\xaf", 3},     /* 3-byte overlong */
+    {"\xf0\x80\x80\xaf", 4}, /* 4-byte overlong */
+    {"\xed\xa0\x80", 3},     /* U+D800 */
+    {"\xed\xbf\xbf", 3},     /* U+DFFF */
+    {"\xf4\x90\x80\x80", 4}, /* U+110000 */
+    {"\xf7\xbf\xbf\xbf", 4}, /* U+1FFFFF */
+    {"a\0b", 3},             /* NUL */
+    {"\x80", 1},             /* lone continuation */
+    {"ab\xe2\x82", 4},       /* truncated */
+    {"\xff", 1},
 };
 
 static void
@@ -413,14 +414,14 @@ static void
 test_non_string_keys(void **state)
 {
 	(void)state;
-	expect_bad(BYTES(0x81, 0x01, 0x01), "map key");           /* int */
-	expect_bad(BYTES(0x81, 0xff, 0x01), "map key");           /* -1 */
-	expect_bad(BYTES(0x81, 0xc0, 0x01), "map key");           /* nil */
-	expect_bad(BYTES(0x81, 0xc3, 0x01), "map key");           /* true */
+	expect_bad(BYTES(0x81, 0x01, 0x01), "map key");            /* int */
+	expect_bad(BYTES(0x81, 0xff, 0x01), "map key");            /* -1 */
+	expect_bad(BYTES(0x81, 0xc0, 0x01), "map key");            /* nil */
+	expect_bad(BYTES(0x81, 0xc3, 0x01), "map key");            /* true */
 	expect_bad(BYTES(0x81, 0xc4, 0x01, 'a', 0x01), "map key"); /* bin */
-	expect_bad(BYTES(0x81, 0x91, 0x01, 0x01), "map key");     /* [1] */
-	expect_bad(BYTES(0x81, 0x80, 0x01), "map key");           /* {} */
-	expect_bad(BYTES(0x81, 0xa0, 0x01), "map key");           /* "" */
+	expect_bad(BYTES(0x81, 0x91, 0x01, 0x01), "map key");      /* [1] */
+	expect_bad(BYTES(0x81, 0x80, 0x01), "map key");            /* {} */
+	expect_bad(BYTES(0x81, 0xa0, 0x01), "map key");            /* "" */
 	/* Nested: {"a": {1: 1}} and {"a": [{nil: 1}]}. */
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0x81, 0x01, 0x01), "map key");
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0x91, 0x81, 0xc0, 0x01), "map key");
@@ -432,20 +433,24 @@ test_duplicate_keys(void **state)
 	(void)state;
 	expect_bad(BYTES(0x82, 0xa1, 'a', 0x01, 0xa1, 'a', 0x02),
 	    "duplicate key \"a\"");
-	expect_bad(BYTES(0x83, 0xa1, 'a', 0x01, 0xa1, 'b', 0x02,
-	    0xa1, 'a', 0x03), "duplicate key \"a\"");
+	expect_bad(
+	    BYTES(0x83, 0xa1, 'a', 0x01, 0xa1, 'b', 0x02, 0xa1, 'a', 0x03),
+	    "duplicate key \"a\"");
 	/* Nested map with a repeated key. */
-	expect_bad(BYTES(0x81, 0xa1, 'm', 0x82, 0xa1, 'x', 0x01, 0xa1, 'x',
-	    0x02), "duplicate key \"x\"");
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'm', 0x82, 0xa1, 'x', 0x01, 0xa1, 'x', 0x02),
+	    "duplicate key \"x\"");
 	/* The same bytes as str8 and fixstr are still the same key. */
 	expect_bad(BYTES(0x82, 0xa1, 'a', 0x01, 0xd9, 0x01, 'a', 0x02),
 	    "duplicate key \"a\"");
 	/* Prefixes are distinct keys. */
-	expect_good_lim(BYTES(0x83, 0xa1, 'a', 0x01, 0xa2, 'a', 'b', 0x02,
-	    0xa1, 'b', 0x03), NULL);
+	expect_good_lim(
+	    BYTES(0x83, 0xa1, 'a', 0x01, 0xa2, 'a', 'b', 0x02, 0xa1, 'b', 0x03),
+	    NULL);
 	/* The same key in two sibling maps is fine. */
-	expect_good_lim(BYTES(0x82, 0xa1, 'm', 0x81, 0xa1, 'x', 0x01,
-	    0xa1, 'n', 0x81, 0xa1, 'x', 0x02), NULL);
+	expect_good_lim(BYTES(0x82, 0xa1, 'm', 0x81, 0xa1, 'x', 0x01, 0xa1, 'n',
+	                    0x81, 0xa1, 'x', 0x02),
+	    NULL);
 }
 
 static void
@@ -459,20 +464,22 @@ test_float_and_ext(void **state)
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0x92, 0x01, 0xca, 0, 0, 0, 0),
 	    "float or ext");
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd4, 0x01, 0x00), "float or ext");
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0xc7, 0x01, 0x05, 0x00),
-	    "float or ext");
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0xc7, 0x01, 0x05, 0x00), "float or ext");
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd5, 0x01, 0, 0), "float or ext");
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd7, 0x01, 0, 0, 0, 0, 0, 0, 0, 0),
 	    "float or ext");
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd8, 0x01, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0, 0, 0, 0, 0, 0, 0), "float or ext");
+	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd8, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	               0, 0, 0, 0, 0, 0, 0),
+	    "float or ext");
 	expect_bad(BYTES(0x81, 0xa1, 'a', 0xc8, 0x00, 0x02, 0x05, 'x', 'y'),
 	    "float or ext");
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0xc9, 0x00, 0x00, 0x00, 0x01, 0x05,
-	    'x'), "float or ext");
-	/* Timestamp extension (type -1). */
-	expect_bad(BYTES(0x81, 0xa1, 'a', 0xd6, 0xff, 0, 0, 0, 0),
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0xc9, 0x00, 0x00, 0x00, 0x01, 0x05, 'x'),
 	    "float or ext");
+	/* Timestamp extension (type -1). */
+	expect_bad(
+	    BYTES(0x81, 0xa1, 'a', 0xd6, 0xff, 0, 0, 0, 0), "float or ext");
 	/* An ext as a key is refused too. */
 	expect_bad(BYTES(0x81, 0xd4, 0x01, 0x00, 0x01), "");
 }
@@ -491,24 +498,22 @@ test_all_encodings_accepted(void **state)
 
 	(void)state;
 	/* uint8/16/32/64 and int8/16/32/64 in their explicit forms. */
-	expect_good_lim(BYTES(0x88,
-	    0xa1, 'a', 0xcc, 0xff,
-	    0xa1, 'b', 0xcd, 0xff, 0xff,
-	    0xa1, 'c', 0xce, 0xff, 0xff, 0xff, 0xff,
-	    0xa1, 'd', 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	    0xa1, 'e', 0xd0, 0x80,
-	    0xa1, 'f', 0xd1, 0x80, 0x00,
-	    0xa1, 'g', 0xd2, 0x80, 0x00, 0x00, 0x00,
-	    0xa1, 'h', 0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0), NULL);
+	expect_good_lim(
+	    BYTES(0x88, 0xa1, 'a', 0xcc, 0xff, 0xa1, 'b', 0xcd, 0xff, 0xff,
+	        0xa1, 'c', 0xce, 0xff, 0xff, 0xff, 0xff, 0xa1, 'd', 0xcf, 0xff,
+	        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xa1, 'e', 0xd0, 0x80,
+	        0xa1, 'f', 0xd1, 0x80, 0x00, 0xa1, 'g', 0xd2, 0x80, 0x00, 0x00,
+	        0x00, 0xa1, 'h', 0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0),
+	    NULL);
 	/* str8/16/32, bin8/16/32, array16/32 and map16/32 forms. */
-	expect_good_lim(BYTES(0x86,
-	    0xd9, 0x01, 'a', 0xda, 0x00, 0x01, 'x',
-	    0xda, 0x00, 0x01, 'b', 0xdb, 0x00, 0x00, 0x00, 0x01, 'y',
-	    0xa1, 'c', 0xc5, 0x00, 0x02, 0xff, 0xfe,
-	    0xa1, 'd', 0xc6, 0x00, 0x00, 0x00, 0x01, 0x00,
-	    0xa1, 'e', 0xdc, 0x00, 0x02, 0xc0, 0xdd, 0x00, 0x00, 0x00, 0x00,
-	    0xa1, 'f', 0xde, 0x00, 0x01, 0xa1, 'k', 0xdf, 0x00, 0x00, 0x00,
-	    0x01, 0xa1, 'k', 0xc2), NULL);
+	expect_good_lim(
+	    BYTES(0x86, 0xd9, 0x01, 'a', 0xda, 0x00, 0x01, 'x', 0xda, 0x00,
+	        0x01, 'b', 0xdb, 0x00, 0x00, 0x00, 0x01, 'y', 0xa1, 'c', 0xc5,
+	        0x00, 0x02, 0xff, 0xfe, 0xa1, 'd', 0xc6, 0x00, 0x00, 0x00, 0x01,
+	        0x00, 0xa1, 'e', 0xdc, 0x00, 0x02, 0xc0, 0xdd, 0x00, 0x00, 0x00,
+	        0x00, 0xa1, 'f', 0xde, 0x00, 0x01, 0xa1, 'k', 0xdf, 0x00, 0x00,
+	        0x00, 0x01, 0xa1, 'k', 0xc2),
+	    NULL);
 
 	/* Large but legal: a 70000-byte str32 and a 4096-item array. */
 	big = malloc(70000);
@@ -523,8 +528,8 @@ test_all_encodings_accepted(void **state)
 	for (i = 0; i < mp_limits_default.max_elems; i++)
 		enc_uint(&m, i * 1000003);
 	enc_kint(&m, "neg", INT32_MIN);
-	assert_int_equal(mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size,
-	    NULL, &e), 0);
+	assert_int_equal(
+	    mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
 	assert_int_equal(mp_get(d.root, "big")->via.str.size, 70000);
 	assert_memory_equal(mp_get(d.root, "big")->via.str.ptr, big, 70000);
 	u = mp_get(d.root, "arr")->via.array.ptr[4095].via.u64;
@@ -548,7 +553,7 @@ test_all_encodings_accepted(void **state)
 static void
 enc_fixture(struct mp_enc *m)
 {
-	static char *const arr[] = { "x", "yy" };
+	static char *const arr[] = {"x", "yy"};
 
 	enc_init(m);
 	enc_map(m, 12);
@@ -587,8 +592,8 @@ fixture_setup(void **state)
 	if (f == NULL)
 		return -1;
 	enc_fixture(&f->m);
-	if (mp_decode(&f->d, (const uint8_t *)f->m.sb.data, f->m.sb.size,
-	    NULL, &e) != 0)
+	if (mp_decode(&f->d, (const uint8_t *)f->m.sb.data, f->m.sb.size, NULL,
+	        &e) != 0)
 		return -1;
 	f->o = f->d.root;
 	*state = f;
@@ -612,7 +617,8 @@ assert_err(int r, const struct error *e, const char *needle)
 	assert_int_equal(r, -1);
 	assert_int_equal(e->type, ERR_BAD_REQUEST);
 	if (strstr(e->msg, needle) == NULL)
-		fail_msg("error \"%s\" does not mention \"%s\"", e->msg, needle);
+		fail_msg(
+		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
 }
 
 static void
@@ -648,10 +654,10 @@ test_str(void **state)
 	free(s);
 	s = NULL;
 
-	assert_err(mp_str(f->o, "zz", 1, 64, &s, &e), &e,
-	    "missing field \"zz\"");
-	assert_err(mp_str(f->o, "nil", 1, 64, &s, &e), &e,
-	    "missing field \"nil\"");
+	assert_err(
+	    mp_str(f->o, "zz", 1, 64, &s, &e), &e, "missing field \"zz\"");
+	assert_err(
+	    mp_str(f->o, "nil", 1, 64, &s, &e), &e, "missing field \"nil\"");
 	assert_err(mp_str(f->o, "u", 1, 64, &s, &e), &e,
 	    "field \"u\" must be a string");
 	assert_err(mp_str(f->o, "bin", 1, 64, &s, &e), &e, "must be a string");
@@ -682,8 +688,8 @@ test_uint(void **state)
 	assert_int_equal(mp_uint(f->o, "big", 1, UINT64_MAX, &v, &e), 0);
 	assert_true(v == UINT64_MAX);
 	v = 7;
-	assert_err(mp_uint(f->o, "u", 1, 41, &v, &e), &e,
-	    "field \"u\" above 41");
+	assert_err(
+	    mp_uint(f->o, "u", 1, 41, &v, &e), &e, "field \"u\" above 41");
 	assert_err(mp_uint(f->o, "big", 1, UINT32_MAX, &v, &e), &e, "above");
 	assert_err(mp_uint(f->o, "n", 1, 100, &v, &e), &e,
 	    "must be a non-negative integer");
@@ -716,8 +722,8 @@ test_int(void **state)
 	/* UINT64_MAX does not fit an int64. */
 	assert_err(mp_int(f->o, "big", 1, INT64_MIN, INT64_MAX, &v, &e), &e,
 	    "out of range");
-	assert_err(mp_int(f->o, "s", 1, 0, 10, &v, &e), &e,
-	    "must be an integer");
+	assert_err(
+	    mp_int(f->o, "s", 1, 0, 10, &v, &e), &e, "must be an integer");
 	assert_err(mp_int(f->o, "zz", 1, 0, 10, &v, &e), &e, "missing field");
 	assert_int_equal(mp_int(f->o, "zz", 0, 0, 10, &v, &e), 0);
 	assert_int_equal(v, 7);
@@ -733,8 +739,8 @@ test_bool(void **state)
 	assert_int_equal(mp_bool(f->o, "b", 1, &v, &e), 0);
 	assert_int_equal(v, 1);
 	v = 5;
-	assert_err(mp_bool(f->o, "u", 1, &v, &e), &e,
-	    "field \"u\" must be a boolean");
+	assert_err(
+	    mp_bool(f->o, "u", 1, &v, &e), &e, "field \"u\" must be a boolean");
 	assert_err(mp_bool(f->o, "zz", 1, &v, &e), &e, "missing field");
 	assert_int_equal(mp_bool(f->o, "zz", 0, &v, &e), 0);
 	assert_int_equal(v, 5);
@@ -751,7 +757,7 @@ test_bin(void **state)
 	assert_int_equal(mp_bin(f->o, "bin", 1, 3, &p, &n, &e), 0);
 	assert_int_equal(n, 3);
 	assert_memory_equal(p, "\x00\x01\xff", 3);
-	assert_int_equal(p[3], 0);  /* always NUL-terminated */
+	assert_int_equal(p[3], 0); /* always NUL-terminated */
 	/* A string is accepted as binary. */
 	assert_int_equal(mp_bin(f->o, "s", 1, 64, &p, &n, &e), 0);
 	assert_int_equal(n, 5);
@@ -781,7 +787,7 @@ test_strarr(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(v[0], "x");
 	assert_string_equal(v[1], "yy");
-	assert_null(v[2]);  /* NULL-terminated, ready for execve */
+	assert_null(v[2]); /* NULL-terminated, ready for execve */
 	/* Reading again replaces the old array. */
 	assert_int_equal(mp_strarr(f->o, "empty", 1, 2, 2, &v, &n, &e), 0);
 	assert_int_equal(n, 0);
@@ -801,8 +807,8 @@ test_strarr(void **state)
 	    "must be an array of strings");
 	assert_err(mp_strarr(f->o, "m", 1, 8, 8, &v, &n, &e), &e,
 	    "must be an array of strings");
-	assert_err(mp_strarr(f->o, "zz", 1, 8, 8, &v, &n, &e), &e,
-	    "missing field");
+	assert_err(
+	    mp_strarr(f->o, "zz", 1, 8, 8, &v, &n, &e), &e, "missing field");
 	assert_null(v);
 	assert_int_equal(n, 0);
 	assert_int_equal(mp_strarr(f->o, "zz", 0, 8, 8, &v, &n, &e), 0);
@@ -834,27 +840,26 @@ static void
 test_only_keys(void **state)
 {
 	struct fixture *f = *state;
-	static const char *const all[] = { "s", "u", "n", "b", "bin", "arr",
-		"m", "nil", "big", "mixed", "min", "empty", NULL };
-	static const char *const some[] = { "s", "u", "n", "b", "bin", "arr",
-		"m", "nil", "big", "min", "empty", NULL };
-	static const char *const prefixes[] = { "s", "u", "n", "b", "bi",
-		"arr", "m", "nil", "big", "mixed", "min", "empty", NULL };
+	static const char *const all[] = {"s", "u", "n", "b", "bin", "arr", "m",
+	    "nil", "big", "mixed", "min", "empty", NULL};
+	static const char *const some[] = {"s", "u", "n", "b", "bin", "arr",
+	    "m", "nil", "big", "min", "empty", NULL};
+	static const char *const prefixes[] = {"s", "u", "n", "b", "bi", "arr",
+	    "m", "nil", "big", "mixed", "min", "empty", NULL};
 	struct error e;
 
 	assert_int_equal(mp_only_keys(f->o, all, &e), 0);
-	assert_err(mp_only_keys(f->o, some, &e), &e,
-	    "unknown field \"mixed\"");
+	assert_err(mp_only_keys(f->o, some, &e), &e, "unknown field \"mixed\"");
 	/* "bi" must not admit "bin". */
-	assert_err(mp_only_keys(f->o, prefixes, &e), &e,
-	    "unknown field \"bin\"");
+	assert_err(
+	    mp_only_keys(f->o, prefixes, &e), &e, "unknown field \"bin\"");
 }
 
 /* Everything the enc_* helpers write decodes back to the same values. */
 static void
 test_enc_round_trip(void **state)
 {
-	static char *const words[] = { "one", "", "thr\xc3\xa9\x65" };
+	static char *const words[] = {"one", "", "thr\xc3\xa9\x65"};
 	struct mp_enc m, m2;
 	struct mp_doc d, d2;
 	struct error e;
@@ -870,7 +875,7 @@ test_enc_round_trip(void **state)
 	enc_init(&m);
 	enc_map(&m, 12);
 	enc_kstr(&m, "str", "hello");
-	enc_kstr(&m, "null", NULL);  /* NULL encodes as "" */
+	enc_kstr(&m, "null", NULL); /* NULL encodes as "" */
 	enc_str(&m, "strn");
 	enc_strn(&m, "abcdef", 3);
 	enc_kuint(&m, "u0", 0);
@@ -889,8 +894,8 @@ test_enc_round_trip(void **state)
 	enc_array(&m, 2);
 	enc_uint(&m, 1);
 	enc_int(&m, -1);
-	assert_int_equal(mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size,
-	    NULL, &e), 0);
+	assert_int_equal(
+	    mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
 	o = d.root;
 	assert_int_equal(o->via.map.size, 12);
 
@@ -932,8 +937,9 @@ test_enc_round_trip(void **state)
 	enc_map(&m2, 1);
 	enc_str(&m2, "copy");
 	enc_obj(&m2, sub);
-	assert_int_equal(mp_decode(&d2, (const uint8_t *)m2.sb.data,
-	    m2.sb.size, NULL, &e), 0);
+	assert_int_equal(
+	    mp_decode(&d2, (const uint8_t *)m2.sb.data, m2.sb.size, NULL, &e),
+	    0);
 	sub = mp_get(d2.root, "copy");
 	assert_non_null(sub);
 	assert_int_equal(sub->type, MSGPACK_OBJECT_MAP);
@@ -942,7 +948,7 @@ test_enc_round_trip(void **state)
 	mp_doc_free(&d2);
 	enc_free(&m2);
 	mp_doc_free(&d);
-	mp_doc_free(&d);  /* freeing twice is harmless */
+	mp_doc_free(&d); /* freeing twice is harmless */
 	enc_free(&m);
 }
 
@@ -983,39 +989,39 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty_input),
-		cmocka_unit_test(test_root_not_map),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_huge_declared_sizes),
-		cmocka_unit_test(test_trailing_bytes),
-		cmocka_unit_test(test_depth),
-		cmocka_unit_test(test_size_limits),
-		cmocka_unit_test(test_utf8_values_and_keys),
-		cmocka_unit_test(test_non_string_keys),
-		cmocka_unit_test(test_duplicate_keys),
-		cmocka_unit_test(test_float_and_ext),
-		cmocka_unit_test(test_all_encodings_accepted),
-		cmocka_unit_test_setup_teardown(test_get, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_str, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_uint, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_int, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_bool, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_bin, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_strarr, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_submap, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test_setup_teardown(test_only_keys, fixture_setup,
-		    fixture_teardown),
-		cmocka_unit_test(test_enc_round_trip),
-		cmocka_unit_test(test_doc_owns_its_data),
+	    cmocka_unit_test(test_empty_input),
+	    cmocka_unit_test(test_root_not_map),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_huge_declared_sizes),
+	    cmocka_unit_test(test_trailing_bytes),
+	    cmocka_unit_test(test_depth),
+	    cmocka_unit_test(test_size_limits),
+	    cmocka_unit_test(test_utf8_values_and_keys),
+	    cmocka_unit_test(test_non_string_keys),
+	    cmocka_unit_test(test_duplicate_keys),
+	    cmocka_unit_test(test_float_and_ext),
+	    cmocka_unit_test(test_all_encodings_accepted),
+	    cmocka_unit_test_setup_teardown(
+	        test_get, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_str, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_uint, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_int, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_bool, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_bin, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_strarr, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_submap, fixture_setup, fixture_teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_only_keys, fixture_setup, fixture_teardown),
+	    cmocka_unit_test(test_enc_round_trip),
+	    cmocka_unit_test(test_doc_owns_its_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

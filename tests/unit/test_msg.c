@@ -20,8 +20,8 @@ decode_enc(const struct mp_enc *m, struct mp_doc *d)
 {
 	struct error e;
 
-	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL,
-	    &e) != 0)
+	if (mp_decode(d, (const uint8_t *)m->sb.data, m->sb.size, NULL, &e) !=
+	    0)
 		fail_msg("mp_decode: %s", e.msg);
 }
 
@@ -36,13 +36,13 @@ assert_type(const struct mp_doc *d, enum msg_type t)
 }
 
 static void
-assert_err(int r, const struct error *e, enum err_type type,
-    const char *needle)
+assert_err(int r, const struct error *e, enum err_type type, const char *needle)
 {
 	assert_int_equal(r, -1);
 	assert_int_equal(e->type, type);
 	if (strstr(e->msg, needle) == NULL)
-		fail_msg("error \"%s\" does not mention \"%s\"", e->msg, needle);
+		fail_msg(
+		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
 }
 
 /* Adapters: decode into a local struct, free it, report the result. */
@@ -162,14 +162,14 @@ dec_ref(const struct mp_doc *d, struct error *e)
 }
 
 /* Sample messages, valid as encoded. */
-static char *sample_args[] = { "--flag", "value with spaces", "" };
-static char *sample_env[] = { "LANG=C.UTF-8", "TZ=UTC" };
-static char *sample_rules[] = { "allow:hello", "phase:planning" };
-static char *sample_read[] = { "/usr/share/dict" };
-static char *sample_write[] = { "/tmp/out", "/var/tmp/x" };
-static char *sample_net[] = { "example.org:443" };
-static char *sample_exec[] = { "/bin/sh" };
-static char *sample_envnames[] = { "LANG", "TZ" };
+static char *sample_args[] = {"--flag", "value with spaces", ""};
+static char *sample_env[] = {"LANG=C.UTF-8", "TZ=UTC"};
+static char *sample_rules[] = {"allow:hello", "phase:planning"};
+static char *sample_read[] = {"/usr/share/dict"};
+static char *sample_write[] = {"/tmp/out", "/var/tmp/x"};
+static char *sample_net[] = {"example.org:443"};
+static char *sample_exec[] = {"/bin/sh"};
+static char *sample_envnames[] = {"LANG", "TZ"};
 
 /* An "effective" permissions map: {"network": false, "fs_read": ["/x"]}. */
 static void
@@ -187,10 +187,20 @@ static void
 enc_sample_authz_req(struct mp_enc *m)
 {
 	struct msg_authz_req r = {
-		.ref = 9, .uid = 1000, .gid = 1000, .pid = 4242,
-		.skill = "hello", .command = "greet", .session = "s1",
-		.phase = "planning", .args = sample_args, .nargs = 3,
-		.env = sample_env, .nenv = 2, .timeout_ms = 5000, .dry_run = 1,
+	    .ref = 9,
+	    .uid = 1000,
+	    .gid = 1000,
+	    .pid = 4242,
+	    .skill = "hello",
+	    .command = "greet",
+	    .session = "s1",
+	    .phase = "planning",
+	    .args = sample_args,
+	    .nargs = 3,
+	    .env = sample_env,
+	    .nenv = 2,
+	    .timeout_ms = 5000,
+	    .dry_run = 1,
 	};
 
 	enc_init(m);
@@ -201,10 +211,16 @@ static void
 enc_sample_authz_ans(struct mp_enc *m, int allowed, uint64_t err)
 {
 	struct msg_authz_ans a = {
-		.ref = 9, .allowed = allowed, .err = err, .reason = "because",
-		.rules = sample_rules, .nrules = 2,
-		.grant_id = allowed ? GID : NULL, .command = "greet",
-		.timeout_ms = 30000, .output_bytes = 65536,
+	    .ref = 9,
+	    .allowed = allowed,
+	    .err = err,
+	    .reason = "because",
+	    .rules = sample_rules,
+	    .nrules = 2,
+	    .grant_id = allowed ? GID : NULL,
+	    .command = "greet",
+	    .timeout_ms = 30000,
+	    .output_bytes = 65536,
 	};
 	struct mp_enc eff;
 
@@ -220,18 +236,30 @@ static struct grant
 sample_grant(void)
 {
 	struct grant g = {
-		.grant_id = GID, .skill = "hello", .command = "greet",
-		.skill_dir = "/var/lib/skillbroker/skills/hello",
-		.entry = "scripts/hello.sh", .args = sample_args, .nargs = 3,
-		.env = sample_env, .nenv = 2, .work_dir = "/tmp/work",
-		.data_dir = "/var/lib/skillbroker/data/hello",
-		.perm = { sample_read, sample_write, sample_net, sample_exec,
-		    sample_envnames },
-		.nperm = { 1, 2, 1, 1, 2 },
-		.principal_uid = 1000, .session = "default",
-		.timeout_ms = 30000, .output_bytes = 1 << 20, .memory_mb = 256,
-		.pids = 64, .fsize_mb = 16, .nofile = 128, .worker_uid = 61000,
-		.worker_gid = 61000,
+	    .grant_id = GID,
+	    .skill = "hello",
+	    .command = "greet",
+	    .skill_dir = "/var/lib/skillbroker/skills/hello",
+	    .entry = "scripts/hello.sh",
+	    .args = sample_args,
+	    .nargs = 3,
+	    .env = sample_env,
+	    .nenv = 2,
+	    .work_dir = "/tmp/work",
+	    .data_dir = "/var/lib/skillbroker/data/hello",
+	    .perm = {sample_read, sample_write, sample_net, sample_exec,
+	        sample_envnames},
+	    .nperm = {1, 2, 1, 1, 2},
+	    .principal_uid = 1000,
+	    .session = "default",
+	    .timeout_ms = 30000,
+	    .output_bytes = 1 << 20,
+	    .memory_mb = 256,
+	    .pids = 64,
+	    .fsize_mb = 16,
+	    .nofile = 128,
+	    .worker_uid = 61000,
+	    .worker_gid = 61000,
 	};
 
 	return g;
@@ -250,9 +278,16 @@ static void
 enc_sample_run_exited(struct mp_enc *m)
 {
 	struct msg_run_exited r = {
-		.ref = 3, .started = 1, .exit_code = -1, .signal = 9,
-		.timed_out = 1, .duration_ms = 30001, .cpu_ms = 12,
-		.max_rss_kb = 2048, .err = ERR_TIMEOUT, .message = "killed",
+	    .ref = 3,
+	    .started = 1,
+	    .exit_code = -1,
+	    .signal = 9,
+	    .timed_out = 1,
+	    .duration_ms = 30001,
+	    .cpu_ms = 12,
+	    .max_rss_kb = 2048,
+	    .err = ERR_TIMEOUT,
+	    .message = "killed",
 	};
 
 	enc_init(m);
@@ -364,8 +399,10 @@ test_authz_ans_round_trip(void **state)
 	/* No effective map and no command: "{}" and "" go over. */
 	{
 		struct msg_authz_ans b = {
-			.ref = 1, .allowed = 0, .err = ERR_UNKNOWN_SKILL,
-			.reason = "no such skill",
+		    .ref = 1,
+		    .allowed = 0,
+		    .err = ERR_UNKNOWN_SKILL,
+		    .reason = "no such skill",
 		};
 		enc_init(&m);
 		msg_authz_ans_enc(&m, &b);
@@ -436,10 +473,10 @@ test_grant_round_trip(void **state)
 static void
 test_small_round_trips(void **state)
 {
-	struct msg_grant_ack ga = { .grant_id = GID, .ok = 1 }, ga2;
-	struct msg_run run = { .ref = UINT64_MAX, .grant_id = GID }, run2;
-	struct msg_run_started rs = { .ref = 5, .pid = INT32_MAX }, rs2;
-	struct msg_audit_ack aa = { .ref = 6, .ok = 0, .message = "disk full" };
+	struct msg_grant_ack ga = {.grant_id = GID, .ok = 1}, ga2;
+	struct msg_run run = {.ref = UINT64_MAX, .grant_id = GID}, run2;
+	struct msg_run_started rs = {.ref = 5, .pid = INT32_MAX}, rs2;
+	struct msg_audit_ack aa = {.ref = 6, .ok = 0, .message = "disk full"};
 	struct msg_audit_ack aa2;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -544,8 +581,8 @@ test_run_exited_round_trip(void **state)
 
 enum mutation { MUT_DROP, MUT_NIL, MUT_WRONG_TYPE, MUT_BAD_ITEM };
 
-static const char *const mut_names[] = { "drop", "nil", "wrong type",
-	"non-string item" };
+static const char *const mut_names[] = {
+    "drop", "nil", "wrong type", "non-string item"};
 
 /* A value of a type the field cannot have. */
 static void
@@ -635,7 +672,8 @@ check_strict(const struct mp_enc *valid, decoder dec, const char *what)
 			decode_enc(&m, &d2);
 			memset(&e, 0, sizeof(e));
 			if (strcmp(name, "\"t\"") == 0) {
-				/* "t" is read by msg_type_of, not the decoder. */
+				/* "t" is read by msg_type_of, not the decoder.
+				 */
 				uint64_t t;
 				r = msg_type_of(&d2, &t, &e);
 			} else
@@ -670,10 +708,10 @@ check_strict(const struct mp_enc *valid, decoder dec, const char *what)
 static void
 test_strict_decoders(void **state)
 {
-	struct msg_grant_ack ga = { .grant_id = GID, .ok = 1 };
-	struct msg_run run = { .ref = 1, .grant_id = GID };
-	struct msg_run_started rs = { .ref = 5, .pid = 77 };
-	struct msg_audit_ack aa = { .ref = 6, .ok = 1, .message = "ok" };
+	struct msg_grant_ack ga = {.grant_id = GID, .ok = 1};
+	struct msg_run run = {.ref = 1, .grant_id = GID};
+	struct msg_run_started rs = {.ref = 5, .pid = 77};
+	struct msg_audit_ack aa = {.ref = 6, .ok = 1, .message = "ok"};
 	struct mp_enc m;
 
 	(void)state;
@@ -722,8 +760,8 @@ test_strict_decoders(void **state)
 static void
 test_peer_channel(void **state)
 {
-	const char *roles[] = { "policyd", "auditd" };
-	const char *bad[] = { "broker", "master", "", "policyd2", "Auditd" };
+	const char *roles[] = {"policyd", "auditd"};
+	const char *bad[] = {"broker", "master", "", "policyd2", "Auditd"};
 	struct mp_enc m;
 	struct mp_doc d;
 	struct error e;
@@ -758,8 +796,7 @@ test_peer_channel(void **state)
 
 /* Encode a grant, decode it, expect "malformed grant". */
 static void
-expect_bad_grant(const struct grant *g, enum err_type type,
-    const char *needle)
+expect_bad_grant(const struct grant *g, enum err_type type, const char *needle)
 {
 	struct mp_enc m;
 	struct mp_doc d;
@@ -807,21 +844,21 @@ test_grant_rejects(void **state)
 	g = sample_grant();
 	g.data_dir = "data/hello";
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
-	g.data_dir = NULL;  /* encodes as "" */
+	g.data_dir = NULL; /* encodes as "" */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
 
 	g = sample_grant();
-	g.grant_id = "0123456789abcdef0123456789abcde";     /* 31 */
+	g.grant_id = "0123456789abcdef0123456789abcde"; /* 31 */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
-	g.grant_id = "0123456789ABCDEF0123456789ABCDEF";    /* upper case */
+	g.grant_id = "0123456789ABCDEF0123456789ABCDEF"; /* upper case */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
-	g.grant_id = "0123456789abcdef0123456789abcdeg";    /* not hex */
+	g.grant_id = "0123456789abcdef0123456789abcdeg"; /* not hex */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
-	g.grant_id = "../../../../../../../../etc/pass";    /* 32, a path */
+	g.grant_id = "../../../../../../../../etc/pass"; /* 32, a path */
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
 	g.grant_id = "";
 	expect_bad_grant(&g, ERR_INTERNAL, "malformed grant");
-	g.grant_id = GID "0";                                /* 33 */
+	g.grant_id = GID "0"; /* 33 */
 	expect_bad_grant(&g, ERR_BAD_REQUEST, "\"grant_id\" longer than 32");
 
 	/* Limits on the resource fields. */
@@ -852,8 +889,8 @@ test_grant_rejects(void **state)
 	}
 	mp_doc_free(&d);
 	decode_enc(&m2, &d);
-	assert_err(grant_dec(&d, &out, &e), &e, ERR_INTERNAL,
-	    "malformed grant");
+	assert_err(
+	    grant_dec(&d, &out, &e), &e, ERR_INTERNAL, "malformed grant");
 	mp_doc_free(&d);
 	enc_free(&m);
 	enc_free(&m2);
@@ -872,8 +909,7 @@ test_authz_ans_consistency(void **state)
 	enc_sample_authz_ans(&m, 1, ERR_PERMISSION_DENIED);
 	decode_enc(&m, &d);
 	memset(&e, 0, sizeof(e));
-	assert_err(msg_authz_ans_dec(&d, &a, &e), &e, ERR_INTERNAL,
-	    "disagree");
+	assert_err(msg_authz_ans_dec(&d, &a, &e), &e, ERR_INTERNAL, "disagree");
 	assert_null(a.reason);
 	assert_null(a.rules);
 	mp_doc_free(&d);
@@ -881,8 +917,7 @@ test_authz_ans_consistency(void **state)
 	/* Denied without saying why. */
 	enc_sample_authz_ans(&m, 0, ERR_NONE);
 	decode_enc(&m, &d);
-	assert_err(msg_authz_ans_dec(&d, &a, &e), &e, ERR_INTERNAL,
-	    "disagree");
+	assert_err(msg_authz_ans_dec(&d, &a, &e), &e, ERR_INTERNAL, "disagree");
 	mp_doc_free(&d);
 	enc_free(&m);
 	/* An error code past the last known one. */
@@ -904,7 +939,7 @@ static void
 test_ranges(void **state)
 {
 	struct msg_authz_req rq;
-	struct msg_run_started rs = { .ref = 1, .pid = 0 }, rs2;
+	struct msg_run_started rs = {.ref = 1, .pid = 0}, rs2;
 	struct msg_run_exited rx, rx2;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -915,14 +950,20 @@ test_ranges(void **state)
 	/* authz_req: pid must be >= 0, uid/gid 32-bit. */
 	{
 		struct msg_authz_req r = {
-			.ref = 1, .uid = 1, .gid = 1, .pid = -1, .skill = "s",
-			.command = "c", .session = "x", .phase = "p",
+		    .ref = 1,
+		    .uid = 1,
+		    .gid = 1,
+		    .pid = -1,
+		    .skill = "s",
+		    .command = "c",
+		    .session = "x",
+		    .phase = "p",
 		};
 		enc_init(&m);
 		msg_authz_req_enc(&m, &r);
 		decode_enc(&m, &d);
-		assert_err(msg_authz_req_dec(&d, &rq, &e), &e,
-		    ERR_BAD_REQUEST, "\"pid\" out of range");
+		assert_err(msg_authz_req_dec(&d, &rq, &e), &e, ERR_BAD_REQUEST,
+		    "\"pid\" out of range");
 		mp_doc_free(&d);
 		enc_free(&m);
 		r.pid = 1;
@@ -930,8 +971,8 @@ test_ranges(void **state)
 		enc_init(&m);
 		msg_authz_req_enc(&m, &r);
 		decode_enc(&m, &d);
-		assert_err(msg_authz_req_dec(&d, &rq, &e), &e,
-		    ERR_BAD_REQUEST, "\"uid\" above");
+		assert_err(msg_authz_req_dec(&d, &rq, &e), &e, ERR_BAD_REQUEST,
+		    "\"uid\" above");
 		assert_null(rq.skill);
 		mp_doc_free(&d);
 		enc_free(&m);
@@ -999,36 +1040,32 @@ test_grant_id_valid(void **state)
 {
 	(void)state;
 	assert_int_equal(grant_id_valid(GID), 1);
-	assert_int_equal(grant_id_valid("ffffffffffffffffffffffffffffffff"),
-	    1);
+	assert_int_equal(grant_id_valid("ffffffffffffffffffffffffffffffff"), 1);
 	assert_int_equal(grant_id_valid(NULL), 0);
 	assert_int_equal(grant_id_valid(""), 0);
 	assert_int_equal(grant_id_valid("0123456789abcdef0123456789abcde"), 0);
 	assert_int_equal(grant_id_valid(GID "0"), 0);
-	assert_int_equal(grant_id_valid("0123456789ABCDEF0123456789abcdef"),
-	    0);
-	assert_int_equal(grant_id_valid("0123456789abcdef0123456789abcdeg"),
-	    0);
-	assert_int_equal(grant_id_valid("0123456789abcdef 123456789abcdef"),
-	    0);
+	assert_int_equal(grant_id_valid("0123456789ABCDEF0123456789abcdef"), 0);
+	assert_int_equal(grant_id_valid("0123456789abcdef0123456789abcdeg"), 0);
+	assert_int_equal(grant_id_valid("0123456789abcdef 123456789abcdef"), 0);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ready_round_trip),
-		cmocka_unit_test(test_authz_req_round_trip),
-		cmocka_unit_test(test_authz_ans_round_trip),
-		cmocka_unit_test(test_grant_round_trip),
-		cmocka_unit_test(test_small_round_trips),
-		cmocka_unit_test(test_run_exited_round_trip),
-		cmocka_unit_test(test_strict_decoders),
-		cmocka_unit_test(test_grant_rejects),
-		cmocka_unit_test(test_authz_ans_consistency),
-		cmocka_unit_test(test_ranges),
-		cmocka_unit_test(test_grant_id_valid),
-		cmocka_unit_test(test_peer_channel),
+	    cmocka_unit_test(test_ready_round_trip),
+	    cmocka_unit_test(test_authz_req_round_trip),
+	    cmocka_unit_test(test_authz_ans_round_trip),
+	    cmocka_unit_test(test_grant_round_trip),
+	    cmocka_unit_test(test_small_round_trips),
+	    cmocka_unit_test(test_run_exited_round_trip),
+	    cmocka_unit_test(test_strict_decoders),
+	    cmocka_unit_test(test_grant_rejects),
+	    cmocka_unit_test(test_authz_ans_consistency),
+	    cmocka_unit_test(test_ranges),
+	    cmocka_unit_test(test_grant_id_valid),
+	    cmocka_unit_test(test_peer_channel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,7 @@ put(const char *dir, const char *name, const char *text, mode_t mode)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/'));
-	    slash++) {
+	     slash++) {
 		*slash = '\0';
 		mkdir(path, 0755);
 		*slash = '/';
@@ -59,8 +59,10 @@ skill(const char *name, const char *frontmatter_rest)
 
 	snprintf(dir, sizeof(dir), "%s/%s", F->skills, name);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(md, sizeof(md), "---\nname: %s\ndescription: The %s skill.\n"
-	    "%s---\n# %s\n", name, name, frontmatter_rest, name);
+	snprintf(md, sizeof(md),
+	    "---\nname: %s\ndescription: The %s skill.\n"
+	    "%s---\n# %s\n",
+	    name, name, frontmatter_rest, name);
 	put(dir, "SKILL.md", md, 0644);
 	put(dir, "scripts/run.sh", "#!/bin/sh\necho hi\n", 0755);
 	put(dir, "scripts/other.sh", "#!/bin/sh\necho other\n", 0755);
@@ -76,12 +78,12 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 }
 
 static const char principals_yaml[] =
-	"principals:\n"
-	"  alice: { uids: [1000] }\n"
-	"  staff: { gids: [50] }\n"
-	"  admins: { uids: [0], admin: true }\n"
-	"skills:\n"
-	"  enabled: [hello, multi, netty, worky, wide, broken]\n";
+    "principals:\n"
+    "  alice: { uids: [1000] }\n"
+    "  staff: { gids: [50] }\n"
+    "  admins: { uids: [0], admin: true }\n"
+    "skills:\n"
+    "  enabled: [hello, multi, netty, worky, wide, broken]\n";
 
 static int
 group_setup(void **state)
@@ -98,35 +100,30 @@ group_setup(void **state)
 	mkdir(F->skills, 0755);
 	mkdir(F->poldir, 0755);
 
-	skill("hello",
-	    "commands:\n"
-	    "  run: scripts/run.sh\n"
-	    "limits: { timeout_ms: 10000, memory_mb: 256, pids: 64, "
-	    "output_bytes: 65536 }\n");
-	skill("multi",       /* no "run": a command must be named */
+	skill("hello", "commands:\n"
+	               "  run: scripts/run.sh\n"
+	               "limits: { timeout_ms: 10000, memory_mb: 256, pids: 64, "
+	               "output_bytes: 65536 }\n");
+	skill("multi", /* no "run": a command must be named */
 	    "commands:\n"
 	    "  report: scripts/run.sh\n"
 	    "  export: scripts/other.sh\n");
-	skill("netty",
-	    "commands:\n"
-	    "  run: scripts/run.sh\n"
-	    "permissions:\n"
-	    "  fs: { write: [\"$DATA_DIR/**\"] }\n"
-	    "  network: { allow: [\"api.example.com:443\"] }\n");
+	skill("netty", "commands:\n"
+	               "  run: scripts/run.sh\n"
+	               "permissions:\n"
+	               "  fs: { write: [\"$DATA_DIR/**\"] }\n"
+	               "  network: { allow: [\"api.example.com:443\"] }\n");
 	skill("worky",
 	    "commands:\n"
 	    "  run: scripts/run.sh\n"
 	    "  other: scripts/other.sh\n"
 	    "permissions:\n"
 	    "  fs: { read: [\"$SKILL_DIR/**\"], write: [\"$WORK_DIR/**\"] }\n");
-	skill("wide",
-	    "commands: { run: scripts/run.sh }\n"
-	    "permissions:\n"
-	    "  fs: { read: [\"/srv/**\"] }\n");
-	skill("broken",
-	    "commands: { run: scripts/missing.sh }\n");
-	skill("disabled",
-	    "commands: { run: scripts/run.sh }\n");
+	skill("wide", "commands: { run: scripts/run.sh }\n"
+	              "permissions:\n"
+	              "  fs: { read: [\"/srv/**\"] }\n");
+	skill("broken", "commands: { run: scripts/missing.sh }\n");
+	skill("disabled", "commands: { run: scripts/run.sh }\n");
 
 	dirs[0] = F->skills;
 	registry_load(&F->reg, dirs, 1);
@@ -136,7 +133,8 @@ group_setup(void **state)
 	F->pe.pol = &F->pol;
 	F->pe.workroot = "/var/lib/sb/work";
 	F->pe.dataroot = "/var/lib/sb/data";
-	F->pe.net_host = 1;  /* network grants are weighed; see test_no_network */
+	F->pe.net_host =
+	    1; /* network grants are weighed; see test_no_network */
 	return 0;
 }
 
@@ -245,13 +243,13 @@ check(const struct msg_authz_req *r, uint64_t now, enum err_type err,
 }
 
 static const char allow_all[] =
-	"  - name: everything\n"                          /* 2 */
-	"    principals: [\"*\"]\n"
-	"    skills: [\"*\"]\n"
-	"    action: allow\n"
-	"    ceiling:\n"
-	"      fs: { read: [\"/**\"], write: [\"/**\", \"$DATA_DIR/**\"] }\n"
-	"      network: { allow: [\"*:*\"] }\n";
+    "  - name: everything\n" /* 2 */
+    "    principals: [\"*\"]\n"
+    "    skills: [\"*\"]\n"
+    "    action: allow\n"
+    "    ceiling:\n"
+    "      fs: { read: [\"/**\"], write: [\"/**\", \"$DATA_DIR/**\"] }\n"
+    "      network: { allow: [\"*:*\"] }\n";
 
 static void
 test_unknown_skill(void **state)
@@ -283,8 +281,8 @@ test_skill_not_enabled(void **state)
 	d = check(&r, 1, ERR_SKILL_NOT_ENABLED, "is invalid and never runs",
 	    "builtin:registry");
 	if (strstr(d.reason, "missing.sh") == NULL)
-		fail_msg("reason \"%s\" does not give the skill's error",
-		    d.reason);
+		fail_msg(
+		    "reason \"%s\" does not give the skill's error", d.reason);
 }
 
 static void
@@ -300,8 +298,10 @@ test_unknown_command(void **state)
 	    "builtin:command");
 	/* No command, several, none called run: refused, listing them. */
 	r.command = (char *)"";
-	check(&r, 1, ERR_UNKNOWN_COMMAND, "needs a command (it has: report, "
-	    "export)", "builtin:command");
+	check(&r, 1, ERR_UNKNOWN_COMMAND,
+	    "needs a command (it has: report, "
+	    "export)",
+	    "builtin:command");
 	/* No command and a single one: that one. */
 	r = req(1000, 1000, "hello", "");
 	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 everything");
@@ -324,10 +324,10 @@ test_phase_violation(void **state)
 	(void)state;
 	/* Even a rule that names planning cannot run a skill there. */
 	rules("  - name: plan\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [\"*\"]\n"
-	    "    phases: [planning, execution]\n"
-	    "    action: allow\n");
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"*\"]\n"
+	      "    phases: [planning, execution]\n"
+	      "    action: allow\n");
 	r.phase = (char *)"planning";
 	check(&r, 1, ERR_PHASE_VIOLATION, "planning phase", "builtin:phase");
 	r.phase = (char *)"review";
@@ -349,13 +349,15 @@ test_gates_before_rules(void **state)
 
 	(void)state;
 	rules("  - name: stop\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [\"*\"]\n"
-	    "    action: deny\n");
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"*\"]\n"
+	      "    action: deny\n");
 	check(&r, 1, ERR_UNKNOWN_SKILL, NULL, "builtin:registry");
 	r.skill = (char *)"hello";
-	check(&r, 1, ERR_PERMISSION_DENIED, "denied by rule \"stop\" "
-	    "(10-rules.yaml:2)", "10-rules.yaml:2 stop");
+	check(&r, 1, ERR_PERMISSION_DENIED,
+	    "denied by rule \"stop\" "
+	    "(10-rules.yaml:2)",
+	    "10-rules.yaml:2 stop");
 }
 
 static void
@@ -366,12 +368,13 @@ test_default_deny(void **state)
 
 	(void)state;
 	rules("  - name: other-skill\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [multi]\n"
-	    "    action: allow\n");
+	      "    principals: [\"*\"]\n"
+	      "    skills: [multi]\n"
+	      "    action: allow\n");
 	d = check(&r, 1, ERR_PERMISSION_DENIED,
 	    "no rule allows uid 1000 (gid 7) to run hello run in phase "
-	    "execution", "builtin:default-deny");
+	    "execution",
+	    "builtin:default-deny");
 	assert_int_equal(d.nmatched, 0);
 }
 
@@ -382,26 +385,30 @@ test_deny_beats_allow(void **state)
 	struct decision d;
 
 	(void)state;
-	rules("  - name: let-alice\n"                     /* 2 */
-	    "    principals: [alice]\n"
-	    "    skills: [hello]\n"
-	    "    action: allow\n"
-	    "  - name: block-hello\n"                     /* 6 */
-	    "    principals: [\"*\"]\n"
-	    "    skills: [\"hel*\"]\n"
-	    "    action: deny\n"
-	    "  - name: let-all\n"                         /* 10 */
-	    "    principals: [\"*\"]\n"
-	    "    skills: [\"*\"]\n"
-	    "    action: allow\n");
-	d = check(&r, 1, ERR_PERMISSION_DENIED, "denied by rule "
-	    "\"block-hello\" (10-rules.yaml:6)", "10-rules.yaml:6 block-hello");
+	rules("  - name: let-alice\n" /* 2 */
+	      "    principals: [alice]\n"
+	      "    skills: [hello]\n"
+	      "    action: allow\n"
+	      "  - name: block-hello\n" /* 6 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"hel*\"]\n"
+	      "    action: deny\n"
+	      "  - name: let-all\n" /* 10 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"*\"]\n"
+	      "    action: allow\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED,
+	    "denied by rule "
+	    "\"block-hello\" (10-rules.yaml:6)",
+	    "10-rules.yaml:6 block-hello");
 	assert_int_equal(d.nmatched, 1);
 	assert_string_equal(d.matched[0]->name, "block-hello");
 	/* The deny does not reach other skills: the allows apply. */
 	r.skill = (char *)"worky";
-	d = check(&r, 1, ERR_NONE, "allowed by rule \"let-all\" "
-	    "(10-rules.yaml:10)", "10-rules.yaml:10 let-all");
+	d = check(&r, 1, ERR_NONE,
+	    "allowed by rule \"let-all\" "
+	    "(10-rules.yaml:10)",
+	    "10-rules.yaml:10 let-all");
 	assert_int_equal(d.nmatched, 1);
 }
 
@@ -414,26 +421,28 @@ test_ask_beats_allow_deny_beats_ask(void **state)
 	size_t n;
 
 	(void)state;
-	rules("  - name: allow-1\n"                       /* 2 */
-	    "    principals: [\"*\"]\n"
-	    "    skills: [hello, multi]\n"
-	    "    commands: [\"*\"]\n"
-	    "    action: allow\n"
-	    "  - name: confirm\n"                         /* 7 */
-	    "    principals: [alice]\n"
-	    "    skills: [hello, multi]\n"
-	    "    action: ask\n"
-	    "  - name: allow-2\n"                         /* 11 */
-	    "    principals: [alice]\n"
-	    "    skills: [hello]\n"
-	    "    action: allow\n"
-	    "  - name: no-export\n"                       /* 15 */
-	    "    principals: [\"*\"]\n"
-	    "    skills: [multi]\n"
-	    "    commands: [export]\n"
-	    "    action: deny\n");
-	d = check(&r, 1, ERR_APPROVAL_DENIED, "rule \"confirm\" "
-	    "(10-rules.yaml:7) requires approval", "10-rules.yaml:7 confirm");
+	rules("  - name: allow-1\n" /* 2 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [hello, multi]\n"
+	      "    commands: [\"*\"]\n"
+	      "    action: allow\n"
+	      "  - name: confirm\n" /* 7 */
+	      "    principals: [alice]\n"
+	      "    skills: [hello, multi]\n"
+	      "    action: ask\n"
+	      "  - name: allow-2\n" /* 11 */
+	      "    principals: [alice]\n"
+	      "    skills: [hello]\n"
+	      "    action: allow\n"
+	      "  - name: no-export\n" /* 15 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [multi]\n"
+	      "    commands: [export]\n"
+	      "    action: deny\n");
+	d = check(&r, 1, ERR_APPROVAL_DENIED,
+	    "rule \"confirm\" "
+	    "(10-rules.yaml:7) requires approval",
+	    "10-rules.yaml:7 confirm");
 	assert_int_equal(d.nmatched, 1);
 	/* Not alice: the ask does not apply, the first allow decides, and
 	 * every matching allow is listed, the deciding one first. */
@@ -455,13 +464,13 @@ test_ask_beats_allow_deny_beats_ask(void **state)
 	/* Two allows for one call: both listed, file order. */
 	r = req(1000, 1000, "hello", "run");
 	rules("  - name: a1\n"
-	    "    principals: [alice]\n"
-	    "    skills: [hello]\n"
-	    "    action: allow\n"
-	    "  - name: a2\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [\"*\"]\n"
-	    "    action: allow\n");
+	      "    principals: [alice]\n"
+	      "    skills: [hello]\n"
+	      "    action: allow\n"
+	      "  - name: a2\n"
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"*\"]\n"
+	      "    action: allow\n");
 	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 a1");
 	v = decision_rules(&d, &n);
 	assert_int_equal(n, 2);
@@ -475,31 +484,31 @@ test_principals(void **state)
 	struct msg_authz_req r;
 
 	(void)state;
-	rules("  - name: by-uid\n"                        /* 2 */
-	    "    principals: [alice]\n"
-	    "    skills: [hello]\n"
-	    "    action: allow\n"
-	    "  - name: by-gid\n"                          /* 6 */
-	    "    principals: [staff]\n"
-	    "    skills: [multi]\n"
-	    "    action: allow\n"
-	    "  - name: anyone\n"                          /* 10 */
-	    "    principals: [\"*\"]\n"
-	    "    skills: [worky]\n"
-	    "    action: allow\n");
+	rules("  - name: by-uid\n" /* 2 */
+	      "    principals: [alice]\n"
+	      "    skills: [hello]\n"
+	      "    action: allow\n"
+	      "  - name: by-gid\n" /* 6 */
+	      "    principals: [staff]\n"
+	      "    skills: [multi]\n"
+	      "    action: allow\n"
+	      "  - name: anyone\n" /* 10 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [worky]\n"
+	      "    action: allow\n");
 	r = req(1000, 1, "hello", "run");
 	check(&r, 1, ERR_NONE, "uid 1000 may run hello run",
 	    "10-rules.yaml:2 by-uid");
-	r.uid = 1001;  /* not alice, whatever gid */
+	r.uid = 1001; /* not alice, whatever gid */
 	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
-	r.gid = 1000;  /* a gid equal to alice's uid is not alice */
+	r.gid = 1000; /* a gid equal to alice's uid is not alice */
 	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
 
 	r = req(2000, 50, "multi", "report");
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:6 by-gid");
 	r.gid = 51;
 	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
-	r.uid = 50;    /* a uid equal to staff's gid is not staff */
+	r.uid = 50; /* a uid equal to staff's gid is not staff */
 	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
 
 	r = req(4242, 4242, "worky", "run");
@@ -522,10 +531,10 @@ test_command_glob(void **state)
 
 	(void)state;
 	rules("  - name: reports\n"
-	    "    principals: [alice]\n"
-	    "    skills: [\"mul?i\"]\n"
-	    "    commands: [\"rep*\"]\n"
-	    "    action: allow\n");
+	      "    principals: [alice]\n"
+	      "    skills: [\"mul?i\"]\n"
+	      "    commands: [\"rep*\"]\n"
+	      "    action: allow\n");
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 reports");
 	r.command = (char *)"export";
 	check(&r, 1, ERR_PERMISSION_DENIED, NULL, "builtin:default-deny");
@@ -539,12 +548,13 @@ test_ceiling_names_what_is_missing(void **state)
 
 	(void)state;
 	rules("  - name: net-only\n"
-	    "    principals: [alice]\n"
-	    "    skills: [netty]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      network: { allow: [\"api.example.com:443\"] }\n");
-	d = check(&r, 1, ERR_PERMISSION_DENIED, "skill \"netty\" declares "
+	      "    principals: [alice]\n"
+	      "    skills: [netty]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      network: { allow: [\"api.example.com:443\"] }\n");
+	d = check(&r, 1, ERR_PERMISSION_DENIED,
+	    "skill \"netty\" declares "
 	    "more than rule \"net-only\" allows: fs.write $DATA_DIR/**",
 	    "10-rules.yaml:2 net-only");
 	if (strstr(d.reason, "api.example.com") != NULL)
@@ -555,32 +565,32 @@ test_ceiling_names_what_is_missing(void **state)
 
 	/* No ceiling at all: both are missing, both named. */
 	rules("  - name: bare\n"
-	    "    principals: [alice]\n"
-	    "    skills: [netty]\n"
-	    "    action: allow\n");
+	      "    principals: [alice]\n"
+	      "    skills: [netty]\n"
+	      "    action: allow\n");
 	d = check(&r, 1, ERR_PERMISSION_DENIED, "fs.write $DATA_DIR/**", NULL);
 	if (strstr(d.reason, "network.allow api.example.com:443") == NULL)
 		fail_msg("reason \"%s\" omits the network item", d.reason);
 
 	/* A ceiling that covers both, with wildcards: allowed. */
 	rules("  - name: full\n"
-	    "    principals: [alice]\n"
-	    "    skills: [netty]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
-	    "      network: { allow: [\"*.example.com:443\"] }\n");
+	      "    principals: [alice]\n"
+	      "    skills: [netty]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	      "      network: { allow: [\"*.example.com:443\"] }\n");
 	r.dry_run = 0;
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
 
 	/* The wrong port does not cover. */
 	rules("  - name: port80\n"
-	    "    principals: [alice]\n"
-	    "    skills: [netty]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
-	    "      network: { allow: [\"*.example.com:80\"] }\n");
+	      "    principals: [alice]\n"
+	      "    skills: [netty]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	      "      network: { allow: [\"*.example.com:80\"] }\n");
 	d = check(&r, 1, ERR_PERMISSION_DENIED,
 	    "network.allow api.example.com:443", NULL);
 	if (strstr(d.reason, "fs.write") != NULL)
@@ -595,18 +605,18 @@ test_ceiling_depth(void **state)
 
 	(void)state;
 	rules("  - name: srv-top\n"
-	    "    principals: [alice]\n"
-	    "    skills: [wide]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      fs: { read: [\"/srv/*\"] }\n");
+	      "    principals: [alice]\n"
+	      "    skills: [wide]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { read: [\"/srv/*\"] }\n");
 	check(&r, 1, ERR_PERMISSION_DENIED, "fs.read /srv/**", NULL);
 	rules("  - name: srv-all\n"
-	    "    principals: [alice]\n"
-	    "    skills: [wide]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      fs: { write: [\"/srv/**\"] }\n");   /* write implies read */
+	      "    principals: [alice]\n"
+	      "    skills: [wide]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { write: [\"/srv/**\"] }\n"); /* write implies read */
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 srv-all");
 }
 
@@ -618,9 +628,9 @@ test_baseline_needs_no_ceiling(void **state)
 
 	(void)state;
 	rules("  - name: bare\n"
-	    "    principals: [alice]\n"
-	    "    skills: [worky]\n"
-	    "    action: allow\n");
+	      "    principals: [alice]\n"
+	      "    skills: [worky]\n"
+	      "    action: allow\n");
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 bare");
 }
 
@@ -632,15 +642,15 @@ test_effective_limits(void **state)
 
 	(void)state;
 	rules("  - name: limited\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [hello]\n"
-	    "    action: allow\n"
-	    "    limits: { timeout_ms: 5000, memory_mb: 512, "
-	    "output_bytes: 100000 }\n"
-	    "  - name: plain\n"
-	    "    principals: [\"*\"]\n"
-	    "    skills: [multi]\n"
-	    "    action: allow\n");
+	      "    principals: [\"*\"]\n"
+	      "    skills: [hello]\n"
+	      "    action: allow\n"
+	      "    limits: { timeout_ms: 5000, memory_mb: 512, "
+	      "output_bytes: 100000 }\n"
+	      "  - name: plain\n"
+	      "    principals: [\"*\"]\n"
+	      "    skills: [multi]\n"
+	      "    action: allow\n");
 	/* skill {10000, 256, 64, 65536}, rule {5000, 512, -, 100000},
 	 * daemon {8000 (max 20000), 128, 100, 1000000} */
 	d = check(&r, 1, ERR_NONE, NULL, NULL);
@@ -686,12 +696,11 @@ test_effective_limits(void **state)
 	assert_int_equal(d.limits.output_bytes, 100);
 }
 
-static const char rated[] =
-	"  - name: rated\n"
-	"    principals: [\"*\"]\n"
-	"    skills: [hello, worky]\n"
-	"    action: allow\n"
-	"    rate: { per_minute: 60, burst: 2 }\n";
+static const char rated[] = "  - name: rated\n"
+                            "    principals: [\"*\"]\n"
+                            "    skills: [hello, worky]\n"
+                            "    action: allow\n"
+                            "    rate: { per_minute: 60, burst: 2 }\n";
 
 static void
 test_rate_burst_then_refill(void **state)
@@ -703,8 +712,10 @@ test_rate_burst_then_refill(void **state)
 	rules(rated);
 	check(&r, now, ERR_NONE, NULL, NULL);
 	check(&r, now, ERR_NONE, NULL, NULL);
-	check(&r, now, ERR_RATE_LIMITED, "rule \"rated\" allows 60 calls a "
-	    "minute (burst 2)", "10-rules.yaml:2 rated");
+	check(&r, now, ERR_RATE_LIMITED,
+	    "rule \"rated\" allows 60 calls a "
+	    "minute (burst 2)",
+	    "10-rules.yaml:2 rated");
 	check(&r, now + 500, ERR_RATE_LIMITED, NULL, NULL);
 	/* 60 a minute: one more token a second. */
 	check(&r, now + 1000, ERR_NONE, NULL, NULL);
@@ -780,12 +791,12 @@ test_no_network(void **state)
 
 	(void)state;
 	rules("  - name: full\n"
-	    "    principals: [alice]\n"
-	    "    skills: [netty]\n"
-	    "    action: allow\n"
-	    "    ceiling:\n"
-	    "      fs: { write: [\"$DATA_DIR/**\"] }\n"
-	    "      network: { allow: [\"*.example.com:443\"] }\n");
+	      "    principals: [alice]\n"
+	      "    skills: [netty]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	      "      network: { allow: [\"*.example.com:443\"] }\n");
 	F->pe.net_host = 0;
 	check(&r, 1, ERR_PERMISSION_DENIED, "declares network access", NULL);
 	F->pe.net_host = 1;
@@ -797,25 +808,25 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-		T(test_unknown_skill),
-		T(test_skill_not_enabled),
-		T(test_unknown_command),
-		T(test_phase_violation),
-		T(test_gates_before_rules),
-		T(test_default_deny),
-		T(test_deny_beats_allow),
-		T(test_ask_beats_allow_deny_beats_ask),
-		T(test_principals),
-		T(test_command_glob),
-		T(test_ceiling_names_what_is_missing),
-		T(test_no_network),
-		T(test_ceiling_depth),
-		T(test_baseline_needs_no_ceiling),
-		T(test_effective_limits),
-		T(test_rate_burst_then_refill),
-		T(test_rate_dry_run_is_free),
-		T(test_rate_per_uid_and_skill),
-		T(test_no_rate_unlimited),
+	    T(test_unknown_skill),
+	    T(test_skill_not_enabled),
+	    T(test_unknown_command),
+	    T(test_phase_violation),
+	    T(test_gates_before_rules),
+	    T(test_default_deny),
+	    T(test_deny_beats_allow),
+	    T(test_ask_beats_allow_deny_beats_ask),
+	    T(test_principals),
+	    T(test_command_glob),
+	    T(test_ceiling_names_what_is_missing),
+	    T(test_no_network),
+	    T(test_ceiling_depth),
+	    T(test_baseline_needs_no_ceiling),
+	    T(test_effective_limits),
+	    T(test_rate_burst_then_refill),
+	    T(test_rate_dry_run_is_free),
+	    T(test_rate_per_uid_and_skill),
+	    T(test_no_rate_unlimited),
 #undef T
 	};
 

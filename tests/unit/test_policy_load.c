@@ -106,43 +106,42 @@ expect_error(const struct tdir *t, const char *where, const char *why)
 	policy_free(&p);
 }
 
-static const char principals_yaml[] =
-	"# who is who\n"                              /* 1 */
-	"principals:\n"                               /* 2 */
-	"  admins:\n"                                 /* 3 */
-	"    uids: [0]\n"                             /* 4 */
-	"    admin: true\n"                           /* 5 */
-	"  devs:\n"                                   /* 6 */
-	"    uids: [1000, 1001]\n"                    /* 7 */
-	"    gids: [100]\n";                          /* 8 */
+static const char principals_yaml[] = "# who is who\n"           /* 1 */
+                                      "principals:\n"            /* 2 */
+                                      "  admins:\n"              /* 3 */
+                                      "    uids: [0]\n"          /* 4 */
+                                      "    admin: true\n"        /* 5 */
+                                      "  devs:\n"                /* 6 */
+                                      "    uids: [1000, 1001]\n" /* 7 */
+                                      "    gids: [100]\n";       /* 8 */
 
 static const char rules_yaml[] =
-	"skills:\n"                                   /* 1 */
-	"  enabled: [hello, notes]\n"                 /* 2 */
-	"rules:\n"                                    /* 3 */
-	"  - name: greet\n"                           /* 4 */
-	"    principals: [\"*\"]\n"                   /* 5 */
-	"    skills: [hello]\n"                       /* 6 */
-	"    action: allow\n"                         /* 7 */
-	"    rate: { per_minute: 30 }\n"              /* 8 */
-	"  - name: notes\n"                           /* 9 */
-	"    principals: [devs, admins]\n"            /* 10 */
-	"    skills: [notes]\n"                       /* 11 */
-	"    commands: [add, list]\n"                 /* 12 */
-	"    phases: [execution, planning]\n"         /* 13 */
-	"    action: ask\n"                           /* 14 */
-	"    ceiling:\n"                              /* 15 */
-	"      fs: { read: [\"/usr/share/**\"], write: [\"$DATA_DIR/**\"] }\n"
-	"      network: { allow: [\"*.example.com:443\"] }\n"   /* 17 */
-	"      exec: [sh, \"py*\"]\n"                 /* 18 */
-	"      env: [LANG, \"LC_*\"]\n"               /* 19 */
-	"    limits: { timeout_ms: 5000, memory_mb: 64, pids: 8, "
-	"output_bytes: 1024 }\n"                      /* 20 */
-	"    rate: { per_minute: 60, burst: 5 }\n"    /* 21 */
-	"  - name: nobody\n"                          /* 22 */
-	"    principals: [devs]\n"                    /* 23 */
-	"    skills: [\"*\"]\n"                       /* 24 */
-	"    action: deny\n";                         /* 25 */
+    "skills:\n"                           /* 1 */
+    "  enabled: [hello, notes]\n"         /* 2 */
+    "rules:\n"                            /* 3 */
+    "  - name: greet\n"                   /* 4 */
+    "    principals: [\"*\"]\n"           /* 5 */
+    "    skills: [hello]\n"               /* 6 */
+    "    action: allow\n"                 /* 7 */
+    "    rate: { per_minute: 30 }\n"      /* 8 */
+    "  - name: notes\n"                   /* 9 */
+    "    principals: [devs, admins]\n"    /* 10 */
+    "    skills: [notes]\n"               /* 11 */
+    "    commands: [add, list]\n"         /* 12 */
+    "    phases: [execution, planning]\n" /* 13 */
+    "    action: ask\n"                   /* 14 */
+    "    ceiling:\n"                      /* 15 */
+    "      fs: { read: [\"/usr/share/**\"], write: [\"$DATA_DIR/**\"] }\n"
+    "      network: { allow: [\"*.example.com:443\"] }\n" /* 17 */
+    "      exec: [sh, \"py*\"]\n"                         /* 18 */
+    "      env: [LANG, \"LC_*\"]\n"                       /* 19 */
+    "    limits: { timeout_ms: 5000, memory_mb: 64, pids: 8, "
+    "output_bytes: 1024 }\n"                   /* 20 */
+    "    rate: { per_minute: 60, burst: 5 }\n" /* 21 */
+    "  - name: nobody\n"                       /* 22 */
+    "    principals: [devs]\n"                 /* 23 */
+    "    skills: [\"*\"]\n"                    /* 24 */
+    "    action: deny\n";                      /* 25 */
 
 static void
 test_good_set(void **state)
@@ -448,11 +447,12 @@ test_yaml_syntax_error(void **state)
 		/* libyaml reports where it gave up; it is in this file, past
 		 * the unclosed list, and named by line. */
 		if ((at = strstr(e.msg, "10-rules.yaml:")) == NULL)
-			fail_msg("syntax error \"%s\" names no file:line", e.msg);
+			fail_msg(
+			    "syntax error \"%s\" names no file:line", e.msg);
 		at += strlen("10-rules.yaml:");
 		if (atoi(at) < 3 || atoi(at) > 6)
-			fail_msg("syntax error \"%s\" is not at lines 3..6",
-			    e.msg);
+			fail_msg(
+			    "syntax error \"%s\" is not at lines 3..6", e.msg);
 	}
 }
 
@@ -482,8 +482,8 @@ test_bad_ceiling_network(void **state)
 	    "    ceiling:\n"
 	    "      exec: [sh]\n"
 	    "      network: {allow: [nohost]}\n");
-	expect_error(t, "10-rules.yaml:8",
-	    "network.allow: invalid entry \"nohost\"");
+	expect_error(
+	    t, "10-rules.yaml:8", "network.allow: invalid entry \"nohost\"");
 }
 
 static void
@@ -492,15 +492,15 @@ test_bad_ceiling_entries(void **state)
 	static const struct {
 		const char *line, *why;
 	} cases[] = {
-		{ "fs: { read: [\"relative/path\"] }", "fs.read: invalid entry" },
-		{ "fs: { write: [\"$DATA_DIR/../etc\"] }",
-		  "fs.write: invalid entry" },
-		{ "fs: { exec: [\"/x\"] }", "unknown key \"exec\"" },
-		{ "network: { allow: [\"host:0\"] }", "network.allow: invalid" },
-		{ "network: [\"a.b:1\"]", "network must be a mapping" },
-		{ "exec: [\"rm -rf\"]", "exec: invalid entry" },
-		{ "env: [\"1BAD\"]", "env: invalid entry" },
-		{ "bogus: [x]", "unknown key \"bogus\"" },
+	    {"fs: { read: [\"relative/path\"] }", "fs.read: invalid entry"},
+	    {"fs: { write: [\"$DATA_DIR/../etc\"] }",
+	        "fs.write: invalid entry"},
+	    {"fs: { exec: [\"/x\"] }", "unknown key \"exec\""},
+	    {"network: { allow: [\"host:0\"] }", "network.allow: invalid"},
+	    {"network: [\"a.b:1\"]", "network must be a mapping"},
+	    {"exec: [\"rm -rf\"]", "exec: invalid entry"},
+	    {"env: [\"1BAD\"]", "env: invalid entry"},
+	    {"bogus: [x]", "unknown key \"bogus\""},
 	};
 	struct tdir *t = *state;
 	char text[512];
@@ -514,7 +514,8 @@ test_bad_ceiling_entries(void **state)
 		    "    skills: [hello]\n"
 		    "    action: allow\n"
 		    "    ceiling:\n"
-		    "      %s\n", cases[i].line);
+		    "      %s\n",
+		    cases[i].line);
 		put(t, "10-rules.yaml", text);
 		expect_error(t, "10-rules.yaml:7", cases[i].why);
 	}
@@ -526,12 +527,12 @@ test_bad_limits_and_rate(void **state)
 	static const struct {
 		const char *line, *why;
 	} cases[] = {
-		{ "limits: { timeout_ms: 0 }", "whole number" },
-		{ "limits: { memory_mb: lots }", "whole number" },
-		{ "limits: { cpu: 1 }", "unknown key \"cpu\"" },
-		{ "rate: { burst: 5 }", "rate needs per_minute" },
-		{ "rate: { per_minute: 0 }", "whole number" },
-		{ "rate: { per_minute: 10, burst: 0 }", "whole number" },
+	    {"limits: { timeout_ms: 0 }", "whole number"},
+	    {"limits: { memory_mb: lots }", "whole number"},
+	    {"limits: { cpu: 1 }", "unknown key \"cpu\""},
+	    {"rate: { burst: 5 }", "rate needs per_minute"},
+	    {"rate: { per_minute: 0 }", "whole number"},
+	    {"rate: { per_minute: 10, burst: 0 }", "whole number"},
 	};
 	struct tdir *t = *state;
 	char text[512];
@@ -544,7 +545,8 @@ test_bad_limits_and_rate(void **state)
 		    "    principals: [\"*\"]\n"
 		    "    skills: [hello]\n"
 		    "    action: allow\n"
-		    "    %s\n", cases[i].line);
+		    "    %s\n",
+		    cases[i].line);
 		put(t, "10-rules.yaml", text);
 		expect_error(t, "10-rules.yaml:6", cases[i].why);
 	}
@@ -566,7 +568,8 @@ test_non_utf8(void **state)
 	assert_empty(&p);
 	if (strstr(e.msg, "10-rules.yaml") == NULL ||
 	    strstr(e.msg, "UTF-8") == NULL)
-		fail_msg("error \"%s\" does not name the file and UTF-8", e.msg);
+		fail_msg(
+		    "error \"%s\" does not name the file and UTF-8", e.msg);
 }
 
 /* All or nothing: a good first file does not survive a bad second. */
@@ -625,7 +628,8 @@ test_lexical_order(void **state)
 
 	put(t, "30-c.yaml",
 	    "rules:\n"
-	    "  - { name: c1, principals: [\"*\"], skills: [x], action: deny }\n");
+	    "  - { name: c1, principals: [\"*\"], skills: [x], action: deny "
+	    "}\n");
 	put(t, "10-a.yaml",
 	    "principals:\n"
 	    "  devs: { uids: [1000] }\n"
@@ -635,10 +639,12 @@ test_lexical_order(void **state)
 	put(t, "20-b.yaml",
 	    "\n"
 	    "rules:\n"
-	    "  - { name: b1, principals: [devs], skills: [x], action: allow }\n");
+	    "  - { name: b1, principals: [devs], skills: [x], action: allow "
+	    "}\n");
 	put(t, "100-z.yaml",
 	    "rules:\n"
-	    "  - { name: z1, principals: [devs], skills: [x], action: allow }\n");
+	    "  - { name: z1, principals: [devs], skills: [x], action: allow "
+	    "}\n");
 	memset(&e, 0, sizeof(e));
 	if (policy_load(&p, t->path, &e) != 0)
 		fail_msg("refused: %s", e.msg);
@@ -704,31 +710,31 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-		T(test_good_set),
-		T(test_shipped_examples_load),
-		T(test_empty_dir_and_missing_dir),
-		T(test_unknown_key),
-		T(test_unknown_top_level_key),
-		T(test_bad_action),
-		T(test_missing_action),
-		T(test_unknown_principal),
-		T(test_principal_defined_later),
-		T(test_unknown_phase),
-		T(test_principal_without_ids),
-		T(test_principal_empty_id_lists),
-		T(test_principal_bad_uid),
-		T(test_duplicate_principal_across_files),
-		T(test_yaml_syntax_error),
-		T(test_yaml_syntax_error_exact_line),
-		T(test_bad_ceiling_network),
-		T(test_bad_ceiling_entries),
-		T(test_bad_limits_and_rate),
-		T(test_non_utf8),
-		T(test_bad_second_file_rejects_all),
-		T(test_non_yaml_files_ignored),
-		T(test_lexical_order),
-		T(test_rule_requires_name_principals_skills),
-		T(test_duplicate_key_in_rule),
+	    T(test_good_set),
+	    T(test_shipped_examples_load),
+	    T(test_empty_dir_and_missing_dir),
+	    T(test_unknown_key),
+	    T(test_unknown_top_level_key),
+	    T(test_bad_action),
+	    T(test_missing_action),
+	    T(test_unknown_principal),
+	    T(test_principal_defined_later),
+	    T(test_unknown_phase),
+	    T(test_principal_without_ids),
+	    T(test_principal_empty_id_lists),
+	    T(test_principal_bad_uid),
+	    T(test_duplicate_principal_across_files),
+	    T(test_yaml_syntax_error),
+	    T(test_yaml_syntax_error_exact_line),
+	    T(test_bad_ceiling_network),
+	    T(test_bad_ceiling_entries),
+	    T(test_bad_limits_and_rate),
+	    T(test_non_utf8),
+	    T(test_bad_second_file_rejects_all),
+	    T(test_non_yaml_files_ignored),
+	    T(test_lexical_order),
+	    T(test_rule_requires_name_principals_skills),
+	    T(test_duplicate_key_in_rule),
 #undef T
 	};
 

@@ -14,18 +14,36 @@
 
 #include "../../policyd/policyd_match.h"
 
-#define GLOB_YES(p, s) do { if (!glob_match(p, s)) \
-	fail_msg("glob \"%s\" should match \"%s\"", p, s); } while (0)
-#define GLOB_NO(p, s) do { if (glob_match(p, s)) \
-	fail_msg("glob \"%s\" must not match \"%s\"", p, s); } while (0)
-#define COVERS(c, w) do { if (!hostport_covers(c, w)) \
-	fail_msg("\"%s\" should cover \"%s\"", c, w); } while (0)
-#define NOT_COVERS(c, w) do { if (hostport_covers(c, w)) \
-	fail_msg("\"%s\" must not cover \"%s\"", c, w); } while (0)
-#define PCOVERS(c, w) do { if (!path_covers(c, w)) \
-	fail_msg("path \"%s\" should cover \"%s\"", c, w); } while (0)
-#define NOT_PCOVERS(c, w) do { if (path_covers(c, w)) \
-	fail_msg("path \"%s\" must not cover \"%s\"", c, w); } while (0)
+#define GLOB_YES(p, s)                                                         \
+	do {                                                                   \
+		if (!glob_match(p, s))                                         \
+			fail_msg("glob \"%s\" should match \"%s\"", p, s);     \
+	} while (0)
+#define GLOB_NO(p, s)                                                          \
+	do {                                                                   \
+		if (glob_match(p, s))                                          \
+			fail_msg("glob \"%s\" must not match \"%s\"", p, s);   \
+	} while (0)
+#define COVERS(c, w)                                                           \
+	do {                                                                   \
+		if (!hostport_covers(c, w))                                    \
+			fail_msg("\"%s\" should cover \"%s\"", c, w);          \
+	} while (0)
+#define NOT_COVERS(c, w)                                                       \
+	do {                                                                   \
+		if (hostport_covers(c, w))                                     \
+			fail_msg("\"%s\" must not cover \"%s\"", c, w);        \
+	} while (0)
+#define PCOVERS(c, w)                                                          \
+	do {                                                                   \
+		if (!path_covers(c, w))                                        \
+			fail_msg("path \"%s\" should cover \"%s\"", c, w);     \
+	} while (0)
+#define NOT_PCOVERS(c, w)                                                      \
+	do {                                                                   \
+		if (path_covers(c, w))                                         \
+			fail_msg("path \"%s\" must not cover \"%s\"", c, w);   \
+	} while (0)
 
 static void
 test_glob_star_stops_at_slash(void **state)
@@ -65,7 +83,7 @@ test_glob_question_mark(void **state)
 	GLOB_YES("a?c", "abc");
 	GLOB_NO("/tmp/?.log", "/tmp/ab.log");
 	GLOB_NO("/tmp/?.log", "/tmp/.log");
-	GLOB_NO("a?c", "a/c");     /* '?' is one char, never '/' */
+	GLOB_NO("a?c", "a/c"); /* '?' is one char, never '/' */
 	GLOB_NO("a?c", "ac");
 }
 
@@ -78,7 +96,7 @@ test_glob_literal(void **state)
 	GLOB_YES("*", "hello");
 	GLOB_NO("hello", "hell");
 	GLOB_NO("hello", "hello!");
-	GLOB_NO("hello", "Hello");   /* names are case-sensitive */
+	GLOB_NO("hello", "Hello"); /* names are case-sensitive */
 	GLOB_NO("", "x");
 }
 
@@ -181,8 +199,9 @@ test_hostport_case_insensitive(void **state)
 	COVERS("api.example.com:443", "API.Example.COM:443");
 	COVERS("API.EXAMPLE.COM:443", "api.example.com:443");
 	COVERS("*.Example.Com:443", "API.example.COM:443");
-	assert_int_equal(hostport_parse("API.Example.COM:443", h, sizeof(h),
-	    p, sizeof(p)), 0);
+	assert_int_equal(
+	    hostport_parse("API.Example.COM:443", h, sizeof(h), p, sizeof(p)),
+	    0);
 	assert_string_equal(h, "api.example.com");
 	assert_string_equal(p, "443");
 }
@@ -201,8 +220,8 @@ test_hostport_ipv6(void **state)
 	NOT_COVERS("[::1]:8080", "[::1]:8081");
 	NOT_COVERS("[::1]:8080", "localhost:8080");
 	NOT_COVERS("*.example.com:8080", "[::1]:8080");
-	assert_int_equal(hostport_parse("[::1]:8080", h, sizeof(h), p,
-	    sizeof(p)), 0);
+	assert_int_equal(
+	    hostport_parse("[::1]:8080", h, sizeof(h), p, sizeof(p)), 0);
 	assert_string_equal(h, "[::1]");
 	assert_string_equal(p, "8080");
 }
@@ -210,12 +229,10 @@ test_hostport_ipv6(void **state)
 static void
 test_hostport_parse_good(void **state)
 {
-	static const char *const good[] = {
-		"api.example.com:443", "*.example.com:443", "*:443", "*:*",
-		"localhost:1", "host:65535", "a-b.c:80", "[::1]:8080",
-		"[fe80::1]:22", "api.example.com:*", "10.0.0.1:5432",
-		NULL
-	};
+	static const char *const good[] = {"api.example.com:443",
+	    "*.example.com:443", "*:443", "*:*", "localhost:1", "host:65535",
+	    "a-b.c:80", "[::1]:8080", "[fe80::1]:22", "api.example.com:*",
+	    "10.0.0.1:5432", NULL};
 	char h[300], p[8];
 	size_t i;
 
@@ -223,8 +240,8 @@ test_hostport_parse_good(void **state)
 	for (i = 0; good[i] != NULL; i++)
 		if (hostport_parse(good[i], h, sizeof(h), p, sizeof(p)) != 0)
 			fail_msg("\"%s\" should parse", good[i]);
-	assert_int_equal(hostport_parse("*.example.com:443", h, sizeof(h), p,
-	    sizeof(p)), 0);
+	assert_int_equal(
+	    hostport_parse("*.example.com:443", h, sizeof(h), p, sizeof(p)), 0);
 	assert_string_equal(h, "*.example.com");
 	assert_string_equal(p, "443");
 }
@@ -232,15 +249,12 @@ test_hostport_parse_good(void **state)
 static void
 test_hostport_parse_malformed(void **state)
 {
-	static const char *const bad[] = {
-		"host", "host:0", "host:70000", "host:65536", "a..b:1",
-		"[zz]:1", ":443", "", "host:", "host:-1", "host:+80",
-		"host:80x", "host:8 0", ".host:1", "host.:1", "ho st:1",
-		"ho_st:1", "a*b:1", "**:1", "*.*.example.com:1", "*.:443",
-		"[::1]", "[::1]80", "[]:80", "[::1]:0", "[::1]:abc",
-		"::1:80", "host:1:2", "*example.com:443", "ex*.com:443",
-		NULL
-	};
+	static const char *const bad[] = {"host", "host:0", "host:70000",
+	    "host:65536", "a..b:1", "[zz]:1", ":443", "", "host:", "host:-1",
+	    "host:+80", "host:80x", "host:8 0", ".host:1", "host.:1", "ho st:1",
+	    "ho_st:1", "a*b:1", "**:1", "*.*.example.com:1", "*.:443", "[::1]",
+	    "[::1]80", "[]:80", "[::1]:0", "[::1]:abc", "::1:80", "host:1:2",
+	    "*example.com:443", "ex*.com:443", NULL};
 	char h[300], p[8];
 	size_t i;
 
@@ -248,12 +262,13 @@ test_hostport_parse_malformed(void **state)
 	for (i = 0; bad[i] != NULL; i++) {
 		if (hostport_parse(bad[i], h, sizeof(h), p, sizeof(p)) == 0)
 			fail_msg("malformed \"%s\" was accepted (host \"%s\" "
-			    "port \"%s\")", bad[i], h, p);
+			         "port \"%s\")",
+			    bad[i], h, p);
 		/* A malformed pattern covers nothing, nor is covered. */
 		if (hostport_covers("*:*", bad[i]) ||
 		    hostport_covers(bad[i], "api.example.com:443"))
-			fail_msg("malformed \"%s\" took part in coverage",
-			    bad[i]);
+			fail_msg(
+			    "malformed \"%s\" took part in coverage", bad[i]);
 	}
 }
 
@@ -267,10 +282,11 @@ test_hostport_parse_bounds(void **state)
 	memset(big, 'a', sizeof(big));
 	snprintf(big + 350, sizeof(big) - 350, ":443");
 	assert_int_equal(hostport_parse(big, h, sizeof(h), p, sizeof(p)), -1);
-	assert_int_equal(hostport_parse("example.com:443", small,
-	    sizeof(small), p, sizeof(p)), -1);
-	assert_int_equal(hostport_parse("[::1]:443", small, 5, p, sizeof(p)),
+	assert_int_equal(hostport_parse("example.com:443", small, sizeof(small),
+	                     p, sizeof(p)),
 	    -1);
+	assert_int_equal(
+	    hostport_parse("[::1]:443", small, 5, p, sizeof(p)), -1);
 	assert_int_equal(hostport_parse("a.b:443", h, sizeof(h), p, 3), -1);
 }
 
@@ -278,20 +294,20 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_glob_star_stops_at_slash),
-		cmocka_unit_test(test_glob_double_star_crosses_slash),
-		cmocka_unit_test(test_glob_question_mark),
-		cmocka_unit_test(test_glob_literal),
-		cmocka_unit_test(test_path_covers),
-		cmocka_unit_test(test_path_covers_by_reach_not_text),
-		cmocka_unit_test(test_hostport_wildcard_subdomains),
-		cmocka_unit_test(test_hostport_exact),
-		cmocka_unit_test(test_hostport_any_host_any_port),
-		cmocka_unit_test(test_hostport_case_insensitive),
-		cmocka_unit_test(test_hostport_ipv6),
-		cmocka_unit_test(test_hostport_parse_good),
-		cmocka_unit_test(test_hostport_parse_malformed),
-		cmocka_unit_test(test_hostport_parse_bounds),
+	    cmocka_unit_test(test_glob_star_stops_at_slash),
+	    cmocka_unit_test(test_glob_double_star_crosses_slash),
+	    cmocka_unit_test(test_glob_question_mark),
+	    cmocka_unit_test(test_glob_literal),
+	    cmocka_unit_test(test_path_covers),
+	    cmocka_unit_test(test_path_covers_by_reach_not_text),
+	    cmocka_unit_test(test_hostport_wildcard_subdomains),
+	    cmocka_unit_test(test_hostport_exact),
+	    cmocka_unit_test(test_hostport_any_host_any_port),
+	    cmocka_unit_test(test_hostport_case_insensitive),
+	    cmocka_unit_test(test_hostport_ipv6),
+	    cmocka_unit_test(test_hostport_parse_good),
+	    cmocka_unit_test(test_hostport_parse_malformed),
+	    cmocka_unit_test(test_hostport_parse_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,8 +20,8 @@
 
 #include "../../policyd/policyd.h"
 
-static char root[64];      /* a fresh temp dir per test */
-static char outside[128];  /* a dir beside the skills, "outside" them */
+static char root[64];     /* a fresh temp dir per test */
+static char outside[128]; /* a dir beside the skills, "outside" them */
 
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -63,7 +63,7 @@ put(const char *rel, const char *text, mode_t mode)
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/'));
-	    slash++) {
+	     slash++) {
 		*slash = '\0';
 		mkdir(path, 0755);
 		*slash = '/';
@@ -101,8 +101,10 @@ skill_md(const char *dir, const char *name, const char *rest)
 	char rel[PATH_MAX], md[4096];
 
 	snprintf(rel, sizeof(rel), "%s/SKILL.md", dir);
-	snprintf(md, sizeof(md), "---\nname: %s\ndescription: A test skill.\n"
-	    "%s---\n\n# Body\n\nText.\n", name, rest);
+	snprintf(md, sizeof(md),
+	    "---\nname: %s\ndescription: A test skill.\n"
+	    "%s---\n\n# Body\n\nText.\n",
+	    name, rest);
 	put(rel, md, 0644);
 }
 
@@ -212,7 +214,8 @@ test_valid_skill(void **state)
 	good_skill("tiny");
 	expect_valid(&s, "tiny");
 	assert_int_equal(s.perms.n[PERM_FS_READ] + s.perms.n[PERM_FS_WRITE] +
-	    s.perms.n[PERM_NET] + s.perms.n[PERM_EXEC] + s.perms.n[PERM_ENV],
+	                     s.perms.n[PERM_NET] + s.perms.n[PERM_EXEC] +
+	                     s.perms.n[PERM_ENV],
 	    0);
 	skill_free(&s);
 }
@@ -290,7 +293,8 @@ test_command_dotdot_and_absolute(void **state)
 {
 	(void)state;
 	good_skill("dots");
-	skill_md("dots", "dots", "commands: { run: scripts/../scripts/run.sh }\n");
+	skill_md(
+	    "dots", "dots", "commands: { run: scripts/../scripts/run.sh }\n");
 	expect_invalid("dots", "without \"..\"");
 	skill_md("dots", "dots", "commands: { run: ../dots/scripts/run.sh }\n");
 	expect_invalid("dots", "without \"..\"");
@@ -315,7 +319,8 @@ test_entry_missing_or_not_executable(void **state)
 	skill_md("ent", "ent", "commands: { run: scripts }\n");
 	expect_invalid("ent", "not an executable regular file");
 	/* One bad command spoils the skill, not just that command. */
-	skill_md("ent", "ent", "commands:\n  run: scripts/run.sh\n"
+	skill_md("ent", "ent",
+	    "commands:\n  run: scripts/run.sh\n"
 	    "  other: scripts/plain.sh\n");
 	expect_invalid("ent", "command other");
 }
@@ -327,14 +332,14 @@ test_name_mismatch(void **state)
 	good_skill("alpha");
 	skill_md("alpha", "beta", "commands: { run: scripts/run.sh }\n");
 	expect_invalid("alpha", "name \"beta\" differs from the directory "
-	    "name \"alpha\"");
+	                        "name \"alpha\"");
 }
 
 static void
 test_bad_names(void **state)
 {
-	static const char *const bad[] = { "Bad_Name", "a--b", "-a", "a-",
-		"UPPER", "a.b", NULL };
+	static const char *const bad[] = {
+	    "Bad_Name", "a--b", "-a", "a-", "UPPER", "a.b", NULL};
 	char big[80];
 	size_t i;
 
@@ -394,17 +399,22 @@ test_missing_required_fields(void **state)
 {
 	(void)state;
 	good_skill("req");
-	put("req/SKILL.md", "---\ndescription: d\ncommands: { run: "
-	    "scripts/run.sh }\n---\n", 0644);
+	put("req/SKILL.md",
+	    "---\ndescription: d\ncommands: { run: "
+	    "scripts/run.sh }\n---\n",
+	    0644);
 	expect_invalid("req", "missing \"name\"");
-	put("req/SKILL.md", "---\nname: req\ncommands: { run: "
-	    "scripts/run.sh }\n---\n", 0644);
+	put("req/SKILL.md",
+	    "---\nname: req\ncommands: { run: "
+	    "scripts/run.sh }\n---\n",
+	    0644);
 	expect_invalid("req", "missing \"description\"");
 	skill_md("req", "req", "");
 	expect_invalid("req", "missing \"commands\"");
 	skill_md("req", "req", "commands: {}\n");
 	expect_invalid("req", "commands: 1..64 entries");
-	skill_md("req", "req", "commands: { run: scripts/run.sh }\n"
+	skill_md("req", "req",
+	    "commands: { run: scripts/run.sh }\n"
 	    "hooks: [x]\n");
 	expect_invalid("req", "unknown key \"hooks\"");
 }
@@ -422,7 +432,8 @@ test_skill_md_not_regular(void **state)
 		FILE *f = fopen(target, "w");
 		assert_non_null(f);
 		fputs("---\nname: lnk\ndescription: d\ncommands: { run: "
-		    "scripts/run.sh }\n---\n", f);
+		      "scripts/run.sh }\n---\n",
+		    f);
 		fclose(f);
 	}
 	snprintf(target, sizeof(target), "%s/lnk/SKILL.md", root);
@@ -433,8 +444,10 @@ test_skill_md_not_regular(void **state)
 	/* A symlink to a sibling file inside the skill is refused too. */
 	snprintf(target, sizeof(target), "%s/lnk/SKILL.md", root);
 	unlink(target);
-	put("lnk/README.md", "---\nname: lnk\ndescription: d\ncommands: "
-	    "{ run: scripts/run.sh }\n---\n", 0644);
+	put("lnk/README.md",
+	    "---\nname: lnk\ndescription: d\ncommands: "
+	    "{ run: scripts/run.sh }\n---\n",
+	    0644);
 	link_at("README.md", "lnk/SKILL.md");
 	expect_invalid("lnk", "SKILL.md");
 	/* A directory called SKILL.md, and no SKILL.md at all. */
@@ -478,7 +491,8 @@ test_sidecar_only(void **state)
 	    "  fs: { write: [\"$DATA_DIR/**\"] }\n"
 	    "  network: { allow: [\"*.example.com:443\"] }\n"
 	    "  exec: [sh]\n"
-	    "limits: { timeout_ms: 1234 }\n", 0644);
+	    "limits: { timeout_ms: 1234 }\n",
+	    0644);
 	expect_valid(&s, "side");
 	assert_string_equal(s.manifest, "skill.yaml");
 	assert_int_equal(s.ncmds, 1);
@@ -495,11 +509,13 @@ test_sidecar_only(void **state)
 	    "commands:\n"
 	    "  run: scripts/run.sh\n"
 	    "permissions:\n"
-	    "  exec: [\"rm -rf\"]\n", 0644);
+	    "  exec: [\"rm -rf\"]\n",
+	    0644);
 	expect_invalid("side", "skill.yaml:4: exec: invalid entry");
 	put("side/skill.yaml",
 	    "commands: { run: scripts/run.sh }\n"
-	    "name: side\n", 0644);
+	    "name: side\n",
+	    0644);
 	expect_invalid("side", "skill.yaml:2: unknown key \"name\"");
 	/* A sidecar that is a symlink is refused. */
 	put("side/real.yaml", "commands: { run: scripts/run.sh }\n", 0644);
@@ -519,43 +535,53 @@ test_fs_globs_contained(void **state)
 
 	(void)state;
 	good_skill("globs");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/../x\"] }\n");
 	expect_invalid("globs", "fs.read: invalid entry \"$SKILL_DIR/../x\"");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { write: [\"$SKILL_DIR/..\"] }\n");
 	expect_invalid("globs", "fs.write: invalid entry");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"relative/**\"] }\n");
 	expect_invalid("globs", "fs.read: invalid entry");
 
 	/* A symlink inside the skill that leads outside it. */
 	snprintf(target, sizeof(target), "%s", outside);
 	link_at(target, "globs/link");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/**\"] }\n");
 	expect_invalid("globs", "fs.read $SKILL_DIR/link/** resolves outside "
-	    "the skill directory");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	                        "the skill directory");
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { write: [\"$SKILL_DIR/link/*.txt\"] }\n");
 	expect_invalid("globs", "fs.write $SKILL_DIR/link/*.txt resolves "
-	    "outside");
+	                        "outside");
 	/* Through the link to a path that does not exist (yet). */
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/later/**\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/link/a/b/c.txt\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
 	/* A dangling symlink: where it leads may appear later. */
 	link_at("/nonexistent-sb-test/dir", "globs/dangling");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/dangling/**\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
-	skill_md("globs", "globs", "commands: { run: scripts/run.sh }\n"
+	skill_md("globs", "globs",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/dangling/x/y\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
 }
@@ -569,7 +595,8 @@ test_fs_globs_inside_ok(void **state)
 	good_skill("fine");
 	mkdir_at("fine/data");
 	link_at("data", "fine/alias");
-	skill_md("fine", "fine", "commands: { run: scripts/run.sh }\n"
+	skill_md("fine", "fine",
+	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n"
 	    "  fs:\n"
 	    "    read: [\"$SKILL_DIR/**\", \"$SKILL_DIR/data/*.csv\", "
@@ -587,7 +614,8 @@ test_allowed_tools(void **state)
 
 	(void)state;
 	good_skill("tools");
-	skill_md("tools", "tools", "allowed-tools: Bash(git:*) Bash(curl) "
+	skill_md("tools", "tools",
+	    "allowed-tools: Bash(git:*) Bash(curl) "
 	    "Read\n"
 	    "commands: { run: scripts/run.sh }\n"
 	    "permissions: { exec: [sh] }\n");
@@ -600,7 +628,8 @@ test_allowed_tools(void **state)
 	skill_free(&s);
 
 	/* A list, and no permissions block at all; junk is skipped. */
-	skill_md("tools", "tools", "allowed-tools:\n"
+	skill_md("tools", "tools",
+	    "allowed-tools:\n"
 	    "  - Bash(npm run:*)\n"
 	    "  - Bash(/bin/rm:*)\n"
 	    "  - Bash($(id))\n"
@@ -620,51 +649,57 @@ test_yaml_error_lines_are_skill_md_lines(void **state)
 	good_skill("lines");
 	/* SKILL.md line 1 is "---"; the frontmatter starts at line 2. */
 	put("lines/SKILL.md",
-	    "---\n"                              /* 1 */
-	    "name: lines\n"                      /* 2 */
-	    "description: d\n"                   /* 3 */
-	    "commands:\n"                        /* 4 */
-	    "  run: scripts/run.sh\n"            /* 5 */
-	    "permissions:\n"                     /* 6 */
-	    "  bogus: [x]\n"                     /* 7 */
-	    "---\n", 0644);
+	    "---\n"                   /* 1 */
+	    "name: lines\n"           /* 2 */
+	    "description: d\n"        /* 3 */
+	    "commands:\n"             /* 4 */
+	    "  run: scripts/run.sh\n" /* 5 */
+	    "permissions:\n"          /* 6 */
+	    "  bogus: [x]\n"          /* 7 */
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "SKILL.md:7: unknown key \"bogus\"");
 	put("lines/SKILL.md",
-	    "---\n"                              /* 1 */
-	    "name: lines\n"                      /* 2 */
-	    "description: d: e\n"                /* 3 */
+	    "---\n"               /* 1 */
+	    "name: lines\n"       /* 2 */
+	    "description: d: e\n" /* 3 */
 	    "commands: { run: scripts/run.sh }\n"
-	    "---\n", 0644);
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "SKILL.md:3:");
 	put("lines/SKILL.md",
-	    "---\n"                              /* 1 */
-	    "name: Lines\n"                      /* 2 */
+	    "---\n"         /* 1 */
+	    "name: Lines\n" /* 2 */
 	    "description: d\n"
-	    "---\n", 0644);
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "SKILL.md:2: name \"Lines\"");
 	put("lines/SKILL.md",
-	    "---\n"                              /* 1 */
-	    "name: lines\n"                      /* 2 */
-	    "description: d\n"                   /* 3 */
-	    "commands:\n"                        /* 4 */
-	    "  run: scripts/nope.sh\n"           /* 5 */
-	    "---\n", 0644);
+	    "---\n"                    /* 1 */
+	    "name: lines\n"            /* 2 */
+	    "description: d\n"         /* 3 */
+	    "commands:\n"              /* 4 */
+	    "  run: scripts/nope.sh\n" /* 5 */
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "SKILL.md:5: command run");
 	put("lines/SKILL.md",
-	    "---\n"                              /* 1 */
-	    "name: lines\n"                      /* 2 */
-	    "description: d\n"                   /* 3 */
-	    "commands: { run: scripts/run.sh }\n"/* 4 */
-	    "limits:\n"                          /* 5 */
-	    "  timeout_ms: 0\n"                  /* 6 */
-	    "---\n", 0644);
+	    "---\n"                               /* 1 */
+	    "name: lines\n"                       /* 2 */
+	    "description: d\n"                    /* 3 */
+	    "commands: { run: scripts/run.sh }\n" /* 4 */
+	    "limits:\n"                           /* 5 */
+	    "  timeout_ms: 0\n"                   /* 6 */
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "SKILL.md:6:");
 	put("lines/SKILL.md",
 	    "---\n"
 	    "name: lines\n"
 	    "description: caf\xe9\n"
 	    "commands: { run: scripts/run.sh }\n"
-	    "---\n", 0644);
+	    "---\n",
+	    0644);
 	expect_invalid("lines", "UTF-8");
 }
 
@@ -702,7 +737,8 @@ test_registry_bad_does_not_stop_good(void **state)
 		snprintf(p, sizeof(p), "%s/extra/SKILL.md", second);
 		f = fopen(p, "w");
 		fputs("---\nname: extra\ndescription: d\ncommands: { run: "
-		    "run.sh }\n---\n", f);
+		      "run.sh }\n---\n",
+		    f);
 		fclose(f);
 	}
 
@@ -747,7 +783,7 @@ static void
 test_shipped_skills_valid(void **state)
 {
 	struct registry r;
-	char *dirs[1] = { (char *)"skills" };
+	char *dirs[1] = {(char *)"skills"};
 	size_t i;
 
 	(void)state;
@@ -767,26 +803,26 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-		T(test_valid_skill),
-		T(test_inner_symlink_command_ok),
-		T(test_symlinked_root),
-		T(test_command_symlink_outside),
-		T(test_command_dotdot_and_absolute),
-		T(test_entry_missing_or_not_executable),
-		T(test_name_mismatch),
-		T(test_bad_names),
-		T(test_non_utf8_dir),
-		T(test_no_frontmatter),
-		T(test_missing_required_fields),
-		T(test_skill_md_not_regular),
-		T(test_blocks_in_both_places),
-		T(test_sidecar_only),
-		T(test_fs_globs_contained),
-		T(test_fs_globs_inside_ok),
-		T(test_allowed_tools),
-		T(test_yaml_error_lines_are_skill_md_lines),
-		T(test_registry_bad_does_not_stop_good),
-		T(test_shipped_skills_valid),
+	    T(test_valid_skill),
+	    T(test_inner_symlink_command_ok),
+	    T(test_symlinked_root),
+	    T(test_command_symlink_outside),
+	    T(test_command_dotdot_and_absolute),
+	    T(test_entry_missing_or_not_executable),
+	    T(test_name_mismatch),
+	    T(test_bad_names),
+	    T(test_non_utf8_dir),
+	    T(test_no_frontmatter),
+	    T(test_missing_required_fields),
+	    T(test_skill_md_not_regular),
+	    T(test_blocks_in_both_places),
+	    T(test_sidecar_only),
+	    T(test_fs_globs_contained),
+	    T(test_fs_globs_inside_ok),
+	    T(test_allowed_tools),
+	    T(test_yaml_error_lines_are_skill_md_lines),
+	    T(test_registry_bad_does_not_stop_good),
+	    T(test_shipped_skills_valid),
 #undef T
 	};
 

@@ -21,55 +21,58 @@ struct utf8_case {
 	int valid;
 };
 
-#define U8(name, lit, valid) { name, lit, sizeof(lit) - 1, valid }
+#define U8(name, lit, valid)                                                   \
+	{                                                                      \
+		name, lit, sizeof(lit) - 1, valid                              \
+	}
 
 static const struct utf8_case utf8_cases[] = {
-	U8("empty", "", 1),
-	U8("ascii", "hello, world", 1),
-	U8("U+0080 first 2-byte", "\xc2\x80", 1),
-	U8("U+00E9", "caf\xc3\xa9", 1),
-	U8("U+07FF last 2-byte", "\xdf\xbf", 1),
-	U8("U+0800 first 3-byte", "\xe0\xa0\x80", 1),
-	U8("U+20AC euro", "\xe2\x82\xac", 1),
-	U8("U+D7FF before surrogates", "\xed\x9f\xbf", 1),
-	U8("U+E000 after surrogates", "\xee\x80\x80", 1),
-	U8("U+FFFF last 3-byte", "\xef\xbf\xbf", 1),
-	U8("U+10000 first 4-byte", "\xf0\x90\x80\x80", 1),
-	U8("U+1D11E clef", "\xf0\x9d\x84\x9e", 1),
-	U8("U+10FFFF last", "\xf4\x8f\xbf\xbf", 1),
-	U8("mixed", "a\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9ez", 1),
-	U8("NUL", "a\0b", 0),
-	U8("lone NUL", "\0", 0),
-	U8("overlong NUL", "\xc0\x80", 0),
-	U8("overlong slash c0", "\xc0\xaf", 0),
-	U8("overlong c1", "\xc1\xbf", 0),
-	U8("overlong 3-byte slash", "\xe0\x80\xaf", 0),
-	U8("overlong 3-byte U+07FF", "\xe0\x9f\xbf", 0),
-	U8("overlong 4-byte", "\xf0\x80\x80\xaf", 0),
-	U8("overlong 4-byte U+FFFF", "\xf0\x8f\xbf\xbf", 0),
-	U8("surrogate U+D800", "\xed\xa0\x80", 0),
-	U8("surrogate U+DBFF", "\xed\xaf\xbf", 0),
-	U8("surrogate U+DC00", "\xed\xb0\x80", 0),
-	U8("surrogate U+DFFF", "\xed\xbf\xbf", 0),
-	U8("surrogate pair as CESU-8", "\xed\xa0\xbd\xed\xb8\x80", 0),
-	U8("U+110000", "\xf4\x90\x80\x80", 0),
-	U8("f5 lead", "\xf5\x80\x80\x80", 0),
-	U8("5-byte form", "\xf8\x88\x80\x80\x80", 0),
-	U8("6-byte form", "\xfc\x84\x80\x80\x80\x80", 0),
-	U8("fe", "\xfe", 0),
-	U8("ff", "\xff", 0),
-	U8("lone continuation 80", "\x80", 0),
-	U8("lone continuation bf", "a\xbf", 0),
-	U8("truncated 2-byte", "\xc3", 0),
-	U8("truncated 3-byte", "\xe2\x82", 0),
-	U8("truncated 4-byte", "\xf0\x9f\x98", 0),
-	U8("truncated 4-byte then ascii", "\xf0\x9f\x98z", 0),
-	U8("bad 2nd byte of 2", "\xc3\x28", 0),
-	U8("bad 2nd byte of 3", "\xe2\x28\xa1", 0),
-	U8("bad 3rd byte of 3", "\xe2\x82\x28", 0),
-	U8("bad 2nd byte of 4", "\xf0\x28\x8c\xbc", 0),
-	U8("bad 4th byte of 4", "\xf0\x90\x8c\x28", 0),
-	U8("valid then bad", "ok\xc3\xa9\xff", 0),
+    U8("empty", "", 1),
+    U8("ascii", "hello, world", 1),
+    U8("U+0080 first 2-byte", "\xc2\x80", 1),
+    U8("U+00E9", "caf\xc3\xa9", 1),
+    U8("U+07FF last 2-byte", "\xdf\xbf", 1),
+    U8("U+0800 first 3-byte", "\xe0\xa0\x80", 1),
+    U8("U+20AC euro", "\xe2\x82\xac", 1),
+    U8("U+D7FF before surrogates", "\xed\x9f\xbf", 1),
+    U8("U+E000 after surrogates", "\xee\x80\x80", 1),
+    U8("U+FFFF last 3-byte", "\xef\xbf\xbf", 1),
+    U8("U+10000 first 4-byte", "\xf0\x90\x80\x80", 1),
+    U8("U+1D11E clef", "\xf0\x9d\x84\x9e", 1),
+    U8("U+10FFFF last", "\xf4\x8f\xbf\xbf", 1),
+    U8("mixed", "a\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9ez", 1),
+    U8("NUL", "a\0b", 0),
+    U8("lone NUL", "\0", 0),
+    U8("overlong NUL", "\xc0\x80", 0),
+    U8("overlong slash c0", "\xc0\xaf", 0),
+    U8("overlong c1", "\xc1\xbf", 0),
+    U8("overlong 3-byte slash", "\xe0\x80\xaf", 0),
+    U8("overlong 3-byte U+07FF", "\xe0\x9f\xbf", 0),
+    U8("overlong 4-byte", "\xf0\x80\x80\xaf", 0),
+    U8("overlong 4-byte U+FFFF", "\xf0\x8f\xbf\xbf", 0),
+    U8("surrogate U+D800", "\xed\xa0\x80", 0),
+    U8("surrogate U+DBFF", "\xed\xaf\xbf", 0),
+    U8("surrogate U+DC00", "\xed\xb0\x80", 0),
+    U8("surrogate U+DFFF", "\xed\xbf\xbf", 0),
+    U8("surrogate pair as CESU-8", "\xed\xa0\xbd\xed\xb8\x80", 0),
+    U8("U+110000", "\xf4\x90\x80\x80", 0),
+    U8("f5 lead", "\xf5\x80\x80\x80", 0),
+    U8("5-byte form", "\xf8\x88\x80\x80\x80", 0),
+    U8("6-byte form", "\xfc\x84\x80\x80\x80\x80", 0),
+    U8("fe", "\xfe", 0),
+    U8("ff", "\xff", 0),
+    U8("lone continuation 80", "\x80", 0),
+    U8("lone continuation bf", "a\xbf", 0),
+    U8("truncated 2-byte", "\xc3", 0),
+    U8("truncated 3-byte", "\xe2\x82", 0),
+    U8("truncated 4-byte", "\xf0\x9f\x98", 0),
+    U8("truncated 4-byte then ascii", "\xf0\x9f\x98z", 0),
+    U8("bad 2nd byte of 2", "\xc3\x28", 0),
+    U8("bad 2nd byte of 3", "\xe2\x28\xa1", 0),
+    U8("bad 3rd byte of 3", "\xe2\x82\x28", 0),
+    U8("bad 2nd byte of 4", "\xf0\x28\x8c\xbc", 0),
+    U8("bad 4th byte of 4", "\xf0\x90\x8c\x28", 0),
+    U8("valid then bad", "ok\xc3\xa9\xff", 0),
 };
 
 static void
@@ -145,18 +148,18 @@ test_parse_uint(void **state)
 	assert_int_equal(v, 10);
 	assert_int_equal(parse_uint("007", 0, 10, &v), 0);
 	assert_int_equal(v, 7);
-	assert_int_equal(parse_uint("18446744073709551615", 0, UINT64_MAX,
-	    &v), 0);
+	assert_int_equal(
+	    parse_uint("18446744073709551615", 0, UINT64_MAX, &v), 0);
 	assert_true(v == UINT64_MAX);
 
 	/* Failures leave *out alone. */
 	v = 12345;
 	assert_int_equal(parse_uint("0", 1, 10, &v), -1);
 	assert_int_equal(parse_uint("11", 0, 10, &v), -1);
-	assert_int_equal(parse_uint("18446744073709551616", 0, UINT64_MAX,
-	    &v), -1);
-	assert_int_equal(parse_uint("99999999999999999999999", 0, UINT64_MAX,
-	    &v), -1);
+	assert_int_equal(
+	    parse_uint("18446744073709551616", 0, UINT64_MAX, &v), -1);
+	assert_int_equal(
+	    parse_uint("99999999999999999999999", 0, UINT64_MAX, &v), -1);
 	assert_int_equal(parse_uint("", 0, 10, &v), -1);
 	assert_int_equal(parse_uint(NULL, 0, 10, &v), -1);
 	assert_int_equal(parse_uint("-1", 0, UINT64_MAX, &v), -1);
@@ -172,9 +175,9 @@ test_parse_uint(void **state)
 static void
 test_hex_encode(void **state)
 {
-	const uint8_t in[] = { 0x00, 0x01, 0x7f, 0x80, 0xab, 0xff };
+	const uint8_t in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
 	char out[2 * sizeof(in) + 1];
-	char empty[1] = { 'x' };
+	char empty[1] = {'x'};
 
 	(void)state;
 	memset(out, 'Z', sizeof(out));
@@ -279,15 +282,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_utf8_table),
-		cmocka_unit_test(test_utf8_len_bound),
-		cmocka_unit_test(test_ident_valid),
-		cmocka_unit_test(test_parse_uint),
-		cmocka_unit_test(test_hex_encode),
-		cmocka_unit_test(test_path_normalize),
-		cmocka_unit_test(test_mkdir_p),
-		cmocka_unit_test(test_read_full_eof),
-		cmocka_unit_test(test_fd_flags),
+	    cmocka_unit_test(test_utf8_table),
+	    cmocka_unit_test(test_utf8_len_bound),
+	    cmocka_unit_test(test_ident_valid),
+	    cmocka_unit_test(test_parse_uint),
+	    cmocka_unit_test(test_hex_encode),
+	    cmocka_unit_test(test_path_normalize),
+	    cmocka_unit_test(test_mkdir_p),
+	    cmocka_unit_test(test_read_full_eof),
+	    cmocka_unit_test(test_fd_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

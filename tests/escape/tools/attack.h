@@ -38,8 +38,7 @@ say(const char *fmt, ...)
 	(void)!write(1, b, (size_t)n);
 }
 
-static const char * __attribute__((unused))
-ename(int e)
+static const char *__attribute__((unused)) ename(int e)
 {
 	const char *s = strerrorname_np(e);
 
@@ -51,8 +50,7 @@ ename(int e)
  * after it, then the errnos that count as blocked, ending with 0.
  * Returns 1 when the call succeeded.
  */
-static int __attribute__((unused))
-verdict(const char *what, long r, int e, ...)
+static int __attribute__((unused)) verdict(const char *what, long r, int e, ...)
 {
 	va_list ap;
 	int ok, want = 0;

@@ -3,7 +3,8 @@
  * 127.0.0.1:PORT (TCP and UDP), [::1]:PORT (TCP, when IPv6 works) and
  * the abstract unix socket @NAME, answers each connection with a
  * banner, and appends one line per connection or datagram to LOG.
- *   listener PORTFILE LOG NAME   (binds an ephemeral port, writes it to PORTFILE)
+ *   listener PORTFILE LOG NAME   (binds an ephemeral port, writes it to
+ * PORTFILE)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -72,7 +73,8 @@ main(int argc, char *argv[])
 	a6.sin6_port = htons((uint16_t)port);
 	p[n].fd = socket(AF_INET6, SOCK_STREAM, 0);
 	if (p[n].fd != -1) {
-		setsockopt(p[n].fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(
+		    p[n].fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(p[n].fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 &&
 		    listen(p[n].fd, 16) == 0)
 			n++;
@@ -83,8 +85,9 @@ main(int argc, char *argv[])
 	au.sun_family = AF_UNIX;
 	snprintf(au.sun_path + 1, sizeof(au.sun_path) - 1, "%s", argv[3]);
 	p[n].fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (bind(p[n].fd, (struct sockaddr *)&au, (socklen_t)(offsetof(struct
-	    sockaddr_un, sun_path) + 1 + strlen(argv[3]))) == -1 ||
+	if (bind(p[n].fd, (struct sockaddr *)&au,
+	        (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	                    strlen(argv[3]))) == -1 ||
 	    listen(p[n].fd, 16) == -1) {
 		perror("listener: abstract unix");
 		return 1;
@@ -112,13 +115,15 @@ main(int argc, char *argv[])
 			if (i == 1) {
 				r = recv(p[i].fd, buf, sizeof(buf) - 1, 0);
 				buf[r > 0 ? r : 0] = '\0';
-				snprintf(line, sizeof(line), "udp datagram: %s", buf);
+				snprintf(line, sizeof(line), "udp datagram: %s",
+				    buf);
 				logline(argv[2], line);
 				continue;
 			}
 			if ((c = accept(p[i].fd, NULL, NULL)) == -1)
 				continue;
-			snprintf(line, sizeof(line), "connection on socket %d", i);
+			snprintf(
+			    line, sizeof(line), "connection on socket %d", i);
 			logline(argv[2], line);
 			(void)!write(c, "HELLO-FROM-HOST\n", 16);
 			close(c);

@@ -65,7 +65,7 @@ main(int argc, char *argv[])
 		}
 		if (r == -1 && errno == EINTR)
 			continue;
-		break;  /* EIO: every holder of the slave is gone */
+		break; /* EIO: every holder of the slave is gone */
 	}
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;

@@ -36,8 +36,10 @@ main(int argc, char *argv[])
 		if (fd == -1 || in_file >= per_file) {
 			if (fd != -1)
 				close(fd);
-			snprintf(path, sizeof(path), "%s/%s-%d", dir, mark, nfile++);
-			if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1) {
+			snprintf(
+			    path, sizeof(path), "%s/%s-%d", dir, mark, nfile++);
+			if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC,
+			         0600)) == -1) {
 				say("STOPPED open %s after %ld MiB: %s", path,
 				    total >> 20, ename(errno));
 				say("DONE");
@@ -50,7 +52,8 @@ main(int argc, char *argv[])
 			if (w > 0)
 				total += w;
 			say("STOPPED write after %ld MiB in %d files: %s",
-			    total >> 20, nfile, w == -1 ? ename(errno) : "short write");
+			    total >> 20, nfile,
+			    w == -1 ? ename(errno) : "short write");
 			say("DONE");
 			return 1;
 		}

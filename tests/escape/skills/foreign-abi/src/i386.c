@@ -8,9 +8,9 @@ main(void)
 
 	say("BEFORE i386 getpid, pid %d", (int)getpid());
 	__asm__ volatile("int $0x80"
-	    : "=a"(r)
-	    : "a"(20L) /* __NR_getpid of i386 */
-	    : "memory", "r8", "r9", "r10", "r11");
+	                 : "=a"(r)
+	                 : "a"(20L) /* __NR_getpid of i386 */
+	                 : "memory", "r8", "r9", "r10", "r11");
 	say("RETURNED i386 getpid: %ld", r);
 	if (r == getpid())
 		say("ESCAPED i386 getpid returned the pid");

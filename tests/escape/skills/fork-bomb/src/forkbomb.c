@@ -16,7 +16,7 @@
 static void
 nap(long ms)
 {
-	struct timespec ts = { 0, ms * 1000000L };
+	struct timespec ts = {0, ms * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -36,13 +36,15 @@ main(void)
 	}
 	for (;;) {
 		if (atomic_fetch_add(total, 1) >= SAFETY) {
-			say("ESCAPED forked %d processes without hitting a limit", n);
+			say("ESCAPED forked %d processes without hitting a "
+			    "limit",
+			    n);
 			break;
 		}
 		p = fork();
 		if (p == 0) {
 			for (;;)
-				pause();  /* the first wave just sits */
+				pause(); /* the first wave just sits */
 		}
 		if (p == -1) {
 			e = errno;

@@ -20,7 +20,8 @@ main(void)
 		size = (off_t)rl.rlim_cur;
 	for (i = 0; i < 256; i++) {
 		snprintf(name, sizeof(name), "stall-%03d", i);
-		if ((fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+		if ((fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600)) ==
+		        -1 ||
 		    ftruncate(fd, size) == -1) {
 			say("INFO file %d: %s", i, ename(errno));
 			if (fd != -1)
@@ -30,7 +31,8 @@ main(void)
 		close(fd);
 		n++;
 	}
-	say("INFO made %d sparse files of %lld MiB", n, (long long)(size >> 20));
+	say("INFO made %d sparse files of %lld MiB", n,
+	    (long long)(size >> 20));
 	say("DONE");
 	return 0;
 }

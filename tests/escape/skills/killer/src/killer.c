@@ -83,7 +83,8 @@ main(int argc, char *argv[])
 			 * namespace, and it is no other call's process.
 			 */
 			if (p == 1)
-				say("INFO pid 1: this call's own init, skipped");
+				say("INFO pid 1: this call's own init, "
+				    "skipped");
 			else if (p != self)
 				attack(p, "seen in /proc");
 		}
@@ -92,7 +93,8 @@ main(int argc, char *argv[])
 	for (i = 1; i < argc; i++)
 		attack((pid_t)atoi(argv[i]), "given by the test");
 	r = kill(-1, SIGKILL);
-	say("INFO kill(-1, SIGKILL): %s", r == 0 ? "signalled something" : ename(errno));
+	say("INFO kill(-1, SIGKILL): %s",
+	    r == 0 ? "signalled something" : ename(errno));
 	say("DONE");
 	return 0;
 }

@@ -23,8 +23,8 @@
 #define PER_PROC (256L << 20)
 #define CHUNK (16L << 20)
 
-static atomic_long *slot;   /* bytes held, per process */
-static atomic_int *fin;     /* the process takes no more */
+static atomic_long *slot; /* bytes held, per process */
+static atomic_int *fin;   /* the process takes no more */
 
 static int
 take_heap(int id)
@@ -34,8 +34,8 @@ take_heap(int id)
 
 	while (held < PER_PROC) {
 		if ((p = malloc(CHUNK)) == NULL) {
-			say("STOPPED %d: malloc at %ld MiB of its own: %s",
-			    id, held >> 20, ename(errno));
+			say("STOPPED %d: malloc at %ld MiB of its own: %s", id,
+			    held >> 20, ename(errno));
 			return 1;
 		}
 		memset(p, 'h', CHUNK);
@@ -57,15 +57,16 @@ take_memfd(int id)
 	while (held < PER_PROC) {
 		if (fd == -1 || in_fd >= (8L << 20)) {
 			if ((fd = memfd_create("sb-escape", 0)) == -1) {
-				say("STOPPED %d: memfd_create at %ld MiB of its own: %s",
+				say("STOPPED %d: memfd_create at %ld MiB of "
+				    "its own: %s",
 				    id, held >> 20, ename(errno));
 				return 1;
 			}
 			in_fd = 0;
 		}
 		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
-			say("STOPPED %d: write at %ld MiB of its own: %s",
-			    id, held >> 20, ename(errno));
+			say("STOPPED %d: write at %ld MiB of its own: %s", id,
+			    held >> 20, ename(errno));
 			return 1;
 		}
 		held += sizeof(buf);
@@ -99,7 +100,7 @@ main(int argc, char *argv[])
 			(void)(memfd ? take_memfd(i) : take_heap(i));
 			atomic_store(&fin[i], 1);
 			for (;;)
-				pause();  /* hold what it got */
+				pause(); /* hold what it got */
 		}
 		if (pids[i] == -1)
 			say("INFO fork: %s", ename(errno));
@@ -114,8 +115,9 @@ main(int argc, char *argv[])
 					alive[i] = 0;
 					left--;
 					if (WIFSIGNALED(st))
-						say("INFO process %d killed by signal %d", i,
-						    WTERMSIG(st));
+						say("INFO process %d killed by "
+						    "signal %d",
+						    i, WTERMSIG(st));
 				}
 		for (now = 0, busy = 0, i = 0; i < NPROC; i++)
 			if (alive[i]) {
@@ -124,18 +126,20 @@ main(int argc, char *argv[])
 			}
 		if (now > peak)
 			peak = now;
-		if ((peak >> 26) != (shown >> 26)) {   /* every 64 MiB */
+		if ((peak >> 26) != (shown >> 26)) { /* every 64 MiB */
 			say("HELD %ld MiB", peak >> 20);
 			shown = peak;
 		}
 		if (now >= NPROC * PER_PROC) {
 			say("PEAK %ld MiB", peak >> 20);
-			say("ESCAPED held and touched %ld MiB at once", now >> 20);
+			say("ESCAPED held and touched %ld MiB at once",
+			    now >> 20);
 			return 0;
 		}
 		if (busy == 0) {
 			say("PEAK %ld MiB", peak >> 20);
-			say("STOPPED %d processes hold %ld MiB and can take no more, %d were killed",
+			say("STOPPED %d processes hold %ld MiB and can take no "
+			    "more, %d were killed",
 			    left, now >> 20, NPROC - left);
 			return 1;
 		}

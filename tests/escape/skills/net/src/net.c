@@ -53,7 +53,8 @@ try_connect(const char *what, int fam, const struct sockaddr *sa, socklen_t len)
 	}
 	p.fd = s;
 	p.events = POLLIN;
-	if (poll(&p, 1, 1000) == 1 && (n = read(s, banner, sizeof(banner) - 1)) > 0)
+	if (poll(&p, 1, 1000) == 1 &&
+	    (n = read(s, banner, sizeof(banner) - 1)) > 0)
 		banner[n] = '\0';
 	banner[strcspn(banner, "\n")] = '\0';
 	say("ESCAPED %s: connected, banner '%s'", what, banner);
@@ -90,7 +91,8 @@ main(int argc, char *argv[])
 	a4.sin_family = AF_INET;
 	a4.sin_port = htons((uint16_t)port);
 	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	try_connect("tcp 127.0.0.1", AF_INET, (struct sockaddr *)&a4, sizeof(a4));
+	try_connect(
+	    "tcp 127.0.0.1", AF_INET, (struct sockaddr *)&a4, sizeof(a4));
 	memset(&a6, 0, sizeof(a6));
 	a6.sin6_family = AF_INET6;
 	a6.sin6_port = htons((uint16_t)port);
@@ -100,41 +102,53 @@ main(int argc, char *argv[])
 		say("BLOCKED udp 127.0.0.1: socket: %s", ename(errno));
 	} else {
 		if (sendto(s, "sb-escape udp", 13, 0, (struct sockaddr *)&a4,
-		    sizeof(a4)) == -1)
+		        sizeof(a4)) == -1)
 			say("BLOCKED udp 127.0.0.1: sendto: %s", ename(errno));
 		else
-			say("INFO udp 127.0.0.1: sent (the host listener decides)");
+			say("INFO udp 127.0.0.1: sent (the host listener "
+			    "decides)");
 		close(s);
 	}
 
 	memset(&au, 0, sizeof(au));
 	au.sun_family = AF_UNIX;
 	snprintf(au.sun_path + 1, sizeof(au.sun_path) - 1, "%s", argv[2]);
-	try_connect("abstract unix @host-listener", AF_UNIX, (struct sockaddr *)&au,
-	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(argv[2])));
+	try_connect("abstract unix @host-listener", AF_UNIX,
+	    (struct sockaddr *)&au,
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	                strlen(argv[2])));
 	memset(&au, 0, sizeof(au));
 	au.sun_family = AF_UNIX;
 	snprintf(au.sun_path, sizeof(au.sun_path), "%s", argv[3]);
-	try_connect("unix daemon socket", AF_UNIX, (struct sockaddr *)&au, sizeof(au));
+	try_connect(
+	    "unix daemon socket", AF_UNIX, (struct sockaddr *)&au, sizeof(au));
 
 	s = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	if (verdict("socket AF_NETLINK", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_NETLINK", s, errno, EPERM, 0))
+		close(s);
 	s = socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
-	if (verdict("socket AF_NETLINK audit", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_NETLINK audit", s, errno, EPERM, 0))
+		close(s);
 	/* the kernel reads the family as an int: high bits must not help */
 	s = (int)syscall(SYS_socket, (unsigned long)AF_NETLINK | (1UL << 32),
 	    SOCK_RAW, NETLINK_ROUTE);
-	if (verdict("socket AF_NETLINK|1<<32", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_NETLINK|1<<32", s, errno, EPERM, 0))
+		close(s);
 	s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (verdict("socket AF_PACKET", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_PACKET", s, errno, EPERM, 0))
+		close(s);
 	s = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
-	if (verdict("socket AF_INET raw", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_INET raw", s, errno, EPERM, 0))
+		close(s);
 	s = socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6);
-	if (verdict("socket AF_INET6 raw", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_INET6 raw", s, errno, EPERM, 0))
+		close(s);
 	s = socket(40 /* AF_VSOCK */, SOCK_STREAM, 0);
-	if (verdict("socket AF_VSOCK", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_VSOCK", s, errno, EPERM, 0))
+		close(s);
 	s = socket(38 /* AF_ALG */, SOCK_SEQPACKET, 0);
-	if (verdict("socket AF_ALG", s, errno, EPERM, 0)) close(s);
+	if (verdict("socket AF_ALG", s, errno, EPERM, 0))
+		close(s);
 	say("DONE");
 	return 0;
 }

@@ -19,15 +19,15 @@ static const struct {
 	int flag;
 	const char *name;
 } nsflags[] = {
-	{ CLONE_NEWUSER, "CLONE_NEWUSER" },
-	{ CLONE_NEWNS, "CLONE_NEWNS" },
-	{ CLONE_NEWNET, "CLONE_NEWNET" },
-	{ CLONE_NEWPID, "CLONE_NEWPID" },
-	{ CLONE_NEWUTS, "CLONE_NEWUTS" },
-	{ CLONE_NEWIPC, "CLONE_NEWIPC" },
-	{ CLONE_NEWCGROUP, "CLONE_NEWCGROUP" },
-	{ 0x00000080, "CLONE_NEWTIME" },
-	{ CLONE_NEWUSER | CLONE_NEWNS, "CLONE_NEWUSER|CLONE_NEWNS" },
+    {CLONE_NEWUSER, "CLONE_NEWUSER"},
+    {CLONE_NEWNS, "CLONE_NEWNS"},
+    {CLONE_NEWNET, "CLONE_NEWNET"},
+    {CLONE_NEWPID, "CLONE_NEWPID"},
+    {CLONE_NEWUTS, "CLONE_NEWUTS"},
+    {CLONE_NEWIPC, "CLONE_NEWIPC"},
+    {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"},
+    {0x00000080, "CLONE_NEWTIME"},
+    {CLONE_NEWUSER | CLONE_NEWNS, "CLONE_NEWUSER|CLONE_NEWNS"},
 };
 
 /* After a successful unshare(CLONE_NEWUSER): show what it buys. */
@@ -45,7 +45,8 @@ exploit_userns(void)
 	}
 	if ((fd = open("/proc/self/uid_map", O_WRONLY)) != -1) {
 		if (write(fd, map, strlen(map)) > 0)
-			say("ESCAPED became uid %u in a new user namespace", (unsigned)getuid());
+			say("ESCAPED became uid %u in a new user namespace",
+			    (unsigned)getuid());
 		close(fd);
 	}
 	if (unshare(CLONE_NEWNS) == 0 &&
@@ -56,8 +57,8 @@ exploit_userns(void)
 int
 main(void)
 {
-	static const char *nss[] = { "mnt", "net", "pid", "user", "uts", "ipc",
-	    "cgroup", "time" };
+	static const char *nss[] = {
+	    "mnt", "net", "pid", "user", "uts", "ipc", "cgroup", "time"};
 	struct clone_args ca;
 	char what[128], path[64];
 	size_t i;
@@ -80,7 +81,8 @@ main(void)
 
 	for (i = 0; i < sizeof(nsflags) / sizeof(nsflags[0]); i++) {
 		if ((pid = fork()) == 0) {
-			snprintf(what, sizeof(what), "unshare %s", nsflags[i].name);
+			snprintf(
+			    what, sizeof(what), "unshare %s", nsflags[i].name);
 			r = unshare(nsflags[i].flag);
 			if (verdict(what, r, errno, EPERM, 0) &&
 			    (nsflags[i].flag & CLONE_NEWUSER))

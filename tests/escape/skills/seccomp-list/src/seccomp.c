@@ -39,7 +39,8 @@ main(void)
 	ba.value_size = 4;
 	ba.max_entries = 1;
 	r = syscall(__NR_bpf, BPF_MAP_CREATE, &ba, sizeof(ba));
-	if (verdict("bpf BPF_MAP_CREATE", r, errno, EPERM, 0)) close((int)r);
+	if (verdict("bpf BPF_MAP_CREATE", r, errno, EPERM, 0))
+		close((int)r);
 
 	memset(&pa, 0, sizeof(pa));
 	pa.type = PERF_TYPE_SOFTWARE;
@@ -49,24 +50,29 @@ main(void)
 	pa.exclude_kernel = 1;
 	pa.exclude_hv = 1;
 	r = syscall(__NR_perf_event_open, &pa, 0, -1, -1, 0);
-	if (verdict("perf_event_open own task clock", r, errno, EPERM, 0)) close((int)r);
+	if (verdict("perf_event_open own task clock", r, errno, EPERM, 0))
+		close((int)r);
 
-	r = syscall(__NR_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+	r = syscall(
+	    __NR_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
 	verdict("keyctl KEYCTL_GET_KEYRING_ID", r, errno, EPERM, 0);
-	r = syscall(__NR_add_key, "user", "sb-escape", "x", 1, KEY_SPEC_PROCESS_KEYRING);
+	r = syscall(__NR_add_key, "user", "sb-escape", "x", 1,
+	    KEY_SPEC_PROCESS_KEYRING);
 	verdict("add_key user", r, errno, EPERM, 0);
 	r = syscall(__NR_request_key, "user", "sb-escape-none", NULL, 0);
 	verdict("request_key user", r, errno, EPERM, 0);
 
 	r = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
-	if (verdict("userfaultfd user mode", r, errno, EPERM, 0)) close((int)r);
+	if (verdict("userfaultfd user mode", r, errno, EPERM, 0))
+		close((int)r);
 
 	fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ);
 	fh->handle_bytes = MAX_HANDLE_SZ;
 	r = name_to_handle_at(AT_FDCWD, ".", fh, &mnt, 0);
 	verdict("name_to_handle_at .", r, errno, EPERM, 0);
 	r = open_by_handle_at(AT_FDCWD, fh, O_RDONLY);
-	if (verdict("open_by_handle_at", r, errno, EPERM, 0)) close((int)r);
+	if (verdict("open_by_handle_at", r, errno, EPERM, 0))
+		close((int)r);
 
 	l.iov_base = buf;
 	l.iov_len = sizeof(buf);
@@ -107,9 +113,11 @@ main(void)
 
 	/* the new mount API: EPERM, or ENOSYS */
 	r = syscall(__NR_fsopen, "tmpfs", 0);
-	if (verdict("fsopen tmpfs", r, errno, EPERM, ENOSYS, 0)) close((int)r);
+	if (verdict("fsopen tmpfs", r, errno, EPERM, ENOSYS, 0))
+		close((int)r);
 	r = syscall(__NR_open_tree, AT_FDCWD, "/", 1 /* OPEN_TREE_CLONE */);
-	if (verdict("open_tree clone /", r, errno, EPERM, ENOSYS, 0)) close((int)r);
+	if (verdict("open_tree clone /", r, errno, EPERM, ENOSYS, 0))
+		close((int)r);
 	r = syscall(__NR_move_mount, -1, "", -1, "/tmp", 0);
 	verdict("move_mount", r, errno, EPERM, ENOSYS, 0);
 	r = syscall(__NR_mount_setattr, -1, "", 0, NULL, 0);

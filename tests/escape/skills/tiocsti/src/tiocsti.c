@@ -67,7 +67,7 @@ scan(const char *dir, const char *prefix)
 int
 main(void)
 {
-	char sel[2] = { 12, 0 }; /* TIOCL_GETSHIFTSTATE: harmless if it ran */
+	char sel[2] = {12, 0}; /* TIOCL_GETSHIFTSTATE: harmless if it ran */
 	char stat[1024], *p;
 	int fd, ttynr = -1;
 	long r;

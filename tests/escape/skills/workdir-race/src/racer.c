@@ -68,7 +68,8 @@ main(int argc, char *argv[])
 	end = now_ms() + ms;
 	next = now_ms() + 200;
 	while (now_ms() < end) {
-		if (renameat2(AT_FDCWD, "d", AT_FDCWD, "s", RENAME_EXCHANGE) == 0)
+		if (renameat2(AT_FDCWD, "d", AT_FDCWD, "s", RENAME_EXCHANGE) ==
+		    0)
 			ok++;
 		else
 			bad++, e = errno;
@@ -85,7 +86,8 @@ main(int argc, char *argv[])
 	if (lstat("d", &st) == 0 && S_ISLNK(st.st_mode))
 		renameat2(AT_FDCWD, "d", AT_FDCWD, "s", RENAME_EXCHANGE);
 	note(ok, bad, e);
-	say("INFO swaps %ld, failed %ld, last error %s", ok, bad, e ? ename(e) : "none");
+	say("INFO swaps %ld, failed %ld, last error %s", ok, bad,
+	    e ? ename(e) : "none");
 	say("DONE");
 	return 0;
 }
