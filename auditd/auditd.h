@@ -109,6 +109,7 @@ json_t *audit_own_record(const char *action, const char *type,
 /* auditd_log.c: the open file: write, sync, health, head */
 int alog_open(struct alog *l, int dirfd, const char *name, int headfd,
     const struct audit_settings *set, struct error *e);
+int alog_start(struct alog *l, struct error *e);
 int alog_write(struct alog *l, const char *line, size_t len, const char *hash,
     struct error *e);
 int alog_append_own(struct alog *l, json_t *rec, struct error *e);

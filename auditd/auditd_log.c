@@ -319,7 +319,11 @@ alog_recover(struct alog *l, struct error *e)
 	return 0;
 }
 
-/* At start, as root: the head file's head, then the log (or a new one). */
+/*
+ * At start, as root: take the directory, the head file and the log, if
+ * there is one. Nothing is read from them yet (alog_start does that,
+ * unprivileged).
+ */
 int
 alog_open(struct alog *l, int dirfd, const char *name, int headfd,
     const struct audit_settings *set, struct error *e)
@@ -327,32 +331,38 @@ alog_open(struct alog *l, int dirfd, const char *name, int headfd,
 	struct stat st;
 
 	memset(l, 0, sizeof(*l));
-	l->fd = -1;
 	l->dirfd = dirfd;
 	l->headfd = headfd;
 	l->set = *set;
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	if (gethostname(l->host, sizeof(l->host) - 1) == -1)
 		snprintf(l->host, sizeof(l->host), "localhost");
-	alog_head_read(l);
 	l->fd = openat(dirfd, name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (l->fd == -1 && errno == ENOENT)
-		return alog_new_file(l,
-		    audit_head_is_zero(&l->head) ? "" : name,
-		    audit_head_is_zero(&l->head)
-		        ? "a new audit log"
-		        : "the log file was missing at start",
-		    e);
+		return 0;
 	if (l->fd == -1)
 		return error_set(
 		    e, ERR_INTERNAL, "open %s: %s", name, strerror(errno));
 	if (fstat(l->fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		return error_set(e, ERR_INTERNAL,
-		    "%s is not a regular file "
-		    "with one link",
-		    name);
+		    "%s is not a regular file with one link", name);
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	l->size = st.st_size;
+	return 0;
+}
+
+/* Unprivileged: the chain's head, then recovery (or a new file). */
+int
+alog_start(struct alog *l, struct error *e)
+{
+	alog_head_read(l);
+	if (l->fd == -1)
+		return alog_new_file(l,
+		    audit_head_is_zero(&l->head) ? "" : l->name,
+		    audit_head_is_zero(&l->head)
+		        ? "a new audit log"
+		        : "the log file was missing at start",
+		    e);
 	return alog_recover(l, e);
 }

@@ -21,12 +21,11 @@
 #include "../lib/privdrop.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
+#include "../proto/fds.h"
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 #include "auditd.h"
 
-#define FD_MASTER 3
-#define FD_BROKER 4
 #define PENDING_MAX 4096
 #define PRIO_IO 1     /* channels, signals, the tick */
 #define PRIO_COMMIT 2 /* after every channel has been read */
@@ -158,16 +157,13 @@ write_event(const msgpack_object *ev, const char *provider, struct error *e)
 static int
 on_audit(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = {"t", "ref", "event", NULL};
 	const msgpack_object *ev = NULL;
 	struct pending_ack *pa;
 	struct error e;
 	uint64_t ref;
 	int ok;
 
-	if (mp_only_keys(d->root, keys, &e) ||
-	    mp_uint(d->root, "ref", 1, UINT64_MAX, &ref, &e) ||
-	    mp_submap(d->root, "event", 1, &ev, &e)) {
+	if (msg_audit_dec(d, &ref, &ev, &e) == -1) {
 		log_warnx("%s: malformed audit message: %s", p->name, e.msg);
 		return -1;
 	}
@@ -305,60 +301,29 @@ on_tick(evutil_socket_t fd, short ev, void *arg)
 		alog_try_resume(&alog, "retry");
 }
 
-/* One audit setting from argv (the master passes names, as configured). */
+/* As root: the log's directory, the head file, the log; nothing parsed. */
 static void
-parse_settings(int ch, const char *arg, struct audit_settings *s)
+open_files(const struct conf_auditd *c)
 {
-	int i = 0;
-
-	if ((ch == 'F' && (i = config_keyword(audit_flush_names, arg)) < 0) ||
-	    (ch == 'q' && parse_uint(arg, 1, AUDIT_FREQ_MAX, &s->freq)) ||
-	    (ch == 'm' &&
-	        parse_uint(arg, 0, AUDIT_MAX_LOG_FILE_MAX, &s->max_log_file)) ||
-	    (ch == 'a' &&
-	        (i = config_keyword(audit_max_action_names, arg)) < 0) ||
-	    (ch == 'n' &&
-	        parse_uint(arg, 2, AUDIT_NUM_LOGS_MAX, &s->num_logs)) ||
-	    ((ch == 'f' || ch == 'e') &&
-	        (i = config_keyword(audit_fail_action_names, arg)) < 0))
-		exit(2);
-	if (ch == 'F')
-		s->flush = (enum audit_flush)i;
-	else if (ch == 'a')
-		s->max_log_file_action = (enum audit_max_action)i;
-	else if (ch == 'f')
-		s->disk_full_action = (enum audit_fail_action)i;
-	else if (ch == 'e')
-		s->disk_error_action = (enum audit_fail_action)i;
-}
-
-/* As root: the log's directory, the head file, the log. */
-static void
-open_files(const char *path, const char *head, const struct audit_settings *s,
-    uid_t uid, gid_t gid)
-{
-	char *tmp1 = xstrdup(path), *tmp2 = xstrdup(path);
-	int dirfd, headfd = -1;
+	char *tmp1 = xstrdup(c->path), *tmp2 = xstrdup(c->path);
+	int dirfd, headfd;
 	struct stat st;
 	struct error e;
 
 	if ((dirfd = open(dirname(tmp1), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1)
 		fatal("open %s", tmp1);
-	if (head != NULL &&
-	    ((headfd = open(head, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	          0600)) == -1 ||
-	        fstat(headfd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	        st.st_nlink != 1 || st.st_uid != 0))
-		fatalx(
-		    "%s must be a regular file of root's with one link", head);
-	if (alog_open(&alog, dirfd, basename(tmp2), headfd, s, &e) == -1) {
-		if (alog.fail == ALOG_FAIL_NONE)
-			fatalx("%s", e.msg);
-		alog_failed(&alog, alog.fail, e.msg);
-	}
-	if (alog.fd != -1 && fchown(alog.fd, uid, gid) == -1)
-		fatal("fchown %s", path);
+	if ((headfd = open(c->head, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	         0600)) == -1 ||
+	    fstat(headfd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1 || st.st_uid != 0)
+		fatalx("%s must be a regular file of root's with one link",
+		    c->head);
+	if (alog_open(&alog, dirfd, basename(tmp2), headfd, &c->set, &e) == -1)
+		fatalx("%s", e.msg);
+	if (alog.fd != -1 &&
+	    fchown(alog.fd, (uid_t)c->uid, (gid_t)c->gid) == -1)
+		fatal("fchown %s", c->path);
 	free(tmp1);
 	free(tmp2);
 }
@@ -385,65 +350,49 @@ setup_events(void)
 		fatalx("event setup");
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
-	peer_init(&broker_peer, base, FD_BROKER, "broker", broker_table,
+	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,
 	    on_dead, NULL);
 }
 
-/* Open as root, drop, say READY, and serve until SIGTERM. */
+/*
+ * Open as root, drop, then read the head and recover the log's end,
+ * say READY, and serve until SIGTERM.
+ */
 int
 main(int argc, char *argv[])
 {
-	char *path = NULL, *head = NULL, *tmp;
-	struct audit_settings set;
-	uint64_t uid = 0, gid = 0;
-	int ch, fg = 0, verbose = 0;
+	struct conf_auditd conf;
+	struct privdrop pd;
+	struct mp_doc d;
 	struct error e;
 	struct mp_enc m;
+	int ch, fg = 0, verbose = 0;
+	char *dir;
 
-	audit_settings_default(&set);
-	while ((ch = getopt(argc, argv, "a:de:F:f:g:H:l:m:n:q:u:v")) != -1) {
-		switch (ch) {
-		case 'd':
+	while ((ch = getopt(argc, argv, "dv")) != -1)
+		if (ch == 'd')
 			fg = 1;
-			break;
-		case 'g':
-			if (parse_uint(optarg, 1, 4294967294U, &gid))
-				return 2;
-			break;
-		case 'H':
-			head = optarg;
-			break;
-		case 'l':
-			path = optarg;
-			break;
-		case 'u':
-			if (parse_uint(optarg, 1, 4294967294U, &uid))
-				return 2;
-			break;
-		case 'v':
+		else if (ch == 'v')
 			verbose = 1;
-			break;
-		case 'a':
-		case 'e':
-		case 'F':
-		case 'f':
-		case 'm':
-		case 'n':
-		case 'q':
-			parse_settings(ch, optarg, &set);
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (path == NULL || uid == 0 || gid == 0)
-		return 2;
+		else
+			exit(2);
 	log_init("skillbroker-auditd", fg, verbose);
-	open_files(path, head, &set, (uid_t)uid, (gid_t)gid);
-	tmp = xstrdup(path);
-	if (privdrop((uid_t)uid, (gid_t)gid, dirname(tmp), &e) == -1)
+	if (msg_read(FD_MASTER, MSG_CONF_AUDITD, &d, &e) == -1 ||
+	    conf_auditd_dec(&d, &conf, &e) == -1)
+		fatalx("settings: %s", e.msg);
+	mp_doc_free(&d);
+	open_files(&conf);
+	dir = xstrdup(conf.path);
+	pd = (struct privdrop){(uid_t)conf.uid, (gid_t)conf.gid, dirname(dir)};
+	if (privdrop(&pd, &e) == -1)
 		fatalx("%s", e.msg);
-	free(tmp);
+	free(dir);
+	conf_auditd_free(&conf);
+	if (alog_start(&alog, &e) == -1) {
+		if (alog.fail == ALOG_FAIL_NONE)
+			fatalx("%s", e.msg);
+		alog_failed(&alog, alog.fail, e.msg);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	setup_events();
 	audit_started();

@@ -34,7 +34,6 @@ skills_dirs: [$ROOT/skills]
 policy_dir: policy.d
 state_dir: state
 audit: {path: log/audit.jsonl}
-privsep_user: nobody
 worker: {uids: [64000, 64031]}
 CONF
 "$SB_BIN/skillbrokerd" -d -f "$TMP/sb.yaml" 2>"$TMP/daemon.log" &

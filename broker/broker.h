@@ -1,4 +1,12 @@
-/* broker.h: the unprivileged front end on the client socket. */
+/*
+ * broker.h: the unprivileged front end on the client socket.
+ *
+ * Files depend on each other in one direction only:
+ *   main.c -> broker_client.c -> broker_call.c -> broker_session.c,
+ *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c
+ * broker_conn.c reports frames and closes through callbacks that
+ * main.c installs, never by calling up.
+ */
 #ifndef SB_BROKER_H
 #define SB_BROKER_H
 
@@ -13,12 +21,15 @@
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 
-#define BROKER_VERSION "0.1.0"
-#define CLIENT_INFLIGHT_MAX 32
+#define BROKER_VERSION "0.2.0"
+#define CONN_INFLIGHT_MAX 32
 #define DRAIN_MS 200
+#define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
+#define QUEUE_MAX 256        /* calls waiting for any session */
 
-struct client {
-	LIST_ENTRY(client) entry;
+/* One client connection; the kernel says who is on the other end. */
+struct conn {
+	LIST_ENTRY(conn) entry;
 	struct bufferevent *bev;
 	uint32_t uid, gid;
 	int32_t pid;
@@ -26,86 +37,159 @@ struct client {
 	unsigned inflight;
 };
 
-enum rstate {
-	R_AUTHZ,
-	R_AUDIT_DECISION,
-	R_RUN_WAIT,
-	R_RUNNING,
-	R_SKILLS,
-	R_RELOAD
-};
-
+/* One output pipe of a worker: counted in full, kept up to cap. */
 struct outstream {
 	int fd;
 	struct event *ev;
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t total;
-	EVP_MD_CTX *sha;
+	EVP_MD_CTX *sha; /* NULL: not hashed */
 	int eof;
 };
 
-struct request {
-	LIST_ENTRY(request) entry;
+/* A running call's pipes (broker_run.c). */
+struct run {
+	int in_fd;
+	struct event *in_ev;
+	const uint8_t *in_data;
+	size_t in_len, in_off;
+	struct outstream out, err, rep; /* stdout, stderr, report */
+	struct event *drain;
+	void (*done)(void *);
+	void *arg;
+	int done_sent;
+};
+
+/*
+ * The states of a call. Which event may move a call out of which state
+ * is the table in broker_call.c; call_event() is the one place a call
+ * changes state.
+ */
+enum call_state {
+	CALL_NEW,      /* decoded and admitted */
+	CALL_QUEUED,   /* invoke: waits for its session's running call */
+	CALL_AUTHZ,    /* AUTHZ_REQ sent, waits for AUTHZ_ANS */
+	CALL_DECISION, /* policy.decision sent, waits for it to be durable */
+	CALL_RUN_WAIT, /* RUN sent, waits for RUN_STARTED or RUN_EXITED */
+	CALL_RUNNING,  /* the skill runs; its pipes are read */
+	CALL_DRAINING, /* the worker is gone; the pipes drain, bounded */
+	CALL_SKILLS,   /* SKILLS_REQ sent */
+	CALL_RELOAD,   /* RELOAD_REQ sent */
+	CALL_DONE,     /* answered; about to be freed */
+	CALL__COUNT
+};
+
+enum call_event {
+	CEV_NONE,
+	CEV_START,
+	CEV_SESSION_FREE,
+	CEV_AUTHZ_ANS,
+	CEV_AUDIT_ACK,
+	CEV_RUN_STARTED,
+	CEV_RUN_EXITED,
+	CEV_OUTPUT_DONE,
+	CEV_SKILLS_ANS,
+	CEV_RELOAD_ANS,
+	CEV_FAIL, /* c->err says why; legal in every state but DONE */
+	CEV__COUNT
+};
+
+struct bsession;
+
+struct call {
+	LIST_ENTRY(call) entry;   /* every live call */
+	TAILQ_ENTRY(call) qentry; /* its session's queue */
 	uint64_t ref;
-	enum rstate st;
-	struct client *c; /* NULL once the client has gone */
+	enum call_state st;
+	struct conn *conn; /* NULL once the client has gone */
 	uint32_t uid, gid;
 	int32_t pid;
 	struct client_req cr;
 	char ts[40];
 	struct msg_authz_ans ans;
-	uint64_t audit_ref;
-	int in_fd;
-	struct event *in_ev;
-	size_t in_off;
-	struct outstream out, err;
-	int exited;
+	uint64_t audit_ref; /* the record the call waits for */
+	struct bsession *session;
+	struct run run;
+	int ran; /* RUN_STARTED came: the skill was exec'd */
+	int output_done;
 	struct msg_run_exited x;
-	struct event *drain;
+	struct msg_files files;
+	void *answer;      /* SKILLS_ANS or RELOAD_ANS, until the reply */
+	enum err_type err; /* why the call failed, or ERR_NONE */
+	char errmsg[REASON_MAX_LEN];
 };
+
+LIST_HEAD(call_list, call);
+LIST_HEAD(conn_list, conn);
 
 struct broker {
 	struct event_base *base;
-	struct evconnlistener *listener; /* enabled once the master says so */
+	struct evconnlistener *listener; /* enabled at SERVE */
 	struct peer master, policyd, auditd;
 	size_t max_frame;
 	unsigned max_clients, nclients;
 	uint64_t next_ref, audit_sent, audit_acked;
 	uint64_t stat_requests, stat_invokes;
-	LIST_HEAD(client_list, client) clients;
-	LIST_HEAD(request_list, request) requests;
+	struct conn_list conns;
+	struct call_list calls;
+	size_t ncalls, nqueued;
+	/* installed by main.c */
+	void (*on_frame)(struct conn *, const uint8_t *, size_t);
+	void (*on_close)(struct conn *);
 };
 
 extern struct broker *B;
 
-/* broker_client.c */
-void client_accept(int fd);
-void client_send(struct client *c, const struct mp_enc *m);
-void client_error(struct client *c, const struct client_id *id,
-    enum err_type type, const char *msg, int close_after);
+/* broker_conn.c: connections and framing */
+void conn_accept(int fd);
+void conn_send(struct conn *cn, const struct mp_enc *m);
+void conn_error(struct conn *cn, const struct client_id *id, enum err_type type,
+    const char *msg, int close_after);
 
-/* broker_request.c */
-void request_start(struct client *c, struct client_req *cr);
-struct request *request_find(uint64_t ref);
-void request_end(struct request *r);
-void request_reply_error(struct request *r, enum err_type t, const char *msg);
-void requests_fail_state(enum rstate st, enum err_type t, const char *msg);
-void requests_detach(struct client *c);
-extern const struct peer_handler policyd_table[], master_table[],
-    auditd_table[];
+/* broker_client.c: one request frame */
+void client_request(struct conn *cn, const uint8_t *body, size_t len);
 
-void request_decision_durable(struct request *r, int ok, const char *msg);
+/* broker_call.c: the call machine */
+void call_start(struct conn *cn, struct client_req *cr);
+void call_conn_gone(struct conn *cn);
+void calls_peer_lost(struct peer *p);
+int call_on_authz_ans(struct peer *p, const struct mp_doc *d);
+int call_on_skills_ans(struct peer *p, const struct mp_doc *d);
+int call_on_reload_ans(struct peer *p, const struct mp_doc *d);
+int call_on_run_started(struct peer *p, const struct mp_doc *d);
+int call_on_run_exited(struct peer *p, const struct mp_doc *d);
+int call_on_audit_ack(struct peer *p, const struct mp_doc *d);
+/* The transition table, for tests: 1 if ev is legal for c now. */
+int call_expects(const struct call *c, enum call_event ev);
+const char *call_state_name(enum call_state st);
 
-/* broker_run.c */
-void run_started(struct request *r, int in_fd, int out_fd, int err_fd);
-void run_exited(struct request *r);
-void run_free(struct request *r);
-void reply_result(struct request *r);
+/* broker_session.c: one call at a time per (uid, session) */
+int session_acquire(struct call *c, struct error *e);
+struct call *session_release(struct call *c);
 
-/* broker_audit.c */
-uint64_t audit_request(struct request *r, const char *action, const char *type,
+/* broker_run.c: a running call's pipes */
+void run_init(struct run *r);
+void run_open(struct run *r, const int fds[RUN_STARTED_FDS], size_t cap,
+    const uint8_t *in, size_t in_len, void (*done)(void *), void *arg);
+void run_drain(struct run *r);
+int run_files(const struct run *r, struct msg_files *f, struct error *e);
+void run_close(struct run *r);
+
+/* broker_audit.c: the call's records */
+uint64_t audit_call(const struct call *c, const char *action, const char *type,
     const char *outcome);
-int audit_on_ack(struct peer *p, const struct mp_doc *d);
+int audit_ack_check(const struct msg_audit_ack *a);
+void audit_restarted(void);
+
+/* broker_reply.c: the replies a client reads */
+void reply_result(struct mp_enc *m, const struct call *c);
+void reply_skills(struct mp_enc *m, const struct client_id *id,
+    const struct msg_skills_ans *a);
+void reply_reload(
+    struct mp_enc *m, const struct client_id *id, const char *message);
+void reply_hello(
+    struct mp_enc *m, const struct client_id *id, const struct conn *cn);
+void reply_stats(struct mp_enc *m, const struct client_id *id);
 
 #endif

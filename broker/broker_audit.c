@@ -1,119 +1,52 @@
 /*
- * broker_audit.c: the broker's audit records. auditd answers in order;
- * the decision record of an invoke must be acknowledged (durable)
- * before the broker may ask the master to run anything.
+ * broker_audit.c: the records the broker writes about a call, through
+ * the one record builder in proto. auditd answers in order; a record's
+ * ref is what the call waits for when it must be durable first.
  */
 #include <openssl/evp.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../lib/log.h"
 #include "../lib/util.h"
-#include "../lib/xmalloc.h"
 #include "broker.h"
 
-#define AUDIT_ARGS_MAX 64 /* auditd cuts arrays here anyway */
-#define AUDIT_KEY_MAX 64  /* auditd's bound on a key */
+#define AUDIT_LIST_MAX 64 /* auditd cuts arrays here anyway */
 #define EFFECTIVE_DEPTH 4
 
-/* Fields are packed into body while n counts them, then framed. */
-struct abuild {
-	struct mp_enc body;
-	size_t n;
-};
-
-static void
-ab_str(struct abuild *a, const char *k, const char *v)
+/* The request id as text: clients may send a number or a string. */
+static const char *
+audit_id(const struct call *c, char *buf, size_t len)
 {
-	enc_kstr(&a->body, k, v ? v : "");
-	a->n++;
+	if (!c->cr.id.is_num)
+		return c->cr.id.str;
+	snprintf(buf, len, "%llu", (unsigned long long)c->cr.id.num);
+	return buf;
 }
 
 static void
-ab_int(struct abuild *a, const char *k, int64_t v)
-{
-	enc_kint(&a->body, k, v);
-	a->n++;
-}
-
-static void
-ab_bool(struct abuild *a, const char *k, int v)
-{
-	enc_kbool(&a->body, k, v);
-	a->n++;
-}
-
-static void
-ab_uidstr(struct abuild *a, const char *k, uint64_t v)
-{
-	enc_kuintstr(&a->body, k, v);
-	a->n++;
-}
-
-static void
-ab_id(struct abuild *a, const struct client_id *id)
-{
-	char buf[32];
-
-	if (id->is_num) {
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)id->num);
-		ab_str(a, "request.id", buf);
-	} else
-		ab_str(a, "request.id", id->str);
-}
-
-static void
-ab_sha(struct abuild *a, const char *k, EVP_MD_CTX *ctx)
+audit_sha(struct mp_enc *m, const char *k, EVP_MD_CTX *ctx)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	char hex[2 * EVP_MAX_MD_SIZE + 1];
 	unsigned int len = 0;
-	EVP_MD_CTX *copy = EVP_MD_CTX_new();
+	EVP_MD_CTX *copy;
 
-	if (copy == NULL || !EVP_MD_CTX_copy_ex(copy, ctx) ||
+	if (ctx == NULL)
+		return;
+	if ((copy = EVP_MD_CTX_new()) == NULL ||
+	    !EVP_MD_CTX_copy_ex(copy, ctx) ||
 	    !EVP_DigestFinal_ex(copy, md, &len))
 		fatalx("sha256");
 	EVP_MD_CTX_free(copy);
 	hex_encode(md, len, hex);
-	ab_str(a, k, hex);
-}
-
-static void
-ab_strarr(struct abuild *a, const char *k, char *const *v, size_t n)
-{
-	enc_kstrarr(&a->body, k, v, n);
-	a->n++;
-}
-
-/* What every record of a request says: who, what, which call. */
-static void
-ab_request(struct abuild *a, const struct request *r)
-{
-	ab_id(a, &r->cr.id);
-	ab_uidstr(a, "user.id", r->uid); /* ECS: ids are keywords */
-	ab_uidstr(a, "group.id", r->gid);
-	ab_int(a, "process.pid", r->pid);
-	ab_str(a, "session.id", r->cr.session);
-	ab_str(a, "skill.name", r->cr.skill);
-	ab_str(a, "skill.command", r->cr.command);
-	ab_str(a, "skill.phase", r->cr.phase);
-}
-
-/* The call's arguments (the first AUDIT_ARGS_MAX) and their count. */
-static void
-ab_args(struct abuild *a, const struct request *r)
-{
-	ab_strarr(a, "skill.args", r->cr.args,
-	    r->cr.nargs < AUDIT_ARGS_MAX ? r->cr.nargs : AUDIT_ARGS_MAX);
-	ab_int(a, "skill.args_count", (int64_t)r->cr.nargs);
+	enc_kstr(m, k, hex);
 }
 
 /* Nested maps of the effective permissions become dotted keys. */
 static void
-ab_flatten(
-    struct abuild *a, const char *prefix, const msgpack_object *map, int depth)
+audit_flatten(struct mp_enc *m, const char *prefix, const msgpack_object *map,
+    int depth)
 {
 	char key[AUDIT_KEY_MAX + 1];
 	uint32_t i;
@@ -130,176 +63,153 @@ ab_flatten(
 			continue;
 		if (v->type == MSGPACK_OBJECT_MAP) {
 			if (depth < EFFECTIVE_DEPTH)
-				ab_flatten(a, key, v, depth + 1);
+				audit_flatten(m, key, v, depth + 1);
 			continue;
 		}
-		enc_str(&a->body, key);
-		enc_obj(&a->body, v);
-		a->n++;
+		enc_key(m, key);
+		enc_obj(m, v);
 	}
 }
 
 /* policyd's effective permissions and limits (msgpack map bytes). */
 static void
-ab_effective(struct abuild *a, const struct request *r)
+audit_effective(struct mp_enc *m, const struct call *c)
 {
 	msgpack_unpacked up;
 	size_t off = 0;
 
-	if (r->ans.effective == NULL || r->ans.effective_len == 0)
+	if (c->ans.effective == NULL || c->ans.effective_len == 0)
 		return;
 	msgpack_unpacked_init(&up);
-	if (msgpack_unpack_next(&up, (const char *)r->ans.effective,
-	        r->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
+	if (msgpack_unpack_next(&up, (const char *)c->ans.effective,
+	        c->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
 	    up.data.type == MSGPACK_OBJECT_MAP)
-		ab_flatten(a, "policy.effective", &up.data, 1);
+		audit_flatten(m, "policy.effective", &up.data, 1);
 	msgpack_unpacked_destroy(&up);
 }
 
 static void
-ab_decision(struct abuild *a, const struct request *r)
+audit_decision(struct mp_enc *m, const struct call *c)
 {
-	ab_strarr(a, "rule.name", r->ans.rules, r->ans.nrules);
-	ab_str(a, "event.reason", r->ans.reason);
-	ab_str(a, "error.type", err_type_name((enum err_type)r->ans.err));
-	ab_bool(a, "policy.dry_run", r->cr.type == CREQ_AUTHORIZE);
-	if (r->ans.grant_id && *r->ans.grant_id)
-		ab_str(a, "grant.id", r->ans.grant_id);
-	ab_effective(a, r);
+	enc_kstrarr(m, "rule.name", c->ans.rules, c->ans.nrules);
+	enc_kstr(m, "event.reason", c->ans.reason);
+	enc_kstr(m, "error.type", err_type_name((enum err_type)c->ans.err));
+	enc_kbool(m, "policy.dry_run", c->cr.type == CREQ_AUTHORIZE);
+	audit_effective(m, c);
 }
 
 /* Which limits the call ran into, by their names in the limits block. */
 static void
-ab_limits_hit(struct abuild *a, const struct request *r)
+audit_limits_hit(struct mp_enc *m, const struct call *c)
 {
-	char *hit[4], *msg = r->x.message ? r->x.message : "";
+	char *hit[2];
 	size_t n = 0;
 
-	if (r->x.timed_out)
-		hit[n++] = "timeout_ms";
-	if (r->x.err == ERR_RESOURCE_LIMIT) {
-		/* The master's words for each limit (worker_result). */
-		if (r->x.signal == SIGXCPU)
-			hit[n++] = "cpu";
-		else if (r->x.signal == SIGXFSZ)
-			hit[n++] = "fsize_mb";
-		else if (strstr(msg, "memory") != NULL)
-			hit[n++] = "memory_mb";
-		else if (strstr(msg, "process") != NULL)
-			hit[n++] = "pids";
-	}
-	if (r->out.total + r->err.total > r->ans.output_bytes)
+	if (c->x.limit != LIMIT_NONE)
+		hit[n++] = (char *)limit_kind_name((enum limit_kind)c->x.limit);
+	if (c->run.out.total + c->run.err.total > c->ans.output_bytes)
 		hit[n++] = "output_bytes";
-	ab_strarr(a, "limits.hit", hit, n);
+	enc_kstrarr(m, "limits.hit", hit, n);
 }
 
 /* The files the call wrote, as parallel arrays (one record, flat). */
 static void
-ab_files(struct abuild *a, const struct request *r)
+audit_files(struct mp_enc *m, const struct call *c)
 {
-	size_t i,
-	    n = r->x.nfiles < AUDIT_ARGS_MAX ? r->x.nfiles : AUDIT_ARGS_MAX;
+	size_t i, n = c->files.nfiles < AUDIT_LIST_MAX ? c->files.nfiles
+	                                               : AUDIT_LIST_MAX;
 
-	ab_int(a, "files_written.count", (int64_t)r->x.nfiles);
-	enc_str(&a->body, "files_written.path");
-	enc_array(&a->body, n);
-	for (i = 0; i < n; i++) /* bin: auditd escapes what is not UTF-8 */
-		enc_bin(
-		    &a->body, r->x.files[i].path, strlen(r->x.files[i].path));
-	enc_str(&a->body, "files_written.size_bytes");
-	enc_array(&a->body, n);
+	enc_kint(m, "files_written.count", (int64_t)c->files.found);
+	enc_key(m, "files_written.path");
+	enc_array(m, n);
 	for (i = 0; i < n; i++)
-		enc_uint(&a->body, r->x.files[i].size);
-	enc_str(&a->body, "files_written.sha256");
-	enc_array(&a->body, n);
+		enc_str(m, c->files.files[i].path);
+	enc_key(m, "files_written.size_bytes");
+	enc_array(m, n);
 	for (i = 0; i < n; i++)
-		enc_str(&a->body, r->x.files[i].sha256);
-	a->n += 3;
+		enc_uint(m, c->files.files[i].size);
+	enc_key(m, "files_written.sha256");
+	enc_array(m, n);
+	for (i = 0; i < n; i++)
+		enc_str(m, c->files.files[i].sha256);
 }
 
 static void
-ab_completion(struct abuild *a, const struct request *r)
+audit_completion(struct mp_enc *m, const struct call *c)
 {
-	ab_int(a, "process.exit_code", r->x.exit_code);
-	ab_int(a, "process.signal", r->x.signal);
-	ab_int(a, "event.duration", (int64_t)r->x.duration_ms * 1000000);
-	ab_str(a, "error.type", err_type_name((enum err_type)r->x.err));
-	ab_str(a, "error.message", r->x.message);
-	ab_int(a, "output.stdout_bytes", (int64_t)r->out.total);
-	ab_int(a, "output.stderr_bytes", (int64_t)r->err.total);
-	ab_bool(a, "output.truncated",
-	    r->out.total + r->err.total > r->ans.output_bytes);
-	if (r->out.sha)
-		ab_sha(a, "output.stdout_sha256", r->out.sha);
-	if (r->err.sha)
-		ab_sha(a, "output.stderr_sha256", r->err.sha);
-	ab_int(a, "worker.cpu_ms", (int64_t)r->x.cpu_ms);
-	ab_int(a, "worker.max_rss_kb", (int64_t)r->x.max_rss_kb);
-	ab_bool(a, "worker.timed_out", r->x.timed_out);
-	ab_limits_hit(a, r);
-	ab_files(a, r);
+	const struct run *r = &c->run;
+
+	enc_kint(m, "process.exit_code", c->x.exit_code);
+	enc_kint(m, "process.signal", c->x.signal);
+	enc_kint(m, "event.duration", (int64_t)c->x.duration_ms * 1000000);
+	enc_kstr(m, "error.type", err_type_name(c->err));
+	enc_kstr(m, "error.message", c->errmsg);
+	enc_kint(m, "output.stdout_bytes", (int64_t)r->out.total);
+	enc_kint(m, "output.stderr_bytes", (int64_t)r->err.total);
+	enc_kbool(m, "output.truncated",
+	    r->out.total + r->err.total > c->ans.output_bytes);
+	audit_sha(m, "output.stdout_sha256", r->out.sha);
+	audit_sha(m, "output.stderr_sha256", r->err.sha);
+	enc_kint(m, "worker.cpu_ms", (int64_t)c->x.cpu_ms);
+	enc_kint(m, "worker.max_rss_kb", (int64_t)c->x.max_rss_kb);
+	enc_kbool(m, "worker.timed_out", c->x.limit == LIMIT_TIMEOUT);
+	audit_limits_hit(m, c);
+	audit_files(m, c);
 }
 
-/* Send one record about r; returns its audit ref (0 if auditd is gone). */
+/* Send one record about c; its ref, or 0 when auditd is gone. */
 uint64_t
-audit_request(struct request *r, const char *action, const char *type,
+audit_call(const struct call *c, const char *action, const char *type,
     const char *outcome)
 {
-	struct abuild a;
+	struct audit_call who;
 	struct mp_enc m;
-	uint64_t ref;
+	char idbuf[24];
 
 	if (!B->auditd.alive)
 		return 0;
-	enc_init(&a.body);
-	a.n = 0;
-	ab_str(&a, "event.action", action);
-	ab_str(&a, "event.type", type);
-	ab_str(&a, "event.outcome", outcome);
-	ab_request(&a, r);
-	if (strcmp(action, "invoke.received") == 0)
-		ab_args(&a, r);
-	else if (strcmp(action, "policy.decision") == 0)
-		ab_decision(&a, r);
-	else if (strcmp(action, "invoke.completed") == 0)
-		ab_completion(&a, r);
-	ref = ++B->audit_sent;
+	memset(&who, 0, sizeof(who));
+	who.request_id = audit_id(c, idbuf, sizeof(idbuf));
+	who.uid = c->uid;
+	who.gid = c->gid;
+	who.pid = c->pid;
+	who.session = c->cr.session;
+	who.skill = c->cr.skill;
+	who.command = c->cr.command;
+	who.phase = c->cr.phase;
+	who.grant_id = c->ans.grant_id;
 	enc_init(&m);
-	msg_begin(&m, MSG_AUDIT, 2);
-	enc_kuint(&m, "ref", ref);
-	enc_str(&m, "event");
-	enc_map(&m, a.n);
-	if (msgpack_sbuffer_write(&m.sb, a.body.sb.data, a.body.sb.size))
-		fatalx("audit encode");
+	msg_audit_begin(&m, ++B->audit_sent, action, type, outcome);
+	msg_audit_call(&m, &who);
+	if (strcmp(action, "invoke.received") == 0) {
+		enc_kstrarr(&m, "skill.args", c->cr.args,
+		    c->cr.nargs < AUDIT_LIST_MAX ? c->cr.nargs : AUDIT_LIST_MAX);
+		enc_kint(&m, "skill.args_count", (int64_t)c->cr.nargs);
+	} else if (strcmp(action, "policy.decision") == 0)
+		audit_decision(&m, c);
+	else if (strcmp(action, "invoke.completed") == 0)
+		audit_completion(&m, c);
+	msg_audit_end(&m);
 	peer_send(&B->auditd, &m, NULL, 0);
 	enc_free(&m);
-	enc_free(&a.body);
-	return ref;
+	return B->audit_sent;
 }
 
+/* auditd acknowledges in order, and only what was sent. */
 int
-audit_on_ack(struct peer *p, const struct mp_doc *d)
+audit_ack_check(const struct msg_audit_ack *a)
 {
-	struct msg_audit_ack a;
-	struct request *r, *next;
-	struct error e;
-
-	(void)p;
-	if (msg_audit_ack_dec(d, &a, &e) == -1 || a.ref <= B->audit_acked ||
-	    a.ref > B->audit_sent) {
-		msg_audit_ack_free(&a);
+	if (a->ref <= B->audit_acked || a->ref > B->audit_sent)
 		return -1;
-	}
-	B->audit_acked = a.ref;
-	if (!a.ok)
-		log_warnx("audit record not written: %s", a.message);
-	for (r = LIST_FIRST(&B->requests); r != NULL; r = next) {
-		next = LIST_NEXT(r, entry);
-		if (r->st == R_AUDIT_DECISION && r->audit_ref == a.ref) {
-			request_decision_durable(r, a.ok, a.message);
-			break;
-		}
-	}
-	msg_audit_ack_free(&a);
+	B->audit_acked = a->ref;
+	if (!a->ok)
+		log_warnx("audit record not written: %s", a->message);
 	return 0;
+}
+
+/* A restarted auditd owes nothing for the records its predecessor had. */
+void
+audit_restarted(void)
+{
+	B->audit_acked = B->audit_sent;
 }

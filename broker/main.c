@@ -1,8 +1,9 @@
 /*
- * skillbroker-broker: the front end. It chroots to an empty directory
- * and drops to the privsep user before touching client input, then
- * serves the client socket. It holds no privilege and no secret: it can
- * ask for a decision and name a grant id, nothing more.
+ * skillbroker-broker: the front end. It reads its settings from the
+ * master, chroots to an empty directory and drops to its own user
+ * before touching client input, then serves the client socket. It holds
+ * no privilege and no secret: it can ask for a decision and name a
+ * grant id, nothing more.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -15,14 +16,32 @@
 #include "../lib/privdrop.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
+#include "../proto/fds.h"
 #include "broker.h"
 
-#define FD_MASTER 3
-#define FD_LISTEN 4
-#define FD_POLICYD 5
-#define FD_AUDITD 6
-
 struct broker *B;
+
+static int on_peer_channel(struct peer *p, const struct mp_doc *d);
+static int on_serve(struct peer *p, const struct mp_doc *d);
+
+/* What each peer may send the broker. */
+static const struct peer_handler policyd_table[] = {
+    {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
+    {MSG_SKILLS_ANS, 0, call_on_skills_ans},
+    {MSG_RELOAD_ANS, 0, call_on_reload_ans},
+    {0, 0, NULL},
+};
+static const struct peer_handler master_table[] = {
+    {MSG_RUN_STARTED, 0, call_on_run_started},
+    {MSG_RUN_EXITED, 0, call_on_run_exited},
+    {MSG_PEER_CHANNEL, 0, on_peer_channel},
+    {MSG_SERVE, PH_ONCE, on_serve},
+    {0, 0, NULL},
+};
+static const struct peer_handler auditd_table[] = {
+    {MSG_AUDIT_ACK, 0, call_on_audit_ack},
+    {0, 0, NULL},
+};
 
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -32,7 +51,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	(void)sa;
 	(void)len;
 	(void)arg;
-	client_accept(fd);
+	conn_accept(fd);
 }
 
 /* Fail closed: with policyd or auditd gone, calls get a typed error. */
@@ -42,93 +61,110 @@ on_dead(struct peer *p, const char *why)
 	if (p == &B->master)
 		fatalx("master channel: %s", why);
 	log_warnx("%s channel: %s", p->name, why);
-	if (p == &B->policyd) {
-		requests_fail_state(R_AUTHZ, ERR_POLICY_UNAVAILABLE,
-		    "policyd stopped before deciding");
-		requests_fail_state(
-		    R_SKILLS, ERR_POLICY_UNAVAILABLE, "policyd stopped");
-		requests_fail_state(
-		    R_RELOAD, ERR_POLICY_UNAVAILABLE, "policyd stopped");
-	} else
-		requests_fail_state(R_AUDIT_DECISION, ERR_AUDIT_UNAVAILABLE,
-		    "auditd stopped before the decision was recorded");
+	calls_peer_lost(p);
 }
 
-static void
-parse_args(int argc, char *argv[], uint64_t *uid, uint64_t *gid, char **root,
-    int *fg, int *verbose)
+/* The master restarted policyd or auditd: talk to it on the new fd. */
+static int
+on_peer_channel(struct peer *p, const struct mp_doc *d)
 {
-	uint64_t v;
-	int ch;
+	struct msg_peer_channel pc;
+	struct peer *target;
+	struct error e;
+	int fd = chan_take_fd(&p->ch), pol;
 
-	while ((ch = getopt(argc, argv, "C:dF:g:r:u:v")) != -1) {
-		switch (ch) {
-		case 'C':
-			if (parse_uint(optarg, 1, 65536, &v))
-				exit(2);
-			B->max_clients = (unsigned)v;
-			break;
-		case 'd':
-			*fg = 1;
-			break;
-		case 'F':
-			if (parse_uint(optarg, 1024, 16 << 20, &v))
-				exit(2);
-			B->max_frame = (size_t)v;
-			break;
-		case 'g':
-			if (parse_uint(optarg, 1, 4294967294U, gid))
-				exit(2);
-			break;
-		case 'r':
-			*root = optarg;
-			break;
-		case 'u':
-			if (parse_uint(optarg, 1, 4294967294U, uid))
-				exit(2);
-			break;
-		case 'v':
-			*verbose = 1;
-			break;
-		default:
-			exit(2);
-		}
+	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
 	}
-	if (*uid == 0 || *gid == 0 || *root == NULL || B->max_frame == 0)
-		exit(2);
+	pol = strcmp(pc.role, "policyd") == 0;
+	msg_peer_channel_free(&pc);
+	target = pol ? &B->policyd : &B->auditd;
+	peer_kill(target, "replaced by a restarted process");
+	peer_init(target, B->base, fd, pol ? "policyd" : "auditd",
+	    pol ? policyd_table : auditd_table, on_dead, NULL);
+	if (!pol)
+		audit_restarted();
+	log_info("%s is back", target->name);
+	return 0;
+}
+
+/* Start-up barrier: every role is ready, so clients may come in. */
+static int
+on_serve(struct peer *p, const struct mp_doc *d)
+{
+	struct error e;
+
+	(void)p;
+	if (msg_serve_dec(d, &e) == -1)
+		return -1;
+	if (evconnlistener_enable(B->listener) == -1)
+		fatalx("cannot enable the listener");
+	log_debug("serving clients");
+	return 0;
+}
+
+/* The settings, from the master, before anything else. */
+static void
+read_conf(struct conf_broker *c)
+{
+	struct mp_doc d;
+	struct error e;
+
+	if (msg_read(FD_MASTER, MSG_CONF_BROKER, &d, &e) == -1 ||
+	    conf_broker_dec(&d, c, &e) == -1)
+		fatalx("settings: %s", e.msg);
+	mp_doc_free(&d);
 }
 
 int
 main(int argc, char *argv[])
 {
-	uint64_t uid = 0, gid = 0;
-	int fg = 0, verbose = 0;
-	char *root = NULL;
+	struct conf_broker conf;
+	struct privdrop pd;
 	struct error e;
 	struct mp_enc m;
+	int ch, fg = 0, verbose = 0;
 
-	B = xcalloc(1, sizeof(*B));
-	B->max_clients = 64;
-	parse_args(argc, argv, &uid, &gid, &root, &fg, &verbose);
+	while ((ch = getopt(argc, argv, "dv")) != -1)
+		if (ch == 'd')
+			fg = 1;
+		else if (ch == 'v')
+			verbose = 1;
+		else
+			exit(2);
 	log_init("skillbroker-broker", fg, verbose);
-	if (privdrop((uid_t)uid, (gid_t)gid, root, &e) == -1)
+	read_conf(&conf);
+	memset(&pd, 0, sizeof(pd));
+	pd.uid = (uid_t)conf.uid;
+	pd.gid = (gid_t)conf.gid;
+	pd.chroot_dir = conf.root;
+	if (privdrop(&pd, &e) == -1)
 		fatalx("%s", e.msg);
 	signal(SIGPIPE, SIG_IGN);
+	B = xcalloc(1, sizeof(*B));
+	B->max_frame = (size_t)conf.max_frame;
+	B->max_clients = (unsigned)conf.max_clients;
+	B->on_frame = client_request;
+	B->on_close = call_conn_gone;
+	conf_broker_free(&conf);
 	if ((B->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	LIST_INIT(&B->clients);
-	LIST_INIT(&B->requests);
+	LIST_INIT(&B->conns);
+	LIST_INIT(&B->calls);
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
-	peer_init(&B->policyd, B->base, FD_POLICYD, "policyd", policyd_table,
+	peer_init(&B->policyd, B->base, FD_BROKER_POLICYD, "policyd",
+	    policyd_table, on_dead, NULL);
+	peer_init(&B->auditd, B->base, FD_BROKER_AUDITD, "auditd", auditd_table,
 	    on_dead, NULL);
-	peer_init(&B->auditd, B->base, FD_AUDITD, "auditd", auditd_table,
-	    on_dead, NULL);
-	if (set_nonblock(FD_LISTEN) == -1 || set_cloexec(FD_LISTEN, 1) == -1)
+	if (set_nonblock(FD_BROKER_LISTEN) == -1 ||
+	    set_cloexec(FD_BROKER_LISTEN, 1) == -1)
 		fatal("listen fd");
-	/* Disabled until the master says every role is ready (MSG_SERVE). */
+	/* Disabled until the master says every role is ready (SERVE). */
 	B->listener = evconnlistener_new(B->base, accept_cb, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_DISABLED, -1, FD_LISTEN);
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_DISABLED, -1, FD_BROKER_LISTEN);
 	if (B->listener == NULL)
 		fatalx("evconnlistener_new");
 	enc_init(&m);

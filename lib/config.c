@@ -300,14 +300,37 @@ config_skills_dirs(struct ydoc *y, yaml_node_t *n, const char *base,
 }
 
 static int
+config_users(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
+{
+	static const char *const keys[] = {"broker", "policyd", "auditd", NULL};
+	yaml_node_t *u;
+	const char *s;
+	int i;
+
+	if (yexpect(y, n, YAML_MAPPING_NODE, "users", e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	for (i = 0; i < USER__COUNT; i++) {
+		if ((u = ymap_get(y, n, config_user_keys[i])) == NULL)
+			continue;
+		if (yscalar(y, u, &s, e) == -1)
+			return -1;
+		if (*s == '\0' || strlen(s) > 32)
+			return yerr(y, u, e, "a user name of 1..32 bytes");
+		free(c->users[i]);
+		c->users[i] = xstrdup(s);
+	}
+	return 0;
+}
+
+static int
 config_parse(
     struct ydoc *y, const char *base, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"socket", "skills_dirs",
-	    "policy_dir", "state_dir", "audit", "privsep_user", "worker",
-	    "limits", "max_frame_bytes", "max_clients", NULL};
+	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
+	    "max_frame_bytes", "max_clients", NULL};
 	yaml_node_t *r = ydoc_root(y), *n;
-	const char *s;
 
 	if (yexpect(y, r, YAML_MAPPING_NODE, "the config", e) ||
 	    ymap_only(y, r, keys, e))
@@ -329,12 +352,9 @@ config_parse(
 	    ((n = ymap_get(y, r, "max_clients")) &&
 	        yuint(y, n, 1, 65536, &c->max_clients, e)))
 		return -1;
-	if ((n = ymap_get(y, r, "privsep_user")) != NULL) {
-		if (yscalar(y, n, &s, e) == -1)
-			return -1;
-		free(c->privsep_user);
-		c->privsep_user = xstrdup(s);
-	}
+	if ((n = ymap_get(y, r, "users")) != NULL &&
+	    config_users(y, n, c, e) == -1)
+		return -1;
 	return 0;
 }
 
@@ -353,7 +373,8 @@ config_defaults(struct config *c, const char *base)
 	c->socket = config_abspath(base, "skillbroker.sock");
 	c->policy_dir = config_abspath(base, "policy.d");
 	c->state_dir = config_abspath(base, "state");
-	c->privsep_user = xstrdup("nobody");
+	for (int i = 0; i < USER__COUNT; i++)
+		c->users[i] = xstrdup(config_user_defaults[i]);
 	c->worker_uid_first = 61000;
 	c->worker_uid_last = 61099;
 	c->max_frame_bytes = 1024 * 1024;
@@ -407,28 +428,57 @@ config_load(struct config *c, const char *path, struct error *e)
 	return r;
 }
 
-int
-config_resolve_user(struct config *c, struct error *e)
+const char *const config_user_keys[USER__COUNT] = {
+    "broker", "policyd", "auditd"};
+const char *const config_user_defaults[USER__COUNT] = {
+    "_sb-broker", "_sb-policyd", "_sb-auditd"};
+
+/* One role's user: a name, a number, or a default's fallback uid. */
+static int
+config_resolve_one(struct config *c, int i, struct error *e)
 {
 	struct passwd *pw;
 	uint64_t id;
 
-	if ((pw = getpwnam(c->privsep_user)) != NULL) {
-		c->privsep_uid = pw->pw_uid;
-		c->privsep_gid = pw->pw_gid;
-	} else if (parse_uint(c->privsep_user, 1, 4294967294U, &id) == 0) {
-		c->privsep_uid = (uid_t)id;
-		c->privsep_gid = (gid_t)id;
+	if ((pw = getpwnam(c->users[i])) != NULL) {
+		c->uid[i] = pw->pw_uid;
+		c->gid[i] = pw->pw_gid;
+	} else if (parse_uint(c->users[i], 1, 4294967294U, &id) == 0) {
+		c->uid[i] = (uid_t)id;
+		c->gid[i] = (gid_t)id;
+	} else if (strcmp(c->users[i], config_user_defaults[i]) == 0) {
+		c->uid[i] = c->gid[i] = CONFIG_FALLBACK_UID + (uid_t)i;
+		c->user_fallback[i] = 1;
 	} else
 		return error_set(e, ERR_BAD_REQUEST,
-		    "privsep_user \"%s\": no such user", c->privsep_user);
-	if (c->privsep_uid == 0)
-		return error_set(
-		    e, ERR_BAD_REQUEST, "privsep_user must not be root");
-	if (c->privsep_uid >= c->worker_uid_first &&
-	    c->privsep_uid <= c->worker_uid_last)
+		    "users.%s \"%s\": no such user", config_user_keys[i],
+		    c->users[i]);
+	if (c->uid[i] == 0 || c->gid[i] == 0)
 		return error_set(e, ERR_BAD_REQUEST,
-		    "privsep_user's uid lies inside worker.uids");
+		    "users.%s must not be root", config_user_keys[i]);
+	if (c->uid[i] >= c->worker_uid_first && c->uid[i] <= c->worker_uid_last)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "users.%s: uid %u lies inside worker.uids",
+		    config_user_keys[i], (unsigned)c->uid[i]);
+	return 0;
+}
+
+int
+config_resolve_users(struct config *c, struct error *e)
+{
+	int i, j;
+
+	for (i = 0; i < USER__COUNT; i++)
+		if (config_resolve_one(c, i, e) == -1)
+			return -1;
+	/* A role that shares a uid could reach the other's files. */
+	for (i = 0; i < USER__COUNT; i++)
+		for (j = i + 1; j < USER__COUNT; j++)
+			if (c->uid[i] == c->uid[j] || c->gid[i] == c->gid[j])
+				return error_set(e, ERR_BAD_REQUEST,
+				    "users.%s and users.%s share a uid or a "
+				    "gid: each role needs its own",
+				    config_user_keys[i], config_user_keys[j]);
 	return 0;
 }
 
@@ -446,7 +496,8 @@ config_free(struct config *c)
 	free(c->state_dir);
 	free(c->audit_path);
 	free(c->audit_head);
-	free(c->privsep_user);
+	for (i = 0; i < USER__COUNT; i++)
+		free(c->users[i]);
 	strarr_free(c->sys_paths, c->nsys_paths);
 	memset(c, 0, sizeof(*c));
 }

@@ -49,6 +49,13 @@ extern const char *const audit_flush_names[];
 extern const char *const audit_max_action_names[];
 extern const char *const audit_fail_action_names[];
 
+/* Each unprivileged role runs as a user of its own. */
+enum role_user { USER_BROKER, USER_POLICYD, USER_AUDITD, USER__COUNT };
+extern const char *const config_user_keys[USER__COUNT];
+extern const char *const config_user_defaults[USER__COUNT];
+/* uids used when a default user does not exist (make install makes them) */
+#define CONFIG_FALLBACK_UID 64290
+
 struct config {
 	char *path; /* absolute path of the config file */
 	char *socket;
@@ -59,9 +66,10 @@ struct config {
 	char *audit_path;
 	char *audit_head; /* state_dir/audit.head: the chain's head */
 	struct audit_settings audit;
-	char *privsep_user;
-	uid_t privsep_uid;
-	gid_t privsep_gid;
+	char *users[USER__COUNT]; /* users.broker, .policyd, .auditd */
+	uid_t uid[USER__COUNT];
+	gid_t gid[USER__COUNT];
+	int user_fallback[USER__COUNT]; /* the default name does not exist */
 	uint32_t worker_uid_first, worker_uid_last;
 	int worker_network_host; /* worker.network: host (no egress proxy yet)
 	                          */
@@ -78,8 +86,12 @@ struct config {
 
 int config_load(struct config *c, const char *path, struct error *e);
 void config_free(struct config *c);
-/* Resolve the privsep user (name or number) into uid/gid. */
-int config_resolve_user(struct config *c, struct error *e);
+/*
+ * Resolve each role's user (name or number) into uid/gid. The default
+ * name, when no such user exists, falls back to CONFIG_FALLBACK_UID +
+ * role (noted in user_fallback); any other name must exist.
+ */
+int config_resolve_users(struct config *c, struct error *e);
 /* Index of s in a NULL-terminated name table, or -1. */
 int config_keyword(const char *const *names, const char *s);
 /* The defaults of the audit settings. */

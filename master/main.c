@@ -87,36 +87,34 @@ audit_dir_dedicated(const char *dir, uid_t owner)
 static void
 prepare_dirs(void)
 {
+	static const struct {
+		const char *sub;
+		mode_t mode;
+	} dirs[] = {{"empty", 0755}, {"work", 0711},
+	    {"root", 0755 /* the workers' mount point */}, {"data", 0711}};
 	struct config *c = &M->cfg;
 	char *p, *tmp;
+	size_t i;
 
 	if (mkdir_p(c->state_dir, 0755) == -1)
 		fatal("mkdir %s", c->state_dir);
-	xasprintf(&p, "%s/empty", c->state_dir);
-	if (mkdir_p(p, 0755) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0755))
-		fatal("empty dir %s", p);
-	free(p);
-	xasprintf(&p, "%s/work", c->state_dir);
-	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
-		fatal("work dir %s", p);
-	free(p);
-	xasprintf(&p, "%s/root", c->state_dir); /* the workers' mount point */
-	if (mkdir_p(p, 0755) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0755))
-		fatal("root dir %s", p);
-	free(p);
-	xasprintf(&p, "%s/data", c->state_dir);
-	if (mkdir_p(p, 0711) == -1 || chown(p, 0, 0) == -1 || chmod(p, 0711))
-		fatal("data dir %s", p);
-	free(p);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		xasprintf(&p, "%s/%s", c->state_dir, dirs[i].sub);
+		if (mkdir_p(p, dirs[i].mode) == -1 || chown(p, 0, 0) == -1 ||
+		    chmod(p, dirs[i].mode) == -1)
+			fatal("%s", p);
+		free(p);
+	}
 	tmp = xstrdup(c->audit_path);
 	p = dirname(tmp);
-	if (!audit_dir_dedicated(p, c->privsep_uid))
+	if (!audit_dir_dedicated(p, c->uid[USER_AUDITD]))
 		fatalx("the directory of audit.path, %s, holds other files: "
 		       "give the audit log a directory of its own (auditd owns "
 		       "and chroots into it)",
 		    p);
 	if (mkdir_p(p, 0750) == -1 ||
-	    chown(p, c->privsep_uid, c->privsep_gid) == -1 || chmod(p, 0750))
+	    chown(p, c->uid[USER_AUDITD], c->gid[USER_AUDITD]) == -1 ||
+	    chmod(p, 0750) == -1)
 		fatal("audit dir %s", p);
 	free(tmp);
 	tmp = xstrdup(c->socket);
@@ -173,8 +171,9 @@ on_sigchld(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	(void)arg;
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
-		if (!worker_reap(pid, status, &ru))
-			proc_child_exited(pid, status);
+		if (!worker_reap(pid, status, &ru) &&
+		    !proc_child_exited(pid, status))
+			log_debug("reaped unknown child %d", (int)pid);
 	if (!M->shutting_down)
 		return;
 	for (i = 0; i < ROLE__COUNT; i++)
@@ -187,12 +186,14 @@ static void
 on_sigterm(evutil_socket_t sig, short ev, void *arg)
 {
 	struct timeval tv = {5, 0};
+	char why[32];
 
 	(void)ev;
 	(void)arg;
 	log_info("signal %d: shutting down", (int)sig);
+	snprintf(why, sizeof(why), "signal %d", (int)sig);
 	if (!M->shutting_down)
-		maudit_daemon_stopping((int)sig);
+		maudit_daemon("daemon.stopping", why);
 	proc_stop_all();
 	event_base_loopexit(M->base, &tv);
 }
@@ -234,7 +235,7 @@ load_config(const char *path, int check_only)
 	struct error e;
 
 	if (config_load(&M->cfg, path, &e) == -1 ||
-	    config_resolve_user(&M->cfg, &e) == -1) {
+	    config_resolve_users(&M->cfg, &e) == -1) {
 		fprintf(stderr, "skillbrokerd: %s\n", e.msg);
 		exit(1);
 	}
@@ -242,6 +243,12 @@ load_config(const char *path, int check_only)
 		printf("skillbrokerd: configuration %s OK\n", M->cfg.path);
 		exit(0);
 	}
+	for (int i = 0; i < USER__COUNT; i++)
+		if (M->cfg.user_fallback[i])
+			log_info("user %s does not exist: the %s runs as uid "
+			         "%u (make install creates the user)",
+			    M->cfg.users[i], config_user_keys[i],
+			    (unsigned)M->cfg.uid[i]);
 }
 
 static void

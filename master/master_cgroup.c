@@ -197,14 +197,14 @@ group_dirs(uint64_t id, char *mem, char *pids, size_t len)
 
 /* Create this worker's groups with its limits and move pid into them. */
 int
-cgroup_enter(uint64_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
-    struct error *e)
+cgroup_enter(
+    uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids, struct error *e)
 {
 	char mem[PATH_MAX], pids[PATH_MAX], v[32], p[32];
 
 	if (mode == CG_NONE)
 		return 0;
-	if (group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
+	if (group_dirs(id, mem, pids, sizeof(mem)) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)memory_mb << 20);
 	snprintf(p, sizeof(p), "%d", (int)pid);
@@ -241,12 +241,12 @@ cgroup_enter(uint64_t wuid, pid_t pid, uint64_t memory_mb, uint64_t npids,
 
 /* Did a cgroup limit end or constrain the worker? */
 void
-cgroup_limits_hit(uint64_t wuid, int *oom, int *pids_max)
+cgroup_limits_hit(uint64_t id, int *oom, int *pids_max)
 {
 	char mem[PATH_MAX], pids[PATH_MAX];
 
 	*oom = *pids_max = 0;
-	if (mode == CG_NONE || group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
+	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
 		return;
 	if (mode == CG_V2)
 		*oom = read_key(mem, "memory.events", "oom_kill") > 0;
@@ -262,16 +262,51 @@ cgroup_active(void)
 	return mode != CG_NONE;
 }
 
-/* Remove the worker's groups once every process in them is gone. */
+/*
+ * End every process of the call through its cgroup: cgroup.kill on v2;
+ * on v1 the group's own task list (the pid namespace already took the
+ * rest when the worker, its init, died). Never a scan of the host.
+ */
 void
-cgroup_remove(uint64_t wuid)
+cgroup_kill(uint64_t id)
+{
+	char mem[PATH_MAX], pids[PATH_MAX], path[PATH_MAX];
+	long pid;
+	FILE *f;
+
+	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
+		return;
+	if (mode == CG_V2) {
+		if (write_file(mem, "cgroup.kill", "1") == -1 &&
+		    errno != ENOENT)
+			log_warn("cgroup.kill %s", mem);
+		return;
+	}
+	if (fmt_path(path, sizeof(path), "%s/cgroup.procs", pids) == -1 ||
+	    (f = fopen(path, "re")) == NULL)
+		return;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 1)
+			(void)kill((pid_t)pid, SIGKILL);
+	fclose(f);
+}
+
+/* Remove the call's groups; -1 while a process is still in one. */
+int
+cgroup_remove(uint64_t id)
 {
 	char mem[PATH_MAX], pids[PATH_MAX];
+	int r = 0;
 
-	if (mode == CG_NONE || group_dirs(wuid, mem, pids, sizeof(mem)) == -1)
-		return;
-	if (rmdir(mem) == -1 && errno != ENOENT)
+	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
+		return 0;
+	if (rmdir(mem) == -1 && errno != ENOENT) {
 		log_warn("rmdir %s", mem);
-	if (mode == CG_V1 && rmdir(pids) == -1 && errno != ENOENT)
+		r = -1;
+	}
+	if (mode == CG_V1 && rmdir(pids) == -1 && errno != ENOENT) {
 		log_warn("rmdir %s", pids);
+		r = -1;
+	}
+	return r;
 }

@@ -1,7 +1,8 @@
 /*
- * master_proc.c: the privsep children as a table. Each is re-exec'd
- * (fresh address space) with its channels at fixed fds, must say READY
- * with our protocol version in time, and is supervised afterwards.
+ * master_proc.c: the roles as a table. Each is re-exec'd (a fresh
+ * address space) with its channels at the fixed fds of proto/fds.h, gets
+ * its settings as its first message, must say READY with our protocol
+ * version in time, and is supervised afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
+#include "../proto/fds.h"
 #include "master.h"
 
 #define STARTUP_TIMEOUT_S 10
@@ -27,70 +29,73 @@ static int on_ready(struct peer *p, const struct mp_doc *d);
 static int on_grant(struct peer *p, const struct mp_doc *d);
 static int on_policy_event(struct peer *p, const struct mp_doc *d);
 
-const struct peer_handler broker_table[] = {
+/* What each role may send the master. */
+static const struct peer_handler broker_table[] = {
     {MSG_READY, PH_ONCE, on_ready},
     {MSG_RUN, 0, worker_on_run},
     {0, 0, NULL},
 };
-const struct peer_handler policyd_table[] = {
+static const struct peer_handler policyd_table[] = {
     {MSG_READY, PH_ONCE, on_ready},
     {MSG_GRANT, 0, on_grant},
     {MSG_POLICY_EVENT, 0, on_policy_event},
     {0, 0, NULL},
 };
-const struct peer_handler auditd_table[] = {
+static const struct peer_handler auditd_table[] = {
     {MSG_READY, PH_ONCE, on_ready},
     {MSG_AUDIT_ACK, 0, worker_on_audit_ack},
     {0, 0, NULL},
 };
 
-static struct event *startup_timer;
+static const struct {
+	const char *name, *program;
+	const struct peer_handler *table;
+} roles[ROLE__COUNT] = {
+    [ROLE_BROKER] = {"broker", "skillbroker-broker", broker_table},
+    [ROLE_POLICYD] = {"policyd", "skillbroker-policyd", policyd_table},
+    [ROLE_AUDITD] = {"auditd", "skillbroker-auditd", auditd_table},
+};
 
-struct role *
-proc_role_of(struct peer *p)
-{
-	return p->arg;
-}
+static struct event *startup_timer;
 
 /* READY: right role, right protocol version; all ready ends start-up. */
 static int
 on_ready(struct peer *p, const struct mp_doc *d)
 {
-	struct role *r = proc_role_of(p);
+	struct role *r = p->arg;
 	struct msg_ready m;
 	struct error e;
+	struct mp_enc serve;
+	int ok;
 
 	if (msg_ready_dec(d, &m, &e) == -1) {
 		log_warnx("%s: READY: %s", r->name, e.msg);
 		return -1;
 	}
-	if (m.version != PROTO_VERSION || strcmp(m.role, r->name) != 0) {
-		log_warnx("%s: READY from \"%s\" protocol %llu, expected "
-		          "protocol %d",
+	ok = m.version == PROTO_VERSION && strcmp(m.role, r->name) == 0;
+	if (!ok)
+		log_warnx("%s: READY from \"%s\" protocol %llu, expected %d",
 		    r->name, m.role, (unsigned long long)m.version,
 		    PROTO_VERSION);
-		msg_ready_free(&m);
-		return -1;
-	}
 	msg_ready_free(&m);
+	if (!ok)
+		return -1;
 	if (r->ready) { /* a restarted child */
 		log_info("%s restarted and ready", r->name);
-		if (r - M->roles == ROLE_AUDITD)
+		if (r == &M->roles[ROLE_AUDITD])
 			maudit_flush();
 		return 0;
 	}
 	r->ready = 1;
-	if (++M->nready == ROLE__COUNT) {
-		struct mp_enc serve;
-
-		evtimer_del(startup_timer);
-		enc_init(&serve);
-		msg_begin(&serve, MSG_SERVE, 0);
-		peer_send(&M->roles[ROLE_BROKER].peer, &serve, NULL, 0);
-		enc_free(&serve);
-		log_info("ready: listening on %s", M->cfg.socket);
-		maudit_daemon_started();
-	}
+	if (++M->nready < ROLE__COUNT)
+		return 0;
+	evtimer_del(startup_timer);
+	enc_init(&serve);
+	msg_serve_enc(&serve);
+	peer_send(&M->roles[ROLE_BROKER].peer, &serve, NULL, 0);
+	enc_free(&serve);
+	log_info("ready: listening on %s", M->cfg.socket);
+	maudit_daemon("daemon.started", NULL);
 	return 0;
 }
 
@@ -108,8 +113,7 @@ on_grant(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	ack.grant_id = xstrdup(g.grant_id);
-	ack.ok = grant_store_add(&g, &e) == 0;
-	if (!ack.ok)
+	if (!(ack.ok = grant_store_add(&g, &e) == 0))
 		log_warnx("grant %s refused: %s", ack.grant_id, e.msg);
 	grant_free(&g);
 	enc_init(&m);
@@ -124,57 +128,39 @@ on_grant(struct peer *p, const struct mp_doc *d)
 static int
 on_policy_event(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = {
-	    "t", "action", "ok", "message", "files", "rules", "skills", NULL};
-	static const char *const actions[] = {
-	    "policy.loaded", "policy.reloaded", "policy.reload_failed", NULL};
-	uint64_t files, rules, skills;
-	char *action = NULL, *message = NULL;
-	struct maudit a;
+	struct msg_policy_event pe;
+	struct mp_enc m;
 	struct error e;
-	int ok, i, known = 0;
 
 	(void)p;
-	if (mp_only_keys(d->root, keys, &e) ||
-	    mp_str(d->root, "action", 1, 32, &action, &e) ||
-	    mp_bool(d->root, "ok", 1, &ok, &e) ||
-	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &message, &e) ||
-	    mp_uint(d->root, "files", 1, UINT32_MAX, &files, &e) ||
-	    mp_uint(d->root, "rules", 1, UINT32_MAX, &rules, &e) ||
-	    mp_uint(d->root, "skills", 1, UINT32_MAX, &skills, &e)) {
-		free(action);
-		free(message);
+	if (msg_policy_event_dec(d, &pe, &e) == -1)
 		return -1;
-	}
-	for (i = 0; actions[i] != NULL; i++)
-		known |= strcmp(actions[i], action) == 0;
-	if (known) {
-		maudit_begin(&a, action, "change", ok ? "success" : "failure");
-		maudit_str(&a, "event.reason", message);
-		maudit_uint(&a, "policy.files", files);
-		maudit_uint(&a, "policy.rules", rules);
-		maudit_uint(&a, "policy.skills", skills);
-		maudit_send(&a);
-	}
-	free(action);
-	free(message);
-	return known ? 0 : -1;
+	maudit_begin(&m, policy_event_name((enum policy_event)pe.action),
+	    "change",
+	    pe.action == POLICY_RELOAD_FAILED ? "failure" : "success");
+	enc_kstr(&m, "event.reason", pe.message);
+	enc_kuint(&m, "policy.files", pe.files);
+	enc_kuint(&m, "policy.rules", pe.rules);
+	enc_kuint(&m, "policy.skills", pe.skills);
+	maudit_send(&m);
+	msg_policy_event_free(&pe);
+	return 0;
 }
 
 /* A master channel died: a live child that misbehaved is ended. */
 static void
 on_peer_dead(struct peer *p, const char *why)
 {
-	struct role *r = proc_role_of(p);
+	struct role *r = p->arg;
 
 	if (M->shutting_down)
 		return;
 	log_warnx("%s channel: %s", r->name, why);
 	if (r->pid > 0)
-		kill(r->pid, SIGKILL);
-	if (r - M->roles == ROLE_POLICYD)
+		(void)kill(r->pid, SIGKILL);
+	if (r == &M->roles[ROLE_POLICYD])
 		grant_store_clear();
-	if (r - M->roles == ROLE_AUDITD)
+	if (r == &M->roles[ROLE_AUDITD])
 		worker_audit_lost();
 }
 
@@ -194,171 +180,95 @@ startup_timeout(evutil_socket_t fd, short ev, void *arg)
 	fatalx("start-up failed");
 }
 
-/* In the child: move fds to 3.. in order, close the rest, exec. */
-static void __attribute__((noreturn))
-proc_exec_child(const char *path, char *const argv[], const int *fds, int nfds)
+/* In a child: each fd to its fixed number, every other fd closed, exec. */
+void
+proc_exec(
+    const char *program, int foreground, const struct fdmap *fds, int nfds)
 {
-	int tmp[8], i, devnull;
+	char *argv[4], *path;
+	int tmp[8], i, top = 0, n = 1, devnull;
+	sigset_t none;
 
+	if (nfds > 8)
+		_exit(126);
 	for (i = 0; i < nfds; i++)
-		if ((tmp[i] = fcntl(fds[i], F_DUPFD, 64)) == -1)
-			_exit(126);
-	for (i = 0; i < nfds; i++)
-		if (dup2(tmp[i], FD_MASTER + i) == -1)
+		if ((tmp[i] = fcntl(fds[i].fd, F_DUPFD, 64)) == -1)
 			_exit(126);
 	if ((devnull = open("/dev/null", O_RDONLY)) == -1 ||
 	    dup2(devnull, 0) == -1)
 		_exit(126);
-	close_from(FD_MASTER + nfds);
+	for (i = 0; i < nfds; i++) {
+		if (dup2(tmp[i], fds[i].to) == -1)
+			_exit(126);
+		top = fds[i].to > top ? fds[i].to : top;
+	}
+	close_from(top + 1);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	argv[0] = (char *)program;
+	if (foreground)
+		argv[n++] = "-d";
+	if (M->verbose)
+		argv[n++] = "-v";
+	argv[n] = NULL;
+	if (asprintf(&path, "%s/%s", M->helper_dir, program) == -1)
+		_exit(126);
 	execv(path, argv);
 	_exit(127);
 }
 
-static pid_t
-proc_spawn(struct role *r, char **argv, const int *fds, int nfds)
-{
-	char *path;
-	pid_t pid;
-
-	xasprintf(&path, "%s/%s", M->helper_dir, r->program);
-	argv[0] = path;
-	if ((pid = fork()) == -1)
-		fatal("fork %s", r->name);
-	if (pid == 0)
-		proc_exec_child(path, argv, fds, nfds);
-	free(path);
-	return pid;
-}
-
-/* Append the common flags and NULL; argv has room. */
+/* Each role's settings: only what it needs (proto/msg_conf.c). */
 static void
-argv_common(char **argv, int *n)
+proc_send_conf(struct role *r)
 {
-	static char uid[16], gid[16];
+	struct config *c = &M->cfg;
+	struct conf_broker cb;
+	struct conf_policyd cp;
+	struct conf_auditd ca;
+	struct mp_enc m;
+	char *root = NULL, *work = NULL, *data = NULL;
 
-	snprintf(uid, sizeof(uid), "%u", (unsigned)M->cfg.privsep_uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)M->cfg.privsep_gid);
-	argv[(*n)++] = "-u";
-	argv[(*n)++] = uid;
-	argv[(*n)++] = "-g";
-	argv[(*n)++] = gid;
-	if (M->foreground)
-		argv[(*n)++] = "-d";
-	if (M->verbose)
-		argv[(*n)++] = "-v";
-	argv[*n] = NULL;
-}
-
-static char *
-numstr(uint64_t v)
-{
-	char *s;
-
-	xasprintf(&s, "%llu", (unsigned long long)v);
-	return s;
-}
-
-static void
-spawn_broker(int master_end, int pol, int aud)
-{
-	char *argv[32], *empty;
-	int n = 1, fds[4] = {master_end, M->listen_fd, pol, aud};
-	char *frame = numstr(M->cfg.max_frame_bytes);
-	char *clients = numstr(M->cfg.max_clients);
-
-	xasprintf(&empty, "%s/empty", M->cfg.state_dir);
-	argv[n++] = "-r";
-	argv[n++] = empty;
-	argv[n++] = "-F";
-	argv[n++] = frame;
-	argv[n++] = "-C";
-	argv[n++] = clients;
-	argv_common(argv, &n);
-	M->roles[ROLE_BROKER].started_ms = now_mono_ms();
-	M->roles[ROLE_BROKER].pid =
-	    proc_spawn(&M->roles[ROLE_BROKER], argv, fds, 4);
-	free(empty);
-	free(frame);
-	free(clients);
-}
-
-static void
-spawn_policyd(int master_end, int brk)
-{
-	char *argv[64 + 2 * 64], *vals[8], *work, *data;
-	const struct limits *l = &M->cfg.limits;
-	int n = 1, fds[2] = {master_end, brk};
-	size_t i;
-
-	xasprintf(&work, "%s/work", M->cfg.state_dir);
-	xasprintf(&data, "%s/data", M->cfg.state_dir);
-	vals[0] = numstr(l->timeout_ms);
-	vals[1] = numstr(l->max_timeout_ms);
-	vals[2] = numstr(l->output_bytes);
-	vals[3] = numstr(l->memory_mb);
-	vals[4] = numstr(l->pids);
-	vals[5] = numstr(l->fsize_mb);
-	vals[6] = numstr(l->nofile);
-	for (i = 0; i < M->cfg.nskills_dirs; i++) {
-		argv[n++] = "-S";
-		argv[n++] = M->cfg.skills_dirs[i];
+	enc_init(&m);
+	if (r == &M->roles[ROLE_BROKER]) {
+		xasprintf(&root, "%s/empty", c->state_dir);
+		cb = (struct conf_broker){c->uid[USER_BROKER],
+		    c->gid[USER_BROKER], root, c->max_frame_bytes,
+		    c->max_clients};
+		conf_broker_enc(&m, &cb);
+	} else if (r == &M->roles[ROLE_POLICYD]) {
+		xasprintf(&work, "%s/work", c->state_dir);
+		xasprintf(&data, "%s/data", c->state_dir);
+		cp = (struct conf_policyd){c->uid[USER_POLICYD],
+		    c->gid[USER_POLICYD], c->skills_dirs, c->nskills_dirs,
+		    c->policy_dir, work, data, c->worker_network_host,
+		    c->limits};
+		conf_policyd_enc(&m, &cp);
+	} else {
+		ca = (struct conf_auditd){c->uid[USER_AUDITD],
+		    c->gid[USER_AUDITD], c->audit_path, c->audit_head,
+		    c->audit};
+		conf_auditd_enc(&m, &ca);
 	}
-	argv[n++] = "-P";
-	argv[n++] = M->cfg.policy_dir;
-	argv[n++] = "-W";
-	argv[n++] = work;
-	argv[n++] = "-D";
-	argv[n++] = data;
-	if (M->cfg.worker_network_host)
-		argv[n++] = "-N";
-	argv[n++] = "-L";
-	xasprintf(&vals[7], "%s,%s,%s,%s,%s,%s,%s", vals[0], vals[1], vals[2],
-	    vals[3], vals[4], vals[5], vals[6]);
-	argv[n++] = vals[7];
-	argv_common(argv, &n);
-	M->roles[ROLE_POLICYD].started_ms = now_mono_ms();
-	M->roles[ROLE_POLICYD].pid =
-	    proc_spawn(&M->roles[ROLE_POLICYD], argv, fds, 2);
-	for (i = 0; i < 8; i++)
-		free(vals[i]);
+	peer_send(&r->peer, &m, NULL, 0);
+	enc_free(&m);
+	free(root);
 	free(work);
 	free(data);
 }
 
-/* auditd: the log, the head file and the audit settings, by name. */
+/* Start one role: fork, place its fds, exec; then its settings. */
 static void
-spawn_auditd(int master_end, int brk)
+proc_spawn(struct role *r, int master_end, const struct fdmap *fds, int nfds)
 {
-	const struct audit_settings *s = &M->cfg.audit;
-	char *argv[32], *freq = numstr(s->freq);
-	char *maxb = numstr(s->max_log_file), *num = numstr(s->num_logs);
-	int n = 1, fds[2] = {master_end, brk};
-
-	argv[n++] = "-l";
-	argv[n++] = M->cfg.audit_path;
-	argv[n++] = "-H";
-	argv[n++] = M->cfg.audit_head;
-	argv[n++] = "-F";
-	argv[n++] = (char *)audit_flush_names[s->flush];
-	argv[n++] = "-q";
-	argv[n++] = freq;
-	argv[n++] = "-m";
-	argv[n++] = maxb;
-	argv[n++] = "-a";
-	argv[n++] = (char *)audit_max_action_names[s->max_log_file_action];
-	argv[n++] = "-n";
-	argv[n++] = num;
-	argv[n++] = "-f";
-	argv[n++] = (char *)audit_fail_action_names[s->disk_full_action];
-	argv[n++] = "-e";
-	argv[n++] = (char *)audit_fail_action_names[s->disk_error_action];
-	argv_common(argv, &n);
-	M->roles[ROLE_AUDITD].started_ms = now_mono_ms();
-	M->roles[ROLE_AUDITD].pid =
-	    proc_spawn(&M->roles[ROLE_AUDITD], argv, fds, 2);
-	free(freq);
-	free(maxb);
-	free(num);
+	if ((r->pid = fork()) == -1)
+		fatal("fork %s", r->name);
+	if (r->pid == 0)
+		proc_exec(r->program, M->foreground, fds, nfds);
+	r->started_ms = now_mono_ms();
+	peer_init(
+	    &r->peer, M->base, master_end, r->name, r->table, on_peer_dead, r);
+	proc_send_conf(r);
 }
 
 static void
@@ -368,35 +278,32 @@ socketpair_or_die(int sv[2])
 		fatal("socketpair");
 }
 
-/* Wire only the pairs that must talk, start each child, await READY. */
+/* Wire only the pairs that must talk, start each role, await READY. */
 void
 proc_start_all(void)
 {
-	static const struct {
-		const char *name, *program;
-	} def[] = {
-	    [ROLE_BROKER] = {"broker", "skillbroker-broker"},
-	    [ROLE_POLICYD] = {"policyd", "skillbroker-policyd"},
-	    [ROLE_AUDITD] = {"auditd", "skillbroker-auditd"},
-	};
-	const struct peer_handler *tables[] = {
-	    broker_table, policyd_table, auditd_table};
 	int mb[2], mp[2], ma[2], bp[2], ba[2], i;
 	struct timeval tv = {STARTUP_TIMEOUT_S, 0};
 
 	for (i = 0; i < ROLE__COUNT; i++) {
-		M->roles[i].name = def[i].name;
-		M->roles[i].program = def[i].program;
-		M->roles[i].table = tables[i];
+		M->roles[i].name = roles[i].name;
+		M->roles[i].program = roles[i].program;
+		M->roles[i].table = roles[i].table;
 	}
 	socketpair_or_die(mb);
 	socketpair_or_die(mp);
 	socketpair_or_die(ma);
 	socketpair_or_die(bp);
 	socketpair_or_die(ba);
-	spawn_broker(mb[1], bp[0], ba[0]);
-	spawn_policyd(mp[1], bp[1]);
-	spawn_auditd(ma[1], ba[1]);
+	proc_spawn(&M->roles[ROLE_BROKER], mb[0],
+	    (struct fdmap[]){{mb[1], FD_MASTER},
+	        {M->listen_fd, FD_BROKER_LISTEN}, {bp[0], FD_BROKER_POLICYD},
+	        {ba[0], FD_BROKER_AUDITD}},
+	    4);
+	proc_spawn(&M->roles[ROLE_POLICYD], mp[0],
+	    (struct fdmap[]){{mp[1], FD_MASTER}, {bp[1], FD_PEER_BROKER}}, 2);
+	proc_spawn(&M->roles[ROLE_AUDITD], ma[0],
+	    (struct fdmap[]){{ma[1], FD_MASTER}, {ba[1], FD_PEER_BROKER}}, 2);
 	close(mb[1]);
 	close(mp[1]);
 	close(ma[1]);
@@ -406,14 +313,10 @@ proc_start_all(void)
 	close(ba[1]);
 	close(M->listen_fd); /* only the broker accepts */
 	M->listen_fd = -1;
-	peer_init(&M->roles[ROLE_BROKER].peer, M->base, mb[0], "broker",
-	    broker_table, on_peer_dead, &M->roles[ROLE_BROKER]);
-	peer_init(&M->roles[ROLE_POLICYD].peer, M->base, mp[0], "policyd",
-	    policyd_table, on_peer_dead, &M->roles[ROLE_POLICYD]);
-	peer_init(&M->roles[ROLE_AUDITD].peer, M->base, ma[0], "auditd",
-	    auditd_table, on_peer_dead, &M->roles[ROLE_AUDITD]);
-	startup_timer = evtimer_new(M->base, startup_timeout, NULL);
-	evtimer_add(startup_timer, &tv);
+	if ((startup_timer = evtimer_new(M->base, startup_timeout, NULL)) ==
+	        NULL ||
+	    evtimer_add(startup_timer, &tv) == -1)
+		fatalx("startup timer");
 }
 
 /* Start policyd or auditd again and give the broker its new channel. */
@@ -421,8 +324,9 @@ static void
 proc_restart(evutil_socket_t fd, short ev, void *arg)
 {
 	struct role *r = arg;
-	int i = (int)(r - M->roles), mc[2], bc[2];
+	struct msg_peer_channel pc = {(char *)r->name};
 	struct mp_enc m;
+	int mc[2], bc[2];
 
 	(void)fd;
 	(void)ev;
@@ -430,15 +334,12 @@ proc_restart(evutil_socket_t fd, short ev, void *arg)
 		return;
 	socketpair_or_die(mc);
 	socketpair_or_die(bc);
-	if (i == ROLE_POLICYD)
-		spawn_policyd(mc[1], bc[1]);
-	else
-		spawn_auditd(mc[1], bc[1]);
+	proc_spawn(r, mc[0],
+	    (struct fdmap[]){{mc[1], FD_MASTER}, {bc[1], FD_PEER_BROKER}}, 2);
 	close(mc[1]);
 	close(bc[1]);
-	peer_init(&r->peer, M->base, mc[0], r->name, r->table, on_peer_dead, r);
 	enc_init(&m);
-	msg_peer_channel_enc(&m, r->name);
+	msg_peer_channel_enc(&m, &pc);
 	peer_send(&M->roles[ROLE_BROKER].peer, &m, &bc[0], 1);
 	enc_free(&m);
 	log_info("%s restarted as pid %d", r->name, (int)r->pid);
@@ -454,70 +355,53 @@ proc_schedule_restart(struct role *r)
 		r->backoff_ms = BACKOFF_MIN_MS;
 	else if ((r->backoff_ms *= 2) > BACKOFF_MAX_MS)
 		r->backoff_ms = BACKOFF_MAX_MS;
-	if (r->restart_ev == NULL)
-		r->restart_ev = evtimer_new(M->base, proc_restart, r);
+	if (r->restart_ev == NULL &&
+	    (r->restart_ev = evtimer_new(M->base, proc_restart, r)) == NULL)
+		fatalx("restart timer");
 	tv.tv_sec = (time_t)(r->backoff_ms / 1000);
 	tv.tv_usec = (suseconds_t)(r->backoff_ms % 1000) * 1000;
-	evtimer_add(r->restart_ev, &tv);
+	if (evtimer_add(r->restart_ev, &tv) == -1)
+		fatalx("restart timer");
 	log_warnx("restarting %s in %llu ms", r->name,
 	    (unsigned long long)r->backoff_ms);
 }
 
-/* Log how a privsep child ended, and audit it. */
-static void
-proc_died_log(struct role *r, pid_t pid, int status)
-{
-	char what[64];
-
-	if (WIFSIGNALED(status))
-		snprintf(what, sizeof(what), "killed by signal %d",
-		    WTERMSIG(status));
-	else
-		snprintf(what, sizeof(what), "exited with status %d",
-		    WEXITSTATUS(status));
-	log_warnx("%s (pid %d) %s", r->name, (int)pid, what);
-	maudit_child_died(r->name, pid,
-	    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-	    WIFSIGNALED(status) ? WTERMSIG(status) : 0, what);
-}
-
-/* A privsep child is gone: fail closed, and stop if it was the broker. */
-void
+/* A role's process is gone: fail closed; stop if it was the broker. */
+int
 proc_child_exited(pid_t pid, int status)
 {
+	struct role *r = NULL;
 	int i, halted;
 
-	for (i = 0; i < ROLE__COUNT; i++) {
-		struct role *r = &M->roles[i];
-		if (r->pid != pid)
-			continue;
-		r->pid = 0;
-		if (M->shutting_down)
-			return;
-		peer_kill(&r->peer, "child exited");
-		proc_died_log(r, pid, status); /* after: a dead auditd queues */
-		if (i == ROLE_POLICYD)
-			log_warnx("policyd is down: every invoke is refused "
-			          "with policy_unavailable");
-		if (i == ROLE_AUDITD)
-			log_warnx("auditd is down: every invoke is refused "
-			          "with audit_unavailable");
-		halted = i == ROLE_AUDITD && WIFEXITED(status) &&
-		         WEXITSTATUS(status) == AUDIT_EXIT_HALT;
-		if (halted)
-			log_warnx("auditd halted: the audit log cannot be "
-			          "written and its action is halt");
-		if (i == ROLE_BROKER || M->nready < ROLE__COUNT || halted) {
-			log_warnx(
-			    "cannot serve without the %s; stopping", r->name);
-			M->exit_status = 1;
-			proc_stop_all();
-			event_base_loopexit(M->base, NULL);
-		} else
-			proc_schedule_restart(r);
-		return;
+	for (i = 0; i < ROLE__COUNT; i++)
+		if (M->roles[i].pid == pid)
+			r = &M->roles[i];
+	if (r == NULL)
+		return 0;
+	r->pid = 0;
+	if (M->shutting_down)
+		return 1;
+	peer_kill(&r->peer, "child exited");
+	maudit_child_died(
+	    r->name, pid, status); /* after: a dead auditd queues */
+	halted = r == &M->roles[ROLE_AUDITD] && WIFEXITED(status) &&
+	         WEXITSTATUS(status) == AUDIT_EXIT_HALT;
+	if (r != &M->roles[ROLE_BROKER] && !halted &&
+	    M->nready == ROLE__COUNT) {
+		log_warnx("%s is down: every call it serves is refused with "
+		          "%s_unavailable",
+		    r->name, r == &M->roles[ROLE_POLICYD] ? "policy" : "audit");
+		proc_schedule_restart(r);
+		return 1;
 	}
-	log_debug("reaped unknown child %d", (int)pid);
+	if (halted)
+		log_warnx("auditd halted: the audit log cannot be written and "
+		          "its action is halt");
+	log_warnx("cannot serve without the %s; stopping", r->name);
+	M->exit_status = 1;
+	proc_stop_all();
+	event_base_loopexit(M->base, NULL);
+	return 1;
 }
 
 /* Ask every child to stop; main() reaps and escalates. */
@@ -530,5 +414,5 @@ proc_stop_all(void)
 	worker_kill_all();
 	for (i = 0; i < ROLE__COUNT; i++)
 		if (M->roles[i].pid > 0)
-			kill(M->roles[i].pid, SIGTERM);
+			(void)kill(M->roles[i].pid, SIGTERM);
 }

@@ -4,7 +4,8 @@
  * session's first call; it lives while the daemon runs (work dirs are
  * scratch space: $DATA_DIR is where a skill keeps things), is unmounted
  * after worker.session_idle_s without a call, and at exit. At most
- * worker.max_sessions exist at once.
+ * worker.max_sessions exist at once. A session runs one call at a time
+ * (the broker queues the others; a RUN for a busy session is refused).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 struct wsession {
 	char *path;
 	uint64_t last_used_ms;
+	int busy; /* a call holds it */
 };
 
 static struct wsession *sessions;
@@ -46,8 +48,7 @@ sessions_expire(void)
 	size_t i = 0;
 
 	while (i < nsessions)
-		if (now - sessions[i].last_used_ms > idle &&
-		    !session_busy(sessions[i].path))
+		if (now - sessions[i].last_used_ms > idle && !sessions[i].busy)
 			session_drop(i);
 		else
 			i++;
@@ -82,18 +83,35 @@ is_mounted(const char *path)
 	return S_ISDIR(a.st_mode) && a.st_dev != b.st_dev;
 }
 
-/* Make sure work_dir (WORKROOT/<uid>/<session>) is its own bounded tmpfs. */
-int
-workdir_mount(const char *work_dir, struct error *e)
+static struct wsession *
+workdir_find(const char *work_dir)
 {
-	char parent[PATH_MAX_LEN], opts[64], *slash;
 	size_t i;
 
 	for (i = 0; i < nsessions; i++)
-		if (strcmp(sessions[i].path, work_dir) == 0) {
-			sessions[i].last_used_ms = now_mono_ms();
-			return 0;
-		}
+		if (strcmp(sessions[i].path, work_dir) == 0)
+			return &sessions[i];
+	return NULL;
+}
+
+/*
+ * A call takes work_dir (WORKROOT/<uid>/<session>), its own bounded
+ * tmpfs, mounted on first use; one call at a time holds a session.
+ */
+int
+workdir_take(const char *work_dir, struct error *e)
+{
+	char parent[PATH_MAX_LEN], opts[64], *slash;
+	struct wsession *s;
+
+	if ((s = workdir_find(work_dir)) != NULL) {
+		if (s->busy)
+			return error_set(e, ERR_OVERLOADED,
+			    "a call of this session is running");
+		s->busy = 1;
+		s->last_used_ms = now_mono_ms();
+		return 0;
+	}
 	sessions_expire();
 	if (nsessions == M->cfg.max_sessions)
 		return error_set(e, ERR_OVERLOADED,
@@ -117,6 +135,19 @@ workdir_mount(const char *work_dir, struct error *e)
 		    work_dir, strerror(errno));
 	sessions[nsessions].path = xstrdup(work_dir);
 	sessions[nsessions].last_used_ms = now_mono_ms();
+	sessions[nsessions].busy = 1;
 	nsessions++;
 	return 0;
+}
+
+/* The call that held work_dir is over. */
+void
+workdir_release(const char *work_dir)
+{
+	struct wsession *s = workdir_find(work_dir);
+
+	if (s != NULL) {
+		s->busy = 0;
+		s->last_used_ms = now_mono_ms();
+	}
 }

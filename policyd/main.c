@@ -15,12 +15,13 @@
 #include "../lib/privdrop.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
+#include "../proto/fds.h"
+#include "../proto/frame.h"
 #include "../proto/peer.h"
 #include "policyd.h"
 
-#define FD_MASTER 3
-#define FD_BROKER 4
 #define PENDING_MAX 1024
+#define SKILLS_ANS_BUDGET (FRAME_MAX_INTERNAL - 64 * 1024)
 
 struct pending_grant {
 	int used;
@@ -105,7 +106,6 @@ on_authz(struct peer *p, const struct mp_doc *d)
 	decide(&penv, &req, now_mono_ms(), &dec);
 	memset(&a, 0, sizeof(a));
 	a.ref = req.ref;
-	a.allowed = dec.err == ERR_NONE;
 	a.err = dec.err;
 	a.reason = xstrdup(dec.reason);
 	a.rules = decision_rules(&dec, &a.nrules);
@@ -119,15 +119,16 @@ on_authz(struct peer *p, const struct mp_doc *d)
 	memcpy(a.effective, eff.sb.data, eff.sb.size);
 	a.effective_len = eff.sb.size;
 	enc_free(&eff);
-	if (!a.allowed || req.dry_run) {
+	if (a.err != ERR_NONE || req.dry_run) {
 		send_answer(&a);
 		msg_authz_ans_free(&a);
 	} else {
 		grant_build(&penv, &req, &dec, &g);
 		a.grant_id = xstrdup(g.grant_id);
 		if (send_grant(&g, &a) == -1) {
-			a.allowed = 0;
 			a.err = ERR_OVERLOADED;
+			free(a.grant_id);
+			a.grant_id = NULL;
 			send_answer(&a);
 			msg_authz_ans_free(&a);
 		}
@@ -142,6 +143,7 @@ static int
 on_grant_ack(struct peer *p, const struct mp_doc *d)
 {
 	struct msg_grant_ack ack;
+	struct msg_authz_ans *a;
 	struct error e;
 	size_t i;
 
@@ -157,57 +159,62 @@ on_grant_ack(struct peer *p, const struct mp_doc *d)
 		msg_grant_ack_free(&ack);
 		return -1;
 	}
+	a = &pending[i].ans;
 	if (!ack.ok) {
-		pending[i].ans.allowed = 0;
-		pending[i].ans.err = ERR_INTERNAL;
-		free(pending[i].ans.reason);
-		pending[i].ans.reason = xstrdup("the master refused the grant");
-		free(pending[i].ans.grant_id);
-		pending[i].ans.grant_id = NULL;
+		a->err = ERR_INTERNAL;
+		free(a->reason);
+		a->reason = xstrdup("the master refused the grant");
+		free(a->grant_id);
+		a->grant_id = NULL;
 	}
-	send_answer(&pending[i].ans);
-	msg_authz_ans_free(&pending[i].ans);
+	send_answer(a);
+	msg_authz_ans_free(a);
 	pending[i].used = 0;
 	msg_grant_ack_free(&ack);
 	return 0;
 }
 
-static void
-enc_skill(struct mp_enc *m, const struct skill *s)
-{
-	size_t i;
-
-	enc_map(m, s->valid ? 4 : 5);
-	enc_kstr(m, "name", s->name);
-	enc_kstr(m, "description", s->description ? s->description : "");
-	enc_kbool(m, "valid", s->valid);
-	enc_str(m, "commands");
-	enc_array(m, s->ncmds);
-	for (i = 0; i < s->ncmds; i++)
-		enc_str(m, s->cmds[i].name);
-	if (!s->valid)
-		enc_kstr(m, "error", s->error);
-}
-
+/* The registry as the broker lists it, within one message. */
 static int
 on_skills(struct peer *p, const struct mp_doc *d)
 {
+	struct msg_skills_ans a;
+	struct msg_skill *s;
 	struct mp_enc m;
 	struct error e;
-	uint64_t ref;
-	size_t i;
+	size_t i, budget = SKILLS_ANS_BUDGET, cost;
 
-	if (msg_ref_dec(d, &ref, &e) == -1)
+	memset(&a, 0, sizeof(a));
+	if (msg_skills_req_dec(d, &a.ref, &e) == -1)
 		return -1;
+	a.skills = xcalloc(reg.n + 1, sizeof(*a.skills));
+	for (i = 0; i < reg.n && a.nskills < SKILLS_LIST_MAX; i++) {
+		const struct skill *k = &reg.skills[i];
+		cost = strlen(k->name) +
+		       (k->description ? strlen(k->description) : 0) +
+		       (k->error ? strlen(k->error) : 0) + 64 + 80 * k->ncmds;
+		if (cost > budget) {
+			a.truncated = 1;
+			break;
+		}
+		budget -= cost;
+		s = &a.skills[a.nskills++];
+		s->name = k->name;
+		s->description = k->description ? k->description : "";
+		s->valid = k->valid;
+		s->error = k->valid || k->error == NULL ? "" : k->error;
+		s->commands = xcalloc(k->ncmds + 1, sizeof(char *));
+		for (s->ncommands = 0; s->ncommands < k->ncmds; s->ncommands++)
+			s->commands[s->ncommands] = k->cmds[s->ncommands].name;
+	}
+	a.truncated |= i < reg.n;
 	enc_init(&m);
-	msg_begin(&m, MSG_SKILLS_ANS, 2);
-	enc_kuint(&m, "ref", ref);
-	enc_str(&m, "skills");
-	enc_array(&m, reg.n);
-	for (i = 0; i < reg.n; i++)
-		enc_skill(&m, &reg.skills[i]);
+	msg_skills_ans_enc(&m, &a);
 	peer_send(p, &m, NULL, 0);
 	enc_free(&m);
+	for (i = 0; i < a.nskills; i++)
+		free(a.skills[i].commands); /* the strings are the registry's */
+	free(a.skills);
 	return 0;
 }
 
@@ -219,18 +226,14 @@ on_dead(struct peer *p, const char *why)
 
 /* Tell the master, which has it audited. */
 static void
-report_load(const char *action, int ok, const char *message)
+report_load(enum policy_event action, const char *message)
 {
+	struct msg_policy_event pe = {
+	    action, (char *)message, pol.nfiles, pol.nrules, reg.n};
 	struct mp_enc m;
 
 	enc_init(&m);
-	msg_begin(&m, MSG_POLICY_EVENT, 6);
-	enc_kstr(&m, "action", action);
-	enc_kbool(&m, "ok", ok);
-	enc_kstr(&m, "message", message);
-	enc_kuint(&m, "files", pol.nfiles);
-	enc_kuint(&m, "rules", pol.nrules);
-	enc_kuint(&m, "skills", reg.n);
+	msg_policy_event_enc(&m, &pe);
 	peer_send(&master_peer, &m, NULL, 0);
 	enc_free(&m);
 }
@@ -248,7 +251,7 @@ reload(struct error *e)
 	if (policy_load(&fresh, policy_dir, e) == -1) {
 		log_warnx("policy reload rejected, keeping the old policy: %s",
 		    e->msg);
-		report_load("policy.reload_failed", 0, e->msg);
+		report_load(POLICY_RELOAD_FAILED, e->msg);
 		return -1;
 	}
 	registry_load(&fresh_reg, skills_dirs, nskills_dirs);
@@ -260,7 +263,7 @@ reload(struct error *e)
 	penv.reg = &reg;
 	log_info("policy reloaded: %zu files, %zu rules, %zu skills",
 	    pol.nfiles, pol.nrules, reg.n);
-	report_load("policy.reloaded", 1, "");
+	report_load(POLICY_RELOADED, "");
 	return 0;
 }
 
@@ -279,108 +282,71 @@ on_hup(evutil_socket_t sig, short ev, void *arg)
 static int
 on_reload(struct peer *p, const struct mp_doc *d)
 {
-	static const char *const keys[] = {"t", "ref", "uid", "gid", NULL};
-	uint64_t ref, uid, gid;
+	struct msg_reload_req r;
+	struct msg_reload_ans a;
 	struct error e;
 	struct mp_enc m;
-	int ok;
 
-	if (mp_only_keys(d->root, keys, &e) ||
-	    mp_uint(d->root, "ref", 1, UINT64_MAX, &ref, &e) ||
-	    mp_uint(d->root, "uid", 1, UINT32_MAX, &uid, &e) ||
-	    mp_uint(d->root, "gid", 1, UINT32_MAX, &gid, &e))
+	if (msg_reload_req_dec(d, &r, &e) == -1)
 		return -1;
-	if (!policy_is_admin(&pol, uid, gid)) {
-		ok = 0;
+	if (!policy_is_admin(&pol, r.uid, r.gid))
 		error_set(&e, ERR_PERMISSION_DENIED,
-		    "uid %llu is not an admin "
-		    "principal",
-		    (unsigned long long)uid);
-	} else
-		ok = reload(&e) == 0;
+		    "uid %llu is not an admin principal",
+		    (unsigned long long)r.uid);
+	else if (reload(&e) == 0)
+		error_set(&e, ERR_NONE, "policy reloaded");
+	a.ref = r.ref;
+	a.err = e.type;
+	a.message = e.msg;
 	enc_init(&m);
-	msg_begin(&m, MSG_RELOAD_ANS, 4);
-	enc_kuint(&m, "ref", ref);
-	enc_kbool(&m, "ok", ok);
-	enc_kuint(&m, "err", ok ? ERR_NONE : e.type);
-	enc_kstr(&m, "message", ok ? "policy reloaded" : e.msg);
+	msg_reload_ans_enc(&m, &a);
 	peer_send(p, &m, NULL, 0);
 	enc_free(&m);
 	return 0;
 }
 
-static int
-parse_limits(const char *s, struct limits *l)
+/* The settings, from the master, before anything else. */
+static void
+read_conf(struct conf_policyd *c)
 {
-	unsigned long long v[7];
+	struct mp_doc d;
+	struct error e;
 
-	if (sscanf(s, "%llu,%llu,%llu,%llu,%llu,%llu,%llu", &v[0], &v[1], &v[2],
-	        &v[3], &v[4], &v[5], &v[6]) != 7)
-		return -1;
-	l->timeout_ms = v[0];
-	l->max_timeout_ms = v[1];
-	l->output_bytes = v[2];
-	l->memory_mb = v[3];
-	l->pids = v[4];
-	l->fsize_mb = v[5];
-	l->nofile = v[6];
-	return 0;
+	if (msg_read(FD_MASTER, MSG_CONF_POLICYD, &d, &e) == -1 ||
+	    conf_policyd_dec(&d, c, &e) == -1)
+		fatalx("settings: %s", e.msg);
+	mp_doc_free(&d);
 }
 
 int
 main(int argc, char *argv[])
 {
-	uint64_t uid = 0, gid = 0;
-	int ch, fg = 0, verbose = 0, have_limits = 0;
+	static struct conf_policyd conf; /* lives as long as policyd */
+	struct privdrop pd;
 	struct error e;
 	struct mp_enc m;
+	int ch, fg = 0, verbose = 0;
 
-	skills_dirs = xcalloc((size_t)argc, sizeof(char *));
-	while ((ch = getopt(argc, argv, "D:dg:L:NP:S:u:vW:")) != -1) {
-		switch (ch) {
-		case 'd':
+	while ((ch = getopt(argc, argv, "dv")) != -1)
+		if (ch == 'd')
 			fg = 1;
-			break;
-		case 'g':
-			if (parse_uint(optarg, 1, 4294967294U, &gid))
-				return 2;
-			break;
-		case 'L':
-			have_limits = parse_limits(optarg, &penv.limits) == 0;
-			break;
-		case 'D':
-			penv.dataroot = optarg;
-			break;
-		case 'N':
-			penv.net_host = 1;
-			break;
-		case 'P':
-			policy_dir = optarg;
-			break;
-		case 'S':
-			skills_dirs[nskills_dirs++] = optarg;
-			break;
-		case 'u':
-			if (parse_uint(optarg, 1, 4294967294U, &uid))
-				return 2;
-			break;
-		case 'v':
+		else if (ch == 'v')
 			verbose = 1;
-			break;
-		case 'W':
-			penv.workroot = optarg;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (uid == 0 || gid == 0 || !have_limits || penv.workroot == NULL ||
-	    penv.dataroot == NULL || policy_dir == NULL)
-		return 2;
+		else
+			exit(2);
 	log_init("skillbroker-policyd", fg, verbose);
-	if (privdrop((uid_t)uid, (gid_t)gid, NULL, &e) == -1)
+	read_conf(&conf);
+	pd = (struct privdrop){(uid_t)conf.uid, (gid_t)conf.gid, NULL};
+	if (privdrop(&pd, &e) == -1)
 		fatalx("%s", e.msg);
 	signal(SIGPIPE, SIG_IGN);
+	skills_dirs = conf.skills_dirs;
+	nskills_dirs = conf.nskills_dirs;
+	policy_dir = conf.policy_dir;
+	penv.workroot = conf.work_root;
+	penv.dataroot = conf.data_root;
+	penv.net_host = conf.net_host;
+	penv.limits = conf.limits;
 	/* A policy that does not validate at start is fatal: fail closed. */
 	if (policy_load(&pol, policy_dir, &e) == -1)
 		fatalx("policy: %s", e.msg);
@@ -389,16 +355,17 @@ main(int argc, char *argv[])
 	penv.pol = &pol;
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL);
+	if (evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL) == -1)
+		fatalx("SIGHUP event");
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
-	peer_init(&broker_peer, base, FD_BROKER, "broker", broker_table,
+	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,
 	    on_dead, NULL);
 	enc_init(&m);
 	msg_ready_enc(&m, "policyd");
 	peer_send(&master_peer, &m, NULL, 0);
 	enc_free(&m);
-	report_load("policy.loaded", 1, "");
+	report_load(POLICY_LOADED, "");
 	event_base_dispatch(base);
 	fatalx("event loop ended");
 }

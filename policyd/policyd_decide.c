@@ -199,7 +199,7 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		    req->skill, r->name, missing);
 		return;
 	}
-	if (d->skill->perms.n[PERM_NET] > 0 && !pe->net_host) {
+	if (d->skill->perms.n[PERM_NETWORK] > 0 && !pe->net_host) {
 		deny(d, ERR_PERMISSION_DENIED,
 		    "skill \"%s\" declares network "
 		    "access, and this host gives workers none (worker.network: "
@@ -288,15 +288,14 @@ decision_rules(const struct decision *d, size_t *n)
 void
 decision_effective_enc(struct mp_enc *m, const struct decision *d)
 {
-	if (d->err != ERR_NONE) {
-		enc_map(m, 0);
-		return;
+	enc_map_open(m);
+	if (d->err == ERR_NONE) {
+		enc_key(m, "permissions");
+		perms_enc(m, &d->skill->perms);
+		enc_key(m, "limits");
+		plimits_enc(m, &d->limits);
 	}
-	enc_map(m, 2);
-	enc_str(m, "permissions");
-	perms_enc(m, &d->skill->perms);
-	enc_str(m, "limits");
-	plimits_enc(m, &d->limits);
+	enc_map_close(m);
 }
 
 /* Client env passes only for names the skill declares (and the rule let). */

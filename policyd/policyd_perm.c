@@ -12,9 +12,9 @@ static const char *const kind_names[PERM__COUNT] = {
     "fs.read", "fs.write", "network.allow", "exec", "env"};
 
 const char *
-perm_kind_name(enum perm_kind k)
+perms_kind_label(enum perm_kind k)
 {
-	return kind_names[k];
+	return (unsigned)k < PERM__COUNT ? kind_names[k] : "unknown";
 }
 
 /* fs globs are rooted at a variable or at "/", and never climb. */
@@ -71,7 +71,7 @@ item_ok(enum perm_kind k, const char *s, int ceiling)
 	case PERM_FS_READ:
 	case PERM_FS_WRITE:
 		return fs_item_ok(s);
-	case PERM_NET:
+	case PERM_NETWORK:
 		return hostport_parse(s, h, sizeof(h), p, sizeof(p)) == 0;
 	case PERM_EXEC:
 		return name_ok(s, ceiling, 0);
@@ -124,7 +124,7 @@ perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
 	        ceiling, p, e) ||
 	    perms_list(y, fs ? ymap_get(y, fs, "write") : NULL, PERM_FS_WRITE,
 	        ceiling, p, e) ||
-	    perms_list(y, net ? ymap_get(y, net, "allow") : NULL, PERM_NET,
+	    perms_list(y, net ? ymap_get(y, net, "allow") : NULL, PERM_NETWORK,
 	        ceiling, p, e) ||
 	    perms_list(y, ymap_get(y, n, "exec"), PERM_EXEC, ceiling, p, e) ||
 	    perms_list(y, ymap_get(y, n, "env"), PERM_ENV, ceiling, p, e))
@@ -205,7 +205,7 @@ item_covered(enum perm_kind k, const char *want, const struct perms *ceil)
 		return 1;
 	for (i = 0; i < ceil->n[k]; i++) {
 		const char *c = ceil->v[k][i];
-		if (k == PERM_NET ? hostport_covers(c, want)
+		if (k == PERM_NETWORK ? hostport_covers(c, want)
 		    : (k == PERM_FS_READ || k == PERM_FS_WRITE)
 		        ? path_covers(c, want)
 		        : glob_match(c, want))
@@ -247,26 +247,30 @@ perms_missing(
 void
 perms_enc(struct mp_enc *m, const struct perms *p)
 {
-	enc_map(m, 4);
-	enc_str(m, "fs");
-	enc_map(m, 2);
+	enc_map_open(m);
+	enc_key(m, "fs");
+	enc_map_open(m);
 	enc_kstrarr(m, "read", p->v[PERM_FS_READ], p->n[PERM_FS_READ]);
 	enc_kstrarr(m, "write", p->v[PERM_FS_WRITE], p->n[PERM_FS_WRITE]);
-	enc_str(m, "network");
-	enc_map(m, 1);
-	enc_kstrarr(m, "allow", p->v[PERM_NET], p->n[PERM_NET]);
+	enc_map_close(m);
+	enc_key(m, "network");
+	enc_map_open(m);
+	enc_kstrarr(m, "allow", p->v[PERM_NETWORK], p->n[PERM_NETWORK]);
+	enc_map_close(m);
 	enc_kstrarr(m, "exec", p->v[PERM_EXEC], p->n[PERM_EXEC]);
 	enc_kstrarr(m, "env", p->v[PERM_ENV], p->n[PERM_ENV]);
+	enc_map_close(m);
 }
 
 void
 plimits_enc(struct mp_enc *m, const struct plimits *l)
 {
-	enc_map(m, 4);
+	enc_map_open(m);
 	enc_kuint(m, "timeout_ms", l->timeout_ms);
 	enc_kuint(m, "memory_mb", l->memory_mb);
 	enc_kuint(m, "pids", l->pids);
 	enc_kuint(m, "output_bytes", l->output_bytes);
+	enc_map_close(m);
 }
 
 uint64_t

@@ -9,18 +9,7 @@
 #include <stdint.h>
 
 #include "../lib/ydoc.h"
-#include "../proto/mp.h"
-
-enum perm_kind {
-	PERM_FS_READ,
-	PERM_FS_WRITE,
-	PERM_NET,
-	PERM_EXEC,
-	PERM_ENV,
-	PERM__COUNT
-};
-
-#define PERM_ITEMS_MAX 64
+#include "../proto/msg.h" /* enum perm_kind */
 
 struct perms {
 	char **v[PERM__COUNT];
@@ -31,7 +20,8 @@ struct plimits { /* 0 = not set */
 	uint64_t timeout_ms, memory_mb, pids, output_bytes;
 };
 
-const char *perm_kind_name(enum perm_kind k);
+/* The kind as the policy language names it ("fs.read", ...). */
+const char *perms_kind_label(enum perm_kind k);
 /* ceiling=1 allows wildcards in exec and env (rules), 0 for skills. */
 int perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
     struct error *e);

@@ -267,7 +267,7 @@ skill_globs_contained(struct skill *s, struct error *e)
 				return error_set(e, ERR_BAD_REQUEST,
 				    "%s %s "
 				    "resolves outside the skill directory",
-				    perm_kind_name((enum perm_kind)k), g);
+				    perms_kind_label((enum perm_kind)k), g);
 		}
 	return 0;
 }

@@ -184,40 +184,79 @@ client_id_enc(struct mp_enc *m, const struct client_id *id)
 void
 client_req_enc(struct mp_enc *m, const struct client_req *r)
 {
-	size_t n = 2, i;
 	int call = r->type == CREQ_INVOKE || r->type == CREQ_AUTHORIZE;
+	const char *eq;
+	size_t i;
 
-	if (call)
-		n += 1 + (r->command && *r->command) + 1 +
-		     (r->stdin_data != NULL) + (r->session != NULL) +
-		     (r->phase != NULL) + (r->timeout_ms != 0) + (r->nenv > 0);
-	enc_map(m, n);
+	enc_map_open(m);
 	enc_kstr(m, "type", creq_type_name(r->type));
-	enc_str(m, "id");
+	enc_key(m, "id");
 	client_id_enc(m, &r->id);
-	if (!call)
-		return;
-	enc_kstr(m, "skill", r->skill);
-	if (r->command && *r->command)
-		enc_kstr(m, "command", r->command);
-	enc_kstrarr(m, "args", r->args, r->nargs);
-	if (r->stdin_data != NULL)
-		enc_kbin(m, "stdin", r->stdin_data, r->stdin_len);
-	if (r->session != NULL)
-		enc_kstr(m, "session", r->session);
-	if (r->phase != NULL)
-		enc_kstr(m, "phase", r->phase);
-	if (r->timeout_ms != 0)
-		enc_kuint(m, "timeout_ms", r->timeout_ms);
-	if (r->nenv > 0) {
-		enc_str(m, "env");
-		enc_map(m, r->nenv);
+	if (call) {
+		enc_kstr(m, "skill", r->skill);
+		if (r->command && *r->command)
+			enc_kstr(m, "command", r->command);
+		enc_kstrarr(m, "args", r->args, r->nargs);
+		if (r->stdin_data != NULL)
+			enc_kbin(m, "stdin", r->stdin_data, r->stdin_len);
+		if (r->session != NULL)
+			enc_kstr(m, "session", r->session);
+		if (r->phase != NULL)
+			enc_kstr(m, "phase", r->phase);
+		if (r->timeout_ms != 0)
+			enc_kuint(m, "timeout_ms", r->timeout_ms);
+	}
+	if (call && r->nenv > 0) {
+		enc_key(m, "env");
+		enc_map_open(m);
 		for (i = 0; i < r->nenv; i++) {
-			const char *eq = strchr(r->env[i], '=');
-			size_t kl =
-			    eq ? (size_t)(eq - r->env[i]) : strlen(r->env[i]);
-			enc_strn(m, r->env[i], kl);
+			eq = strchr(r->env[i], '=');
+			enc_keyn(m, r->env[i],
+			    eq ? (size_t)(eq - r->env[i]) : strlen(r->env[i]));
 			enc_str(m, eq ? eq + 1 : "");
 		}
+		enc_map_close(m);
 	}
+	enc_map_close(m);
+}
+
+void
+client_reply_begin(
+    struct mp_enc *m, const char *type, const struct client_id *id, int ok)
+{
+	static const struct client_id none = {0, 0, NULL};
+
+	enc_map_open(m);
+	enc_kstr(m, "type", type);
+	enc_key(m, "id");
+	client_id_enc(m, id != NULL ? id : &none);
+	enc_kbool(m, "ok", ok);
+}
+
+void
+client_reply_end(struct mp_enc *m)
+{
+	enc_map_close(m);
+}
+
+void
+client_error_field(struct mp_enc *m, enum err_type t, const char *msg)
+{
+	enc_key(m, "error");
+	enc_map_open(m);
+	enc_kstr(m, "type", err_type_name(t));
+	enc_kstr(m, "message", msg ? msg : "");
+	enc_key(m, "details");
+	enc_map_open(m);
+	enc_map_close(m);
+	enc_map_close(m);
+}
+
+void
+client_error_enc(struct mp_enc *m, const struct client_id *id, enum err_type t,
+    const char *msg)
+{
+	client_reply_begin(m, "error", id, 0);
+	client_error_field(m, t, msg);
+	client_reply_end(m);
 }

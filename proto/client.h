@@ -28,6 +28,7 @@ enum creq_type {
 #define CLIENT_ID_MAX 128
 #define CLIENT_ENV_MAX 64
 #define DEFAULT_SESSION "default"
+#define CLIENT_PROTO_VERSION 1 /* what hello reports */
 
 struct client_id {
 	int is_num;
@@ -59,5 +60,19 @@ void client_req_free(struct client_req *req);
 /* Encode a request (for skillctl and tests). */
 void client_req_enc(struct mp_enc *m, const struct client_req *req);
 void client_id_enc(struct mp_enc *m, const struct client_id *id);
+
+/*
+ * Every reply is one map {type, id, ok, ...}: client_reply_begin, the
+ * reply's own fields, client_reply_end. An error is {type: "error", id,
+ * ok: false, error: {type, message, details}}.
+ */
+void client_reply_begin(
+    struct mp_enc *m, const char *type, const struct client_id *id, int ok);
+void client_reply_end(struct mp_enc *m);
+/* The "error" field of a reply. */
+void client_error_field(struct mp_enc *m, enum err_type t, const char *msg);
+/* A whole error reply. */
+void client_error_enc(struct mp_enc *m, const struct client_id *id,
+    enum err_type t, const char *msg);
 
 #endif

@@ -16,8 +16,7 @@ frame_check(const uint8_t *data, size_t avail, size_t max, size_t *body_len,
 
 	if (avail < FRAME_HDR_LEN)
 		return FRAME_NEED_MORE;
-	len = ((uint32_t)data[0] << 24) | ((uint32_t)data[1] << 16) |
-	      ((uint32_t)data[2] << 8) | (uint32_t)data[3];
+	len = frame_get_len(data);
 	if (len == 0) {
 		error_set(e, ERR_BAD_REQUEST, "empty frame");
 		return FRAME_BAD;
@@ -31,6 +30,13 @@ frame_check(const uint8_t *data, size_t avail, size_t max, size_t *body_len,
 		return FRAME_NEED_MORE;
 	*body_len = len;
 	return FRAME_READY;
+}
+
+uint32_t
+frame_get_len(const uint8_t hdr[FRAME_HDR_LEN])
+{
+	return ((uint32_t)hdr[0] << 24) | ((uint32_t)hdr[1] << 16) |
+	       ((uint32_t)hdr[2] << 8) | (uint32_t)hdr[3];
 }
 
 void

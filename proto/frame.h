@@ -21,6 +21,7 @@ enum frame_status { FRAME_NEED_MORE, FRAME_READY, FRAME_BAD };
 enum frame_status frame_check(const uint8_t *data, size_t avail, size_t max,
     size_t *body_len, struct error *e);
 void frame_put_len(uint8_t hdr[FRAME_HDR_LEN], size_t len);
+uint32_t frame_get_len(const uint8_t hdr[FRAME_HDR_LEN]);
 
 /* Blocking helpers for simple peers (skillctl, the worker's spec pipe). */
 int frame_send(int fd, const void *body, size_t len, struct error *e);

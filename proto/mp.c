@@ -540,9 +540,13 @@ mp_submap(const msgpack_object *map, const char *key, int required,
 			fatalx("msgpack encode failed");                       \
 	} while (0)
 
+/* A counted map's header is reserved at its widest (map32), then shrunk. */
+#define MAP32_HDR 5
+
 void
 enc_init(struct mp_enc *e)
 {
+	memset(e, 0, sizeof(*e));
 	msgpack_sbuffer_init(&e->sb);
 	msgpack_packer_init(&e->pk, &e->sb, msgpack_sbuffer_write);
 }
@@ -553,11 +557,77 @@ enc_free(struct mp_enc *e)
 	msgpack_sbuffer_destroy(&e->sb);
 }
 
+/* Open a map whose entries enc_key counts; enc_map_close writes the size. */
 void
-enc_map(struct mp_enc *e, size_t n)
+enc_map_open(struct mp_enc *e)
 {
-	ENC(msgpack_pack_map(&e->pk, n));
+	static const char hdr[MAP32_HDR] = {(char)0xdf, 0, 0, 0, 0};
+
+	if (e->depth == MP_ENC_DEPTH)
+		fatalx("maps nested deeper than %d", MP_ENC_DEPTH);
+	e->open[e->depth] = e->sb.size;
+	e->count[e->depth++] = 0;
+	ENC(msgpack_sbuffer_write(&e->sb, hdr, sizeof(hdr)));
 }
+
+/* Write the open map's size in the smallest header that holds it. */
+void
+enc_map_close(struct mp_enc *e)
+{
+	size_t off, body, hlen;
+	uint32_t n;
+	uint8_t *p;
+
+	if (e->depth == 0)
+		fatalx("no open map to close");
+	off = e->open[--e->depth];
+	n = e->count[e->depth];
+	p = (uint8_t *)e->sb.data + off;
+	body = e->sb.size - off - MAP32_HDR;
+	hlen = n < 16 ? 1 : n <= UINT16_MAX ? 3 : MAP32_HDR;
+	if (hlen == 1)
+		p[0] = (uint8_t)(0x80 | n);
+	else if (hlen == 3) {
+		p[0] = 0xde;
+		p[1] = (uint8_t)(n >> 8);
+		p[2] = (uint8_t)n;
+	} else {
+		p[1] = (uint8_t)(n >> 24);
+		p[2] = (uint8_t)(n >> 16);
+		p[3] = (uint8_t)(n >> 8);
+		p[4] = (uint8_t)n;
+	}
+	if (hlen < MAP32_HDR) {
+		memmove(p + hlen, p + MAP32_HDR, body);
+		e->sb.size -= MAP32_HDR - hlen;
+	}
+}
+
+/*
+ * A key of the innermost open map: one more entry in it. (Outside any
+ * open map nothing is counted: tests write maps with chosen counts.)
+ */
+void
+enc_keyn(struct mp_enc *e, const char *k, size_t len)
+{
+	if (e->depth > 0 && e->count[e->depth - 1]++ == UINT32_MAX)
+		fatalx("map too large");
+	enc_strn(e, k, len);
+}
+
+void
+enc_key(struct mp_enc *e, const char *k)
+{
+	enc_keyn(e, k, strlen(k));
+}
+
+/* 1 when every map opened was closed: the message is whole. */
+int
+enc_complete(const struct mp_enc *e)
+{
+	return e->depth == 0;
+}
+
 void
 enc_array(struct mp_enc *e, size_t n)
 {
@@ -582,6 +652,13 @@ void
 enc_obj(struct mp_enc *e, const msgpack_object *o)
 {
 	ENC(msgpack_pack_object(&e->pk, *o));
+}
+
+/* Bytes that already are one encoded msgpack object. */
+void
+enc_raw(struct mp_enc *e, const void *p, size_t len)
+{
+	ENC(msgpack_sbuffer_write(&e->sb, p, len));
 }
 
 void
@@ -613,31 +690,31 @@ enc_bin(struct mp_enc *e, const void *p, size_t len)
 void
 enc_kstr(struct mp_enc *e, const char *k, const char *v)
 {
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_str(e, v);
 }
 void
 enc_kuint(struct mp_enc *e, const char *k, uint64_t v)
 {
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_uint(e, v);
 }
 void
 enc_kint(struct mp_enc *e, const char *k, int64_t v)
 {
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_int(e, v);
 }
 void
 enc_kbool(struct mp_enc *e, const char *k, int v)
 {
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_bool(e, v);
 }
 void
 enc_kbin(struct mp_enc *e, const char *k, const void *p, size_t len)
 {
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_bin(e, p, len);
 }
 
@@ -656,7 +733,7 @@ enc_kstrarr(struct mp_enc *e, const char *k, char *const *v, size_t n)
 {
 	size_t i;
 
-	enc_str(e, k);
+	enc_key(e, k);
 	enc_array(e, n);
 	for (i = 0; i < n; i++)
 		enc_str(e, v[i]);

@@ -51,15 +51,29 @@ int mp_strarr(const msgpack_object *map, const char *key, int required,
 int mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e);
 
-/* Encoding: a growable buffer and packer; allocation failure is fatal. */
+/*
+ * Encoding: a growable buffer and packer; allocation failure is fatal.
+ * Maps count their own entries: enc_map_open, then each entry starts
+ * with enc_key (the enc_k* helpers do), then enc_map_close writes the
+ * size. No caller counts a map by hand.
+ */
+#define MP_ENC_DEPTH 16
+
 struct mp_enc {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
+	size_t open[MP_ENC_DEPTH];    /* offset of each open map's header */
+	uint32_t count[MP_ENC_DEPTH]; /* entries so far in each open map */
+	int depth;
 };
 
 void enc_init(struct mp_enc *e);
 void enc_free(struct mp_enc *e);
-void enc_map(struct mp_enc *e, size_t n);
+void enc_map_open(struct mp_enc *e);
+void enc_map_close(struct mp_enc *e);
+void enc_key(struct mp_enc *e, const char *k);
+void enc_keyn(struct mp_enc *e, const char *k, size_t len);
+int enc_complete(const struct mp_enc *e);
 void enc_array(struct mp_enc *e, size_t n);
 void enc_str(struct mp_enc *e, const char *s);
 void enc_strn(struct mp_enc *e, const char *s, size_t len);
@@ -69,6 +83,7 @@ void enc_int(struct mp_enc *e, int64_t v);
 void enc_bool(struct mp_enc *e, int v);
 void enc_nil(struct mp_enc *e);
 void enc_obj(struct mp_enc *e, const msgpack_object *o);
+void enc_raw(struct mp_enc *e, const void *p, size_t len);
 void enc_kstr(struct mp_enc *e, const char *k, const char *v);
 void enc_kuint(struct mp_enc *e, const char *k, uint64_t v);
 void enc_kint(struct mp_enc *e, const char *k, int64_t v);

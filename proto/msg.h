@@ -1,8 +1,11 @@
 /*
- * msg.h: typed messages on the internal channels. Every message is one
- * msgpack map whose "t" field is a msg_type; the numbered ranges say
- * which channel a type belongs to. READY carries PROTO_VERSION, which
- * the master checks on every child.
+ * msg.h: the internal wire contract. Every message on a channel between
+ * the processes is one msgpack map whose "t" field is a msg_type; the
+ * numbered ranges say which channel a type belongs to. Each type has one
+ * encoder and one strict decoder here (proto/msg*.c); no role encodes or
+ * decodes a message by hand. READY carries PROTO_VERSION, which the
+ * master checks on every child. docs/architecture.md lists the same
+ * table (tests/unit/test_msg_doc checks that they agree).
  */
 #ifndef SB_MSG_H
 #define SB_MSG_H
@@ -11,50 +14,118 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../lib/config.h"
 #include "../lib/error.h"
 #include "mp.h"
 
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 
 enum msg_type {
-	/* any child -> master */
-	MSG_READY = 1,
+	/* start-up: master <-> each child */
+	MSG_READY = 1,        /* child -> master: {v, role} */
+	MSG_CONF_BROKER = 2,  /* master -> broker: its settings */
+	MSG_CONF_POLICYD = 3, /* master -> policyd: its settings */
+	MSG_CONF_AUDITD = 4,  /* master -> auditd: its settings */
 	/* broker <-> policyd */
 	MSG_AUTHZ_REQ = 16,
 	MSG_AUTHZ_ANS = 17,
 	MSG_SKILLS_REQ = 18,
 	MSG_SKILLS_ANS = 19,
 	MSG_RELOAD_REQ = 20, /* an admin's reload: {ref, uid, gid} */
-	MSG_RELOAD_ANS = 21, /* {ref, ok, err, message} */
+	MSG_RELOAD_ANS = 21, /* {ref, err, message} */
 	/* policyd <-> master */
 	MSG_GRANT = 32,
 	MSG_GRANT_ACK = 33,
-	MSG_POLICY_EVENT =
-	    34, /* policyd -> master: a load, for the audit log */
+	MSG_POLICY_EVENT = 34, /* a policy load, for the audit log */
 	/* broker <-> master */
 	MSG_RUN = 48,
-	MSG_RUN_STARTED = 49, /* carries stdin, stdout, stderr pipe fds */
+	MSG_RUN_STARTED = 49, /* + stdin, stdout, stderr, report fds */
 	MSG_RUN_EXITED = 50,
-	MSG_PEER_CHANNEL = 51, /* master -> broker: a restarted peer's fd */
-	MSG_SERVE = 52,        /* master -> broker: all ready, accept clients */
+	MSG_PEER_CHANNEL = 51, /* + a restarted peer's fd */
+	MSG_SERVE = 52,        /* every role is ready: accept clients */
 	/* broker, master -> auditd */
 	MSG_AUDIT = 64,
 	MSG_AUDIT_ACK = 65,
+	/* worker -> broker, on the report pipe */
+	MSG_FILES = 80,
+	/* master -> worker, on the spec pipe */
+	MSG_SPEC = 96,
 };
 
 #define GRANT_ID_LEN 32 /* hex chars of a 128-bit random id */
 #define ARGS_MAX 256
 #define ARG_MAX_LEN 4096
+#define ENV_MAX 64
 #define NAME_MAX_LEN 64
 #define SESSION_MAX_LEN 64
 #define REASON_MAX_LEN 512
 #define PATH_MAX_LEN 4096
+#define ROLE_MAX_LEN 32
+#define PERM_ITEMS_MAX 64
+#define SKILLS_LIST_MAX 1024
+#define SKILL_DESC_MAX 4096 /* bytes: 1024 characters of UTF-8 */
+#define COMMANDS_MAX 64
+#define FILES_WRITTEN_MAX 256
+#define SKILLS_DIRS_MAX 32
+#define SYS_PATHS_MAX 64
 
+/* The kinds of permission a skill declares, in this order everywhere. */
+enum perm_kind {
+	PERM_FS_READ,
+	PERM_FS_WRITE,
+	PERM_NETWORK,
+	PERM_EXEC,
+	PERM_ENV,
+	PERM__COUNT
+};
+/* Wire names of the kinds ("fs_read", ...). */
+const char *perm_kind_name(enum perm_kind k);
+
+/* Which limit ended a call, as the limits block names it. */
+enum limit_kind {
+	LIMIT_NONE,
+	LIMIT_TIMEOUT,
+	LIMIT_MEMORY,
+	LIMIT_PIDS,
+	LIMIT_CPU,
+	LIMIT_FSIZE,
+	LIMIT__COUNT
+};
+/* "timeout_ms", "memory_mb", "pids", "cpu", "fsize_mb"; "" for NONE. */
+const char *limit_kind_name(enum limit_kind k);
+
+/* READY */
 struct msg_ready {
 	uint64_t version;
 	char *role;
 };
 
+/* CONF_BROKER: what the broker needs, and no more. */
+struct conf_broker {
+	uint64_t uid, gid;
+	char *root; /* chroot: an empty directory */
+	uint64_t max_frame, max_clients;
+};
+
+/* CONF_POLICYD */
+struct conf_policyd {
+	uint64_t uid, gid;
+	char **skills_dirs;
+	size_t nskills_dirs;
+	char *policy_dir, *work_root, *data_root;
+	int net_host; /* worker.network: host */
+	struct limits limits;
+};
+
+/* CONF_AUDITD */
+struct conf_auditd {
+	uint64_t uid, gid;
+	char *path; /* the log */
+	char *head; /* the head file */
+	struct audit_settings set;
+};
+
+/* AUTHZ_REQ */
 struct msg_authz_req {
 	uint64_t ref;
 	uint64_t uid, gid;
@@ -68,21 +139,52 @@ struct msg_authz_req {
 	int dry_run;
 };
 
+/* AUTHZ_ANS */
 struct msg_authz_ans {
 	uint64_t ref;
-	int allowed;
-	uint64_t err; /* enum err_type */
+	uint64_t err; /* enum err_type: ERR_NONE is allowed */
 	char *reason;
 	char **rules;
 	size_t nrules;
-	char *grant_id; /* set when allowed and not a dry run */
+	char *grant_id; /* "" unless an allowed invoke */
 	char *command;  /* the command the decision resolved to */
 	uint64_t timeout_ms, output_bytes;
 	uint8_t *effective; /* msgpack map: permissions and limits */
 	size_t effective_len;
 };
 
-/* The complete worker spec: only what policyd decided, nothing from a client.
+/* SKILLS_ANS: one registered skill. */
+struct msg_skill {
+	char *name, *description;
+	int valid;
+	char *error; /* why it is not valid; "" when it is */
+	char **commands;
+	size_t ncommands;
+};
+
+struct msg_skills_ans {
+	uint64_t ref;
+	struct msg_skill *skills;
+	size_t nskills;
+	int truncated; /* more skills than one message holds */
+};
+
+/* RELOAD_REQ */
+struct msg_reload_req {
+	uint64_t ref, uid, gid;
+};
+
+/* RELOAD_ANS */
+struct msg_reload_ans {
+	uint64_t ref;
+	uint64_t err; /* ERR_NONE: reloaded */
+	char *message;
+};
+
+/*
+ * GRANT: the worker spec policyd decided, nothing from a client. The
+ * fields after "set by the master" travel only in SPEC (master ->
+ * worker): a GRANT cannot carry them.
  */
 struct grant {
 	char *grant_id;
@@ -95,8 +197,8 @@ struct grant {
 	size_t nenv;
 	char *work_dir; /* absolute */
 	char *data_dir; /* absolute, per skill, persistent */
-	char **perm[5]; /* effective fs.read, fs.write, network, exec, env */
-	size_t nperm[5];
+	char **perm[PERM__COUNT];
+	size_t nperm[PERM__COUNT];
 	uint64_t principal_uid;
 	char *session;
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
@@ -106,61 +208,112 @@ struct grant {
 	char **sys_paths; /* host paths bound read-only */
 	size_t nsys_paths;
 	uint64_t tmp_mb;
-	uint64_t
-	    as_mb; /* RLIMIT_AS: the memory limit, or a backstop to a cgroup */
-	int net_host; /* keep the host network (no new net namespace) */
+	uint64_t as_mb; /* RLIMIT_AS: the memory limit, or a backstop */
+	int net_host;   /* keep the host network (no new net namespace) */
 };
 
+/* GRANT_ACK */
 struct msg_grant_ack {
 	char *grant_id;
 	int ok;
 };
 
+/* POLICY_EVENT */
+enum policy_event {
+	POLICY_LOADED,
+	POLICY_RELOADED,
+	POLICY_RELOAD_FAILED,
+	POLICY__COUNT
+};
+/* "policy.loaded", ...: the audit action. */
+const char *policy_event_name(enum policy_event a);
+
+struct msg_policy_event {
+	uint64_t action; /* enum policy_event */
+	char *message;
+	uint64_t files, rules, skills;
+};
+
+/* RUN */
 struct msg_run {
 	uint64_t ref;
 	char *grant_id;
 };
 
+/* RUN_STARTED (the fds travel beside it) */
 struct msg_run_started {
 	uint64_t ref;
 	int64_t pid;
 };
+#define RUN_STARTED_FDS 4 /* stdin, stdout, stderr, report, in this order */
 
-#define FILES_WRITTEN_MAX 256
-
-struct written {
-	char *path;
-	uint64_t size;
-	char *sha256; /* hex, or "" when not hashed (too big) */
-};
-
+/* RUN_EXITED */
 struct msg_run_exited {
 	uint64_t ref;
-	int started;
+	int started;       /* the skill was exec'd */
 	int64_t exit_code; /* -1 when killed by a signal */
 	int64_t signal;    /* 0 when it exited */
-	int timed_out;
+	uint64_t limit;    /* enum limit_kind that ended it */
 	uint64_t duration_ms, cpu_ms, max_rss_kb;
 	uint64_t err; /* ERR_NONE or why nothing ran / how it ended */
 	char *message;
-	struct written *files; /* created or changed under writable dirs */
-	size_t nfiles;
 };
 
+/* PEER_CHANNEL */
+struct msg_peer_channel {
+	char *role; /* "policyd" or "auditd" */
+};
+
+/* AUDIT_ACK */
 struct msg_audit_ack {
 	uint64_t ref;
 	int ok;
 	char *message;
 };
 
-/* Read the "t" field of a decoded message. */
-int msg_type_of(const struct mp_doc *d, uint64_t *type, struct error *e);
-/* Start a message map of n fields (plus "t"). */
-void msg_begin(struct mp_enc *m, enum msg_type t, size_t nfields);
+/* FILES: what a call wrote, from the worker once the skill is gone. */
+struct written {
+	char *path; /* as the skill saw it: /work/..., /data/... */
+	uint64_t size;
+	char *sha256; /* hex, or "" when not hashed (over the budget) */
+};
 
+struct msg_files {
+	struct written *files;
+	size_t nfiles;
+	uint64_t found; /* files found, listed or not */
+	int complete;   /* no bound cut the scan short */
+};
+
+/* Common to every message. */
+int msg_type_of(const struct mp_doc *d, uint64_t *type, struct error *e);
+/* Open a message map of type t; msg_end closes it. */
+void msg_begin(struct mp_enc *m, enum msg_type t);
+void msg_end(struct mp_enc *m);
+/* Blocking: read one message of type want from fd, whole (start-up). */
+int msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e);
+/* 1 if s is a well-formed grant id. */
+int grant_id_valid(const char *s);
+
+/* Each message: _enc writes a whole message, _dec checks every field. */
 void msg_ready_enc(struct mp_enc *m, const char *role);
 int msg_ready_dec(const struct mp_doc *d, struct msg_ready *r, struct error *e);
 void msg_ready_free(struct msg_ready *r);
+
+void conf_broker_enc(struct mp_enc *m, const struct conf_broker *c);
+int conf_broker_dec(
+    const struct mp_doc *d, struct conf_broker *c, struct error *e);
+void conf_broker_free(struct conf_broker *c);
+
+void conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c);
+int conf_policyd_dec(
+    const struct mp_doc *d, struct conf_policyd *c, struct error *e);
+void conf_policyd_free(struct conf_policyd *c);
+
+void conf_auditd_enc(struct mp_enc *m, const struct conf_auditd *c);
+int conf_auditd_dec(
+    const struct mp_doc *d, struct conf_auditd *c, struct error *e);
+void conf_auditd_free(struct conf_auditd *c);
 
 void msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r);
 int msg_authz_req_dec(
@@ -172,15 +325,40 @@ int msg_authz_ans_dec(
     const struct mp_doc *d, struct msg_authz_ans *a, struct error *e);
 void msg_authz_ans_free(struct msg_authz_ans *a);
 
-/* A grant is also the worker spec (type MSG_GRANT either way). */
+/* SKILLS_REQ is {ref} alone. */
+void msg_skills_req_enc(struct mp_enc *m, uint64_t ref);
+int msg_skills_req_dec(const struct mp_doc *d, uint64_t *ref, struct error *e);
+
+void msg_skills_ans_enc(struct mp_enc *m, const struct msg_skills_ans *a);
+int msg_skills_ans_dec(
+    const struct mp_doc *d, struct msg_skills_ans *a, struct error *e);
+void msg_skills_ans_free(struct msg_skills_ans *a);
+
+void msg_reload_req_enc(struct mp_enc *m, const struct msg_reload_req *r);
+int msg_reload_req_dec(
+    const struct mp_doc *d, struct msg_reload_req *r, struct error *e);
+
+void msg_reload_ans_enc(struct mp_enc *m, const struct msg_reload_ans *a);
+int msg_reload_ans_dec(
+    const struct mp_doc *d, struct msg_reload_ans *a, struct error *e);
+void msg_reload_ans_free(struct msg_reload_ans *a);
+
+/* GRANT (policyd -> master) and SPEC (master -> worker). */
 void grant_enc(struct mp_enc *m, const struct grant *g);
 int grant_dec(const struct mp_doc *d, struct grant *g, struct error *e);
+void spec_enc(struct mp_enc *m, const struct grant *g);
+int spec_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 void grant_free(struct grant *g);
 
 void msg_grant_ack_enc(struct mp_enc *m, const struct msg_grant_ack *a);
 int msg_grant_ack_dec(
     const struct mp_doc *d, struct msg_grant_ack *a, struct error *e);
 void msg_grant_ack_free(struct msg_grant_ack *a);
+
+void msg_policy_event_enc(struct mp_enc *m, const struct msg_policy_event *p);
+int msg_policy_event_dec(
+    const struct mp_doc *d, struct msg_policy_event *p, struct error *e);
+void msg_policy_event_free(struct msg_policy_event *p);
 
 void msg_run_enc(struct mp_enc *m, const struct msg_run *r);
 int msg_run_dec(const struct mp_doc *d, struct msg_run *r, struct error *e);
@@ -195,20 +373,46 @@ int msg_run_exited_dec(
     const struct mp_doc *d, struct msg_run_exited *r, struct error *e);
 void msg_run_exited_free(struct msg_run_exited *r);
 
+void msg_peer_channel_enc(struct mp_enc *m, const struct msg_peer_channel *p);
+int msg_peer_channel_dec(
+    const struct mp_doc *d, struct msg_peer_channel *p, struct error *e);
+void msg_peer_channel_free(struct msg_peer_channel *p);
+
+/* SERVE has no fields. */
+void msg_serve_enc(struct mp_enc *m);
+int msg_serve_dec(const struct mp_doc *d, struct error *e);
+
+/*
+ * AUDIT: {ref, event}. The event is one flat record: dotted ECS names
+ * to strings, integers, booleans, bins (text a skill chose) or arrays
+ * of those. Build one with msg_audit_begin, enc_k* fields, msg_audit_end;
+ * auditd stamps time, sequence and hashes.
+ */
+#define AUDIT_KEY_MAX 64
+#define AUDIT_EVENT_FIELDS_MAX 128
+void msg_audit_begin(struct mp_enc *m, uint64_t ref, const char *action,
+    const char *type, const char *outcome);
+void msg_audit_end(struct mp_enc *m);
+/* The fields that say whose call a record is about. */
+struct audit_call {
+	const char *request_id; /* the client's id, or NULL */
+	uint64_t uid;
+	int64_t gid, pid; /* -1: not known to the sender */
+	const char *session, *skill, *command, *phase;
+	const char *grant_id; /* NULL or "": none */
+};
+void msg_audit_call(struct mp_enc *m, const struct audit_call *c);
+/* *event points into d; valid while d is. */
+int msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
+    const msgpack_object **event, struct error *e);
+
 void msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a);
 int msg_audit_ack_dec(
     const struct mp_doc *d, struct msg_audit_ack *a, struct error *e);
 void msg_audit_ack_free(struct msg_audit_ack *a);
 
-/* PEER_CHANNEL: which role the attached fd now reaches. */
-void msg_peer_channel_enc(struct mp_enc *m, const char *role);
-int msg_peer_channel_dec(const struct mp_doc *d, char **role, struct error *e);
-
-/* Simple {t, ref} messages (SKILLS_REQ). */
-void msg_ref_enc(struct mp_enc *m, enum msg_type t, uint64_t ref);
-int msg_ref_dec(const struct mp_doc *d, uint64_t *ref, struct error *e);
-
-/* 1 if s is a well-formed grant id. */
-int grant_id_valid(const char *s);
+void msg_files_enc(struct mp_enc *m, const struct msg_files *f);
+int msg_files_dec(const struct mp_doc *d, struct msg_files *f, struct error *e);
+void msg_files_free(struct msg_files *f);
 
 #endif

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@ static void __attribute__((noreturn)) fail(const char *step, const char *msg)
 
 	n = snprintf(line, sizeof(line), "fail %s: %s\n", step, msg);
 	if (n > 0)
-		(void)write_full(WORKER_FD_STATUS, line,
+		(void)write_full(FD_WORKER_STATUS, line,
 		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	_exit(127);
 }
@@ -36,19 +38,11 @@ read_spec(struct grant *g)
 {
 	struct mp_doc d;
 	struct error e;
-	uint8_t *buf;
-	size_t len;
-	uint64_t t;
 
-	if (frame_recv(WORKER_FD_SPEC, FRAME_MAX_INTERNAL, &buf, &len, &e) ==
-	    -1)
-		fail("spec", e.msg);
-	if (mp_decode(&d, buf, len, NULL, &e) == -1 ||
-	    msg_type_of(&d, &t, &e) == -1 || t != MSG_GRANT ||
-	    grant_dec(&d, g, &e) == -1)
+	if (msg_read(FD_WORKER_SPEC, MSG_SPEC, &d, &e) == -1 ||
+	    spec_dec(&d, g, &e) == -1)
 		fail("spec", "malformed worker spec");
 	mp_doc_free(&d);
-	free(buf);
 }
 
 /* argv: the entry point's path inside the sandbox, then the arguments. */
@@ -103,15 +97,55 @@ reset_signals(void)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* Realtime ns, a little early: file times come from a coarse clock. */
+static uint64_t
+now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec -
+	       20000000ULL;
+}
+
+/*
+ * The skill is gone: end whatever it left (pid 1 may kill every other
+ * process of its namespace), then list what the call wrote for the
+ * broker. No process of the skill is left to change the tree, send a
+ * signal pid 1 would take, or reach this process's memory (it is not
+ * dumpable).
+ */
+static void
+report_files(uint64_t since_ns)
+{
+	static const char *const dirs[] = {"/work", "/data", NULL};
+	struct msg_files f;
+	struct mp_enc m;
+	struct error e;
+
+	(void)kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) != -1 || errno == EINTR)
+		;
+	files_scan(dirs, since_ns, &f);
+	enc_init(&m);
+	msg_files_enc(&m, &f);
+	(void)frame_send(FD_WORKER_REPORT, m.sb.data, m.sb.size, &e);
+	enc_free(&m);
+	msg_files_free(&f);
+}
+
 /*
  * Stay as pid 1 of the namespace and run the skill as a child: pid 1
  * ignores signals it has no handler for (SIGXFSZ, SIGXCPU would not end
  * the skill), and orphans need a reaper. When the skill ends, report how
- * on the status pipe and exit: the kernel then ends every process left.
+ * on the status pipe, list its files, and exit: the kernel then ends
+ * every process left.
  */
 static void __attribute__((noreturn))
-run_as_init(const char *path, char **xargv, char **envp)
+run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 {
+	struct error e;
+	uint64_t since = now_real_ns();
 	char line[64];
 	pid_t skill, pid;
 	int status, n;
@@ -119,9 +153,13 @@ run_as_init(const char *path, char **xargv, char **envp)
 	if ((skill = fork()) == -1)
 		fail("exec", strerror(errno));
 	if (skill == 0) {
+		/* The address-space cap binds the skill, not its init. */
+		if (sandbox_final_limits(g, &e) == -1)
+			fail("rlimits", e.msg);
 		execve(path, xargv, envp);
 		fail("exec", strerror(errno));
 	}
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	close(0);
 	close(1);
 	close(2);
@@ -137,7 +175,8 @@ run_as_init(const char *path, char **xargv, char **envp)
 		                              "signal %d\n", WTERMSIG(status))
 		                        : snprintf(line, sizeof(line),
 		                              "exit %d\n", WEXITSTATUS(status));
-		(void)write_full(WORKER_FD_STATUS, line, (size_t)n);
+		(void)write_full(FD_WORKER_STATUS, line, (size_t)n);
+		report_files(since);
 		_exit(0);
 	}
 }
@@ -154,21 +193,20 @@ main(int argc, char *argv[])
 	log_init(
 	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();
-	if (set_cloexec(WORKER_FD_STATUS, 1) == -1)
+	if (set_cloexec(FD_WORKER_STATUS, 1) == -1 ||
+	    set_cloexec(FD_WORKER_REPORT, 1) == -1)
 		_exit(126);
-	close_from(5);
+	close_from(FD_WORKER_REPORT + 1);
 	read_spec(&g);
 	if (sandbox_build(&g, &step, &e) == -1)
 		fail(step, e.msg);
 	xargv = build_argv(&g, &path);
 	envp = build_env(&g);
-	if (write_full(WORKER_FD_STATUS, "ready\n", 6) == -1)
+	if (write_full(FD_WORKER_STATUS, "ready\n", 6) == -1)
 		_exit(127);
 	/* Wait for the durable audit record; EOF means "do not run". */
-	if ((r = read_full(WORKER_FD_SPEC, &go, 1)) != 0 || go != 'g')
+	if ((r = read_full(FD_WORKER_SPEC, &go, 1)) != 0 || go != 'g')
 		_exit(125);
-	close(WORKER_FD_SPEC);
-	if (sandbox_final_limits(&g, &e) == -1)
-		fail("rlimits", e.msg);
-	run_as_init(path, xargv, envp);
+	close(FD_WORKER_SPEC);
+	run_as_init(&g, path, xargv, envp);
 }

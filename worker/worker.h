@@ -3,10 +3,8 @@
 #define SB_WORKER_H
 
 #include "../lib/error.h"
+#include "../proto/fds.h"
 #include "../proto/msg.h"
-
-#define WORKER_FD_SPEC 3
-#define WORKER_FD_STATUS 4
 
 /* Run every construction step in order; on failure *step names it. */
 int sandbox_build(const struct grant *g, const char **step, struct error *e);
@@ -21,5 +19,8 @@ int sandbox_mounts(const struct grant *g, struct error *e);
 int sandbox_landlock(const struct grant *g, struct error *e);
 /* worker_seccomp.c: the syscall filter, installed last. */
 int sandbox_seccomp(const struct grant *g, struct error *e);
+/* worker_files.c: what the call wrote under dirs since since_ns. */
+void files_scan(
+    const char *const *dirs, uint64_t since_ns, struct msg_files *f);
 
 #endif

@@ -63,8 +63,8 @@ allow_writes(
 	for (i = 0; always[i] != NULL; i++)
 		if (allow_beneath(ruleset, always[i], access, e) == -1)
 			return -1;
-	for (i = 0; i < g->nperm[1]; i++) { /* fs.write */
-		const char *p = g->perm[1][i];
+	for (i = 0; i < g->nperm[PERM_FS_WRITE]; i++) {
+		const char *p = g->perm[PERM_FS_WRITE][i];
 		if (strncmp(p, "$DATA_DIR", 9) == 0)
 			p = "/data";
 		else if (strncmp(p, "$SKILL_DIR", 10) == 0) {

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "../lib/privdrop.h"
 #include "worker.h"
 
 static int
@@ -60,73 +61,16 @@ step_rlimits(const struct grant *g, struct error *e)
 	           : 0;
 }
 
-/* Empty the bounding set while we still hold CAP_SETPCAP. */
-static int
-drop_bounding(struct error *e)
-{
-	cap_value_t c;
-
-	for (c = 0; c <= CAP_LAST_CAP; c++)
-		if (cap_drop_bound(c) == -1 && errno != EINVAL)
-			return error_set(e, ERR_SANDBOX_FAILED,
-			    "drop bounding cap %d: %s", (int)c,
-			    strerror(errno));
-	if (cap_reset_ambient() == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "reset ambient: %s",
-		    strerror(errno));
-	return 0;
-}
-
-/* Clear every capability set and prove nothing is left. */
-static int
-clear_caps(struct error *e)
-{
-	cap_t empty = cap_init(), now;
-	int same;
-
-	if (empty == NULL || cap_set_proc(empty) == -1) {
-		cap_free(empty);
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "cap_set_proc: %s", strerror(errno));
-	}
-	now = cap_get_proc();
-	same = now != NULL && cap_compare(now, empty) == 0;
-	cap_free(now);
-	cap_free(empty);
-	if (!same)
-		return error_set(e, ERR_SANDBOX_FAILED,
-		    "capabilities remain after the drop");
-	return 0;
-}
-
-/* setgroups, setresgid, setresuid; then regaining root must fail. */
+/* The one privilege drop (lib/privdrop.c), to this call's worker uid. */
 static int
 step_identity(const struct grant *g, struct error *e)
 {
-	uid_t uid = (uid_t)g->worker_uid, ru, eu, su;
-	gid_t gid = (gid_t)g->worker_gid;
+	struct privdrop pd = {(uid_t)g->worker_uid, (gid_t)g->worker_gid, NULL};
 
-	if (uid == 0 || gid == 0)
-		return error_set(e, ERR_SANDBOX_FAILED, "worker uid 0 refused");
-	if (drop_bounding(e) == -1)
+	if (privdrop(&pd, e) == -1) {
+		e->type = ERR_SANDBOX_FAILED;
 		return -1;
-	if (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
-	    setresuid(uid, uid, uid) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "drop to %u: %s",
-		    (unsigned)uid, strerror(errno));
-	if (getresuid(&ru, &eu, &su) == -1 || ru != uid || eu != uid ||
-	    su != uid || setuid(0) != -1 || setgid(0) != -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "could regain root");
-	return clear_caps(e);
-}
-
-static int
-step_no_new_privs(const struct grant *g, struct error *e)
-{
-	(void)g;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "no_new_privs: %s", strerror(errno));
+	}
 	return 0;
 }
 
@@ -168,7 +112,6 @@ static const struct {
     {"mounts", step_mounts},
     {"rlimits", step_rlimits},
     {"identity", step_identity},
-    {"no_new_privs", step_no_new_privs},
     {"cwd", step_cwd},
     {"landlock", step_landlock},
     {"seccomp", step_seccomp},

@@ -224,7 +224,6 @@ setup() {
 	state_dir: state
 	audit:
 	  path: log/audit.jsonl
-	privsep_user: nobody
 	worker:
 	  uids: [$UID_FIRST, $UID_LAST]
 	limits:

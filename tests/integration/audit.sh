@@ -17,6 +17,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 SB_BIN=${SB_BIN:-$ROOT/bin}
+# auditd runs as its own user: _sb-auditd when installed, else uid 64292.
+AUDITD_UID=$(id -u _sb-auditd 2>/dev/null || echo 64292)
 SCHEMA=$ROOT/docs/audit-schema.json
 PASSED=0 FAILED=0 SKIPPED=0 WHY="" DPID="" RSPID="" TMP=""
 
@@ -112,7 +114,6 @@ newdir() {
 		for line in "$@"; do
 			echo "  $line"
 		done
-		echo "privsep_user: nobody"
 		echo "worker: {uids: [$UID_FIRST, $UID_LAST]}"
 	} >"$D/sb.yaml"
 }
@@ -166,7 +167,7 @@ wait_rec() {
 	done
 	return 1
 }
-auditd_pid() { pgrep -f -- "skillbroker-auditd -l $D/" | head -n 1; }
+auditd_pid() { pgrep -P "$DPID" -f -- "^skillbroker-auditd( |$)" | head -n 1; }
 
 run_test() {
 	local t0
@@ -384,7 +385,7 @@ a05_reopen() {
 	ctl invoke echo --phase execution -- one
 	settle
 	mv "$LOG" "$LOG.1"
-	install -m 0640 -o nobody -g "$(id -gn nobody)" /dev/null "$LOG"
+	install -m 0640 -o "$AUDITD_UID" -g "$AUDITD_UID" /dev/null "$LOG"
 	kill -HUP "$DPID"
 	sleep 0.3
 	ctl invoke echo --phase execution -- two
@@ -522,7 +523,7 @@ a07_deleted() {
 	contains "continues" "$VOUT" "continues a file not given"
 }
 
-# The log made read-only (auditd is nobody, so chmod binds it).
+# The log made read-only (auditd is not root, so chmod binds it).
 a08_readonly() {
 	local i
 	newdir a08
@@ -634,7 +635,7 @@ a11_rsyslog() {
 	fi
 	newdir a11 "max_log_file: 16K" "num_logs: 50"
 	mkdir -p "$D/rs" "$D/log"
-	chown nobody "$D/log"
+	chown "$AUDITD_UID" "$D/log"
 	cat >"$D/rs/rsyslog.conf" <<-EOF
 	global(workDirectory="$D/rs" maxMessageSize="64k")
 	module(load="imfile" mode="inotify")

@@ -83,7 +83,6 @@ setup() {
 	policy_dir: policy.d
 	state_dir: state
 	audit: {path: log/audit.jsonl}
-	privsep_user: nobody
 	worker: {uids: [$UID_FIRST, $UID_LAST]}
 	C
 }

@@ -105,7 +105,7 @@ TMP=$(mktemp -d /tmp/sbit.XXXXXX) || exit 2
 chmod 755 "$TMP"               # workers and the privsep user traverse it
 SOCK=$TMP/sb.sock
 CONF=$TMP/sb.yaml
-AUDIT=$TMP/log/audit.jsonl     # own dir: the master chowns it to nobody 0750
+AUDIT=$TMP/log/audit.jsonl     # own dir: the master gives it to auditd, 0750
 WORKROOT=$TMP/state/work
 
 # Copy the fixture skills and fix their modes (git need not keep them).
@@ -139,7 +139,6 @@ setup_fixtures() {
 	state_dir: state
 	audit:
 	  path: log/audit.jsonl
-	privsep_user: nobody
 	worker:
 	  uids: [$UID_FIRST, $UID_LAST]
 	limits:
@@ -673,22 +672,42 @@ caps() {
 	    "/proc/$1/status" 2>/dev/null
 }
 
+# The pid of a role of our daemon (its child, named by argv[0]).
+role_pid() {
+	pgrep -P "$DPID" -f -- "^skillbroker-$1( |\$)" | head -n 1
+}
+
+# The uid a role runs as: its user if installed, else the fallback.
+role_uid() {
+	local i=0 r
+	for r in broker policyd auditd; do
+		if [ "$r" = "$1" ]; then
+			id -u "_sb-$r" 2>/dev/null || echo $((64290 + i))
+			return
+		fi
+		i=$((i + 1))
+	done
+}
+
 t10_privsep() {
-	local role pid user bgp procs uid w_uid nb
-	nb=$(id -u nobody)
+	local role pid bgp procs uid w_uid ru seen=""
 	expect "master user" "$(ps -o user= -p "$DPID" | tr -d ' ')" root
 	for role in broker policyd auditd; do
-		pid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
+		pid=$(role_pid "$role")
 		if [ -z "$pid" ]; then
 			fail "no $role process"
 			continue
 		fi
-		user=$(ps -o user= -p "$pid" | tr -d ' ')
-		expect "$role user" "$user" nobody
 		expect "$role parent" "$(ps -o ppid= -p "$pid" | tr -d ' ')" "$DPID"
-		# All of its uids (real, effective, saved, fs) are nobody's.
+		# All of its uids (real, effective, saved, fs) are its own user's,
+		# and no two roles share one.
+		ru=$(role_uid "$role")
 		uid=$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/$pid/status")
-		expect "$role uids" "$uid" "$nb$nb$nb$nb"
+		expect "$role uids" "$uid" "$ru$ru$ru$ru"
+		case " $seen " in *" $ru "*) fail "$role shares uid $ru" ;; esac
+		seen="$seen $ru"
+		expect "$role groups" \
+		    "$(awk '/^Groups:/ { print $2 }' "/proc/$pid/status")" ""
 		expect "$role capabilities" "$(caps "$pid")" "0 0"
 	done
 	# The skill itself runs as a worker uid.
@@ -734,7 +753,7 @@ t10_privsep() {
 # back-off (500 ms at first): the service must then recover by itself.
 fail_closed() {
 	local role=$1 want=$2 pid t0 ms sess before after newpid
-	pid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
+	pid=$(role_pid "$role")
 	if [ -z "$pid" ]; then
 		fail "no $role process"
 		return
@@ -792,9 +811,9 @@ fail_closed() {
 		echo "# $role killed: the master stopped the service"
 	elif [ "$RC" = 0 ]; then
 		expect "after recovery: stdout" "$(j .output.stdout)" recovered
-		newpid=$(pgrep -f -- "skillbroker-$role .*$TMP/" | head -n 1)
-		expect "restarted $role user" \
-		    "$(ps -o user= -p "${newpid:-0}" | tr -d ' ')" nobody
+		newpid=$(role_pid "$role")
+		expect "restarted $role uid" \
+		    "$(ps -o uid= -p "${newpid:-0}" | tr -d ' ')" "$(role_uid "$role")"
 	else
 		fail "no recovery within 5 s after $role died (last exit $RC)"
 	fi
@@ -929,12 +948,15 @@ t14_fatal_exit_status() {
 		    fail "(a) policy_dir missing: the master stopped with exit status 0"
 	fi
 	[ ! -e "$TMP/nopol/sb.sock" ] || fail "(a) the socket is left behind"
-	left=$(pgrep -f -- "$TMP/nopol" || true)
+	# A role whose master is gone has been reparented: a leftover.
+	left=$(for p in $(pgrep -f -- '^skillbroker-(broker|policyd|auditd)'); do
+		[ "$(ps -o ppid= -p "$p" | tr -d ' ')" = 1 ] && echo "$p"
+	done)
 	[ -z "$left" ] || fail "(a) processes left: $left"
 
 	# (b) the broker dies while serving.
 	[ -n "$DPID" ] || start_daemon || { fail "(b) no daemon"; return; }
-	pid=$(pgrep -f -- "skillbroker-broker .*$TMP/" | head -n 1)
+	pid=$(role_pid broker)
 	if [ -z "$pid" ]; then
 		fail "(b) no broker process"
 		return

@@ -73,7 +73,8 @@ fx_open(struct fixture *f)
 	struct error e;
 
 	if (alog_open(&f->l, f->dirfd, "audit.jsonl", f->headfd, &f->set, &e) ==
-	    -1)
+	        -1 ||
+	    alog_start(&f->l, &e) == -1)
 		fail_msg("alog_open: %s", e.msg);
 }
 

@@ -17,6 +17,7 @@
 #include "../../auditd/auditd.h"
 #include "../../lib/log.h"
 #include "../../lib/util.h"
+#include "testenc.h"
 #include "../../proto/mp.h"
 
 #define ZEROS "0000000000000000000000000000000000000000000000000000000000000000"

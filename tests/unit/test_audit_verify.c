@@ -59,7 +59,8 @@ setup(void **state)
 	    (dirfd = open(f->dir, O_RDONLY | O_DIRECTORY)) == -1)
 		return -1;
 	audit_settings_default(&set);
-	if (alog_open(&l, dirfd, "audit.jsonl", -1, &set, &e) == -1)
+	if (alog_open(&l, dirfd, "audit.jsonl", -1, &set, &e) == -1 ||
+	    alog_start(&l, &e) == -1)
 		return -1;
 	for (i = 2; i <= NREC; i++)
 		if (alog_append_own(&l,

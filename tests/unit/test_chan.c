@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../../lib/util.h"
+#include "testenc.h"
 #include "../../proto/chan.h"
 #include "../../proto/frame.h"
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testenc.h"
 #include "../../proto/client.h"
 #include "../../proto/msg.h"
 

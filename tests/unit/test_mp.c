@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testenc.h"
 #include "../../proto/mp.h"
 
 /* A byte array literal and its length, for hand-made msgpack. */

@@ -184,7 +184,7 @@ test_good_set(void **state)
 	assert_int_equal(r->rate.per_minute, 30);
 	assert_int_equal(r->rate.burst, 30);
 	assert_int_equal(r->limits.timeout_ms, 0);
-	assert_int_equal(r->ceiling.n[PERM_NET], 0);
+	assert_int_equal(r->ceiling.n[PERM_NETWORK], 0);
 
 	r = &p.rules[1];
 	assert_string_equal(r->where, "10-rules.yaml:9");
@@ -202,7 +202,7 @@ test_good_set(void **state)
 	assert_int_equal(r->ceiling.n[PERM_FS_READ], 1);
 	assert_int_equal(r->ceiling.n[PERM_FS_WRITE], 1);
 	assert_string_equal(r->ceiling.v[PERM_FS_WRITE][0], "$DATA_DIR/**");
-	assert_string_equal(r->ceiling.v[PERM_NET][0], "*.example.com:443");
+	assert_string_equal(r->ceiling.v[PERM_NETWORK][0], "*.example.com:443");
 	assert_int_equal(r->ceiling.n[PERM_EXEC], 2);
 	assert_int_equal(r->ceiling.n[PERM_ENV], 2);
 

@@ -201,7 +201,7 @@ test_valid_skill(void **state)
 	assert_string_equal(s.cmds[1].path, "scripts/report.py");
 	assert_int_equal(s.perms.n[PERM_FS_READ], 2);
 	assert_int_equal(s.perms.n[PERM_FS_WRITE], 2);
-	assert_string_equal(s.perms.v[PERM_NET][0], "api.example.com:443");
+	assert_string_equal(s.perms.v[PERM_NETWORK][0], "api.example.com:443");
 	assert_int_equal(s.perms.n[PERM_EXEC], 2);
 	assert_int_equal(s.perms.n[PERM_ENV], 2);
 	assert_int_equal(s.limits.timeout_ms, 10000);
@@ -214,7 +214,7 @@ test_valid_skill(void **state)
 	good_skill("tiny");
 	expect_valid(&s, "tiny");
 	assert_int_equal(s.perms.n[PERM_FS_READ] + s.perms.n[PERM_FS_WRITE] +
-	                     s.perms.n[PERM_NET] + s.perms.n[PERM_EXEC] +
+	                     s.perms.n[PERM_NETWORK] + s.perms.n[PERM_EXEC] +
 	                     s.perms.n[PERM_ENV],
 	    0);
 	skill_free(&s);
@@ -498,7 +498,7 @@ test_sidecar_only(void **state)
 	assert_int_equal(s.ncmds, 1);
 	assert_int_equal(s.perms.n[PERM_FS_WRITE], 1);
 	assert_string_equal(s.perms.v[PERM_FS_WRITE][0], "$DATA_DIR/**");
-	assert_string_equal(s.perms.v[PERM_NET][0], "*.example.com:443");
+	assert_string_equal(s.perms.v[PERM_NETWORK][0], "*.example.com:443");
 	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "sh"));
 	assert_true(has(s.perms.v[PERM_EXEC], s.perms.n[PERM_EXEC], "jq"));
 	assert_int_equal(s.limits.timeout_ms, 1234);

@@ -1,0 +1,572 @@
+/*
+ * broker_call.c: one client request's life, as one state machine.
+ *
+ *   invoke:    NEW -> QUEUED -> AUTHZ -> DECISION -> RUN_WAIT -> RUNNING
+ *              -> DRAINING -> DONE
+ *   authorize: NEW -> AUTHZ -> DECISION -> DONE
+ *   skills:    NEW -> SKILLS -> DONE         reload: NEW -> RELOAD -> DONE
+ *
+ * call_edges[] says which event may move a call of which kind out of
+ * which state; call_event() is the only place a call changes state, and
+ * each state's entry action (call_entry[]) is what the call does on
+ * arriving there. A message from a peer that the table does not expect
+ * for the call it names is a protocol violation that ends that peer.
+ * Any state but DONE may fail (CEV_FAIL), which answers with c->err.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "broker.h"
+
+static int call_event(struct call *c, enum call_event ev);
+
+#define K(t) (1U << (t))
+#define K_INVOKE K(CREQ_INVOKE)
+#define K_AUTHORIZE K(CREQ_AUTHORIZE)
+#define K_SKILLS K(CREQ_SKILLS)
+#define K_RELOAD K(CREQ_RELOAD)
+
+static const struct call_edge {
+	unsigned kinds; /* the request types this row is for */
+	enum call_state from;
+	enum call_event ev;
+	enum call_state to;
+} call_edges[] = {
+	{ K_INVOKE, CALL_NEW, CEV_START, CALL_QUEUED },
+	{ K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ },
+	{ K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS },
+	{ K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD },
+	{ K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_AUTHZ },
+	{ K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION },
+	{ K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT },
+	{ K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE },
+	{ K_INVOKE, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING },
+	{ K_INVOKE, CALL_RUN_WAIT, CEV_RUN_EXITED, CALL_DONE }, /* refused */
+	{ K_INVOKE, CALL_RUNNING, CEV_OUTPUT_DONE, CALL_RUNNING },
+	{ K_INVOKE, CALL_RUNNING, CEV_RUN_EXITED, CALL_DRAINING },
+	{ K_INVOKE, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE },
+	{ K_SKILLS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE },
+	{ K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE },
+};
+
+static const char *const state_names[CALL__COUNT] = { "new", "queued",
+	"authz", "decision", "run_wait", "running", "draining", "skills",
+	"reload", "done" };
+
+const char *
+call_state_name(enum call_state st)
+{
+	return (unsigned)st < CALL__COUNT ? state_names[st] : "unknown";
+}
+
+/* The row that lets ev move c now, or NULL. */
+static const struct call_edge *
+call_edge(const struct call *c, enum call_event ev)
+{
+	static const struct call_edge fail = { ~0U, CALL_NEW, CEV_FAIL,
+		CALL_DONE };
+	size_t i;
+
+	if (ev == CEV_FAIL)
+		return c->st != CALL_DONE ? &fail : NULL;
+	for (i = 0; i < sizeof(call_edges) / sizeof(call_edges[0]); i++)
+		if ((call_edges[i].kinds & K(c->cr.type)) &&
+		    call_edges[i].from == c->st && call_edges[i].ev == ev)
+			return &call_edges[i];
+	return NULL;
+}
+
+int
+call_expects(const struct call *c, enum call_event ev)
+{
+	return call_edge(c, ev) != NULL;
+}
+
+static struct call *
+call_find(uint64_t ref)
+{
+	struct call *c;
+
+	LIST_FOREACH(c, &B->calls, entry)
+	if (c->ref == ref)
+		return c;
+	return NULL;
+}
+
+/* Note why the call fails; CEV_FAIL then ends it. */
+static enum call_event
+call_error(struct call *c, enum err_type t, const char *msg)
+{
+	c->err = t;
+	snprintf(c->errmsg, sizeof(c->errmsg), "%s", msg ? msg : "");
+	return CEV_FAIL;
+}
+
+static enum call_event
+enter_wait(struct call *c)
+{
+	(void)c;
+	return CEV_NONE;
+}
+
+/* invoke: take the session, or wait in its line. */
+static enum call_event
+enter_queued(struct call *c)
+{
+	struct error e;
+
+	switch (session_acquire(c, &e)) {
+	case 1:
+		return CEV_SESSION_FREE;
+	case 0:
+		return CEV_NONE;
+	default:
+		return call_error(c, e.type, e.msg);
+	}
+}
+
+static enum call_event
+enter_authz(struct call *c)
+{
+	struct msg_authz_req a;
+	struct mp_enc m;
+
+	if (!B->policyd.alive)
+		return call_error(c, ERR_POLICY_UNAVAILABLE,
+		    "policyd is not running; nothing can be authorized");
+	memset(&a, 0, sizeof(a));
+	a.ref = c->ref;
+	a.uid = c->uid;
+	a.gid = c->gid;
+	a.pid = c->pid;
+	a.skill = c->cr.skill;
+	a.command = c->cr.command;
+	a.session = c->cr.session;
+	a.phase = c->cr.phase;
+	a.args = c->cr.args;
+	a.nargs = c->cr.nargs;
+	a.env = c->cr.env;
+	a.nenv = c->cr.nenv;
+	a.timeout_ms = c->cr.timeout_ms;
+	a.dry_run = c->cr.type == CREQ_AUTHORIZE;
+	enc_init(&m);
+	msg_authz_req_enc(&m, &a);
+	peer_send(&B->policyd, &m, NULL, 0);
+	enc_free(&m);
+	return CEV_NONE;
+}
+
+/* The decision goes to the log; nothing moves on until it is durable. */
+static enum call_event
+enter_decision(struct call *c)
+{
+	int allowed = c->ans.err == ERR_NONE;
+
+	c->audit_ref = audit_call(c, "policy.decision",
+	    allowed ? "allowed" : "denied", allowed ? "success" : "failure");
+	if (c->audit_ref == 0)
+		return call_error(c, ERR_AUDIT_UNAVAILABLE,
+		    "auditd is not running; nothing runs unaudited");
+	return CEV_NONE;
+}
+
+static enum call_event
+enter_run_wait(struct call *c)
+{
+	struct msg_run run = { c->ref, c->ans.grant_id };
+	struct mp_enc m;
+
+	enc_init(&m);
+	msg_run_enc(&m, &run);
+	peer_send(&B->master, &m, NULL, 0);
+	enc_free(&m);
+	return CEV_NONE;
+}
+
+static enum call_event
+enter_draining(struct call *c)
+{
+	if (c->output_done)
+		return CEV_OUTPUT_DONE;
+	run_drain(&c->run);
+	return CEV_NONE;
+}
+
+static enum call_event
+enter_skills(struct call *c)
+{
+	struct mp_enc m;
+
+	if (!B->policyd.alive)
+		return call_error(
+		    c, ERR_POLICY_UNAVAILABLE, "policyd is not running");
+	enc_init(&m);
+	msg_skills_req_enc(&m, c->ref);
+	peer_send(&B->policyd, &m, NULL, 0);
+	enc_free(&m);
+	return CEV_NONE;
+}
+
+/* policyd decides who is an admin. */
+static enum call_event
+enter_reload(struct call *c)
+{
+	struct msg_reload_req r = { c->ref, c->uid, c->gid };
+	struct mp_enc m;
+
+	if (!B->policyd.alive)
+		return call_error(
+		    c, ERR_POLICY_UNAVAILABLE, "policyd is not running");
+	enc_init(&m);
+	msg_reload_req_enc(&m, &r);
+	peer_send(&B->policyd, &m, NULL, 0);
+	enc_free(&m);
+	return CEV_NONE;
+}
+
+static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
+	[CALL_NEW] = enter_wait,
+	[CALL_QUEUED] = enter_queued,
+	[CALL_AUTHZ] = enter_authz,
+	[CALL_DECISION] = enter_decision,
+	[CALL_RUN_WAIT] = enter_run_wait,
+	[CALL_RUNNING] = enter_wait,
+	[CALL_DRAINING] = enter_draining,
+	[CALL_SKILLS] = enter_skills,
+	[CALL_RELOAD] = enter_reload,
+	[CALL_DONE] = enter_wait,
+};
+
+static void
+call_free(struct call *c)
+{
+	LIST_REMOVE(c, entry);
+	B->ncalls--;
+	if (c->conn != NULL)
+		c->conn->inflight--;
+	if (c->answer != NULL && c->cr.type == CREQ_SKILLS)
+		msg_skills_ans_free(c->answer);
+	else if (c->answer != NULL)
+		msg_reload_ans_free(c->answer);
+	free(c->answer);
+	run_close(&c->run);
+	client_req_free(&c->cr);
+	msg_authz_ans_free(&c->ans);
+	msg_run_exited_free(&c->x);
+	msg_files_free(&c->files);
+	free(c);
+}
+
+/* The answer the client reads, whatever path the call took. */
+static void
+call_reply(struct call *c)
+{
+	struct msg_reload_ans *ra = c->answer;
+	struct mp_enc m;
+
+	enc_init(&m);
+	if ((c->cr.type == CREQ_SKILLS || c->cr.type == CREQ_RELOAD) &&
+	    c->err != ERR_NONE)
+		client_error_enc(&m, &c->cr.id, c->err, c->errmsg);
+	else if (c->cr.type == CREQ_SKILLS)
+		reply_skills(&m, &c->cr.id, c->answer);
+	else if (c->cr.type == CREQ_RELOAD)
+		reply_reload(&m, &c->cr.id, ra->message);
+	else
+		reply_result(&m, c);
+	conn_send(c->conn, &m);
+	enc_free(&m);
+}
+
+/* DONE: the last record, the reply; the session's next call may go. */
+static void
+call_done(struct call *c)
+{
+	struct call *next;
+	struct error e;
+
+	if (c->ran && run_files(&c->run, &c->files, &e) == -1)
+		log_warnx("call %llu: files report: %s",
+		    (unsigned long long)c->ref, e.msg);
+	if (c->ran)
+		audit_call(c, "invoke.completed", "end",
+		    c->err == ERR_NONE ? "success" : "failure");
+	call_reply(c);
+	next = session_release(c);
+	call_free(c);
+	if (next != NULL)
+		(void)call_event(next, CEV_SESSION_FREE);
+}
+
+/*
+ * The one transition function: move c along the table for ev, run the
+ * new state's entry action, and follow what it raises. -1 when ev is
+ * not legal for c now (the caller ends the peer that sent it).
+ */
+static int
+call_event(struct call *c, enum call_event ev)
+{
+	const struct call_edge *edge;
+	int first = 1;
+
+	do {
+		if ((edge = call_edge(c, ev)) == NULL) {
+			if (!first)
+				fatalx("call %llu: %s raised an illegal event",
+				    (unsigned long long)c->ref,
+				    call_state_name(c->st));
+			log_warnx("call %llu: event %d not expected in %s",
+			    (unsigned long long)c->ref, (int)ev,
+			    call_state_name(c->st));
+			return -1;
+		}
+		log_debug("call %llu: %s -> %s", (unsigned long long)c->ref,
+		    call_state_name(c->st), call_state_name(edge->to));
+		c->st = edge->to;
+		if (c->st == CALL_DONE) {
+			call_done(c);
+			return 0;
+		}
+		ev = call_entry[c->st](c);
+		first = 0;
+	} while (ev != CEV_NONE);
+	return 0;
+}
+
+static int
+call_fail(struct call *c, enum err_type t, const char *msg)
+{
+	return call_event(c, call_error(c, t, msg));
+}
+
+/* A decoded request: admit it as a call (takes cr). */
+void
+call_start(struct conn *cn, struct client_req *cr)
+{
+	struct call *c = xcalloc(1, sizeof(*c));
+	int audited = cr->type == CREQ_INVOKE || cr->type == CREQ_AUTHORIZE;
+
+	c->ref = ++B->next_ref;
+	c->st = CALL_NEW;
+	c->conn = cn;
+	c->uid = cn->uid;
+	c->gid = cn->gid;
+	c->pid = cn->pid;
+	c->cr = *cr;
+	memset(cr, 0, sizeof(*cr));
+	run_init(&c->run);
+	now_rfc3339(c->ts, sizeof(c->ts));
+	LIST_INSERT_HEAD(&B->calls, c, entry);
+	B->ncalls++;
+	cn->inflight++;
+	if (!B->policyd.alive)
+		(void)call_fail(c, ERR_POLICY_UNAVAILABLE,
+		    "policyd is not running; nothing can be authorized");
+	else if (audited && !B->auditd.alive)
+		(void)call_fail(c, ERR_AUDIT_UNAVAILABLE,
+		    "auditd is not running; nothing runs unaudited");
+	else {
+		if (c->cr.type == CREQ_INVOKE) {
+			B->stat_invokes++;
+			audit_call(c, "invoke.received", "start", "unknown");
+		}
+		(void)call_event(c, CEV_START);
+	}
+}
+
+/* The client went away: its calls go on, and their replies are dropped. */
+void
+call_conn_gone(struct conn *cn)
+{
+	struct call *c;
+
+	LIST_FOREACH(c, &B->calls, entry)
+	if (c->conn == cn)
+		c->conn = NULL;
+}
+
+/* A peer died: every call that waits on it fails closed. */
+void
+calls_peer_lost(struct peer *p)
+{
+	uint64_t *refs;
+	size_t n = 0, i;
+	struct call *c;
+
+	refs = xcalloc(B->ncalls + 1, sizeof(*refs));
+	LIST_FOREACH(c, &B->calls, entry)
+	if ((p == &B->policyd && (c->st == CALL_AUTHZ ||
+	                             c->st == CALL_SKILLS ||
+	                             c->st == CALL_RELOAD)) ||
+	    (p == &B->auditd && c->st == CALL_DECISION))
+		refs[n++] = c->ref;
+	/* Failing one call may start or end others: look each up anew. */
+	for (i = 0; i < n; i++)
+		if ((c = call_find(refs[i])) != NULL)
+			(void)call_fail(c,
+			    p == &B->policyd ? ERR_POLICY_UNAVAILABLE
+			                     : ERR_AUDIT_UNAVAILABLE,
+			    p == &B->policyd
+			        ? "policyd stopped before deciding"
+			        : "auditd stopped before the decision was "
+			          "recorded");
+	free(refs);
+}
+
+int
+call_on_authz_ans(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_authz_ans a;
+	struct call *c;
+	struct error e;
+	int want_grant;
+
+	(void)p;
+	if (msg_authz_ans_dec(d, &a, &e) == -1) {
+		log_warnx("policyd: AUTHZ_ANS: %s", e.msg);
+		return -1;
+	}
+	c = call_find(a.ref);
+	want_grant = c != NULL && c->cr.type == CREQ_INVOKE &&
+	             a.err == ERR_NONE;
+	if (c == NULL || !call_expects(c, CEV_AUTHZ_ANS) ||
+	    want_grant != (*a.grant_id != '\0')) {
+		msg_authz_ans_free(&a);
+		return -1;
+	}
+	c->ans = a;
+	if (*a.command != '\0') { /* the command the decision resolved */
+		free(c->cr.command);
+		c->cr.command = xstrdup(a.command);
+	}
+	return call_event(c, CEV_AUTHZ_ANS);
+}
+
+int
+call_on_audit_ack(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_audit_ack a;
+	struct call *c;
+	struct error e;
+	int r = 0;
+
+	(void)p;
+	if (msg_audit_ack_dec(d, &a, &e) == -1 || audit_ack_check(&a) == -1) {
+		msg_audit_ack_free(&a);
+		return -1;
+	}
+	LIST_FOREACH(c, &B->calls, entry)
+	if (c->st == CALL_DECISION && c->audit_ref == a.ref)
+		break;
+	if (c != NULL && !a.ok)
+		r = call_fail(c, ERR_AUDIT_UNAVAILABLE, a.message);
+	else if (c != NULL && c->ans.err != ERR_NONE)
+		r = call_fail(c, (enum err_type)c->ans.err, c->ans.reason);
+	else if (c != NULL)
+		r = call_event(c, CEV_AUDIT_ACK);
+	msg_audit_ack_free(&a);
+	return r;
+}
+
+/* The worker's pipes all reached EOF, or the drain ran out. */
+static void
+call_output_done(void *arg)
+{
+	struct call *c = arg;
+
+	c->output_done = 1;
+	if (call_event(c, CEV_OUTPUT_DONE) == -1)
+		fatalx("output done in state %s", call_state_name(c->st));
+}
+
+int
+call_on_run_started(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_run_started s;
+	int fds[RUN_STARTED_FDS], i, ok;
+	struct call *c = NULL;
+	struct error e;
+
+	for (i = 0; i < RUN_STARTED_FDS; i++)
+		fds[i] = chan_take_fd(&p->ch);
+	ok = msg_run_started_dec(d, &s, &e) == 0 &&
+	     fds[RUN_STARTED_FDS - 1] != -1 && (c = call_find(s.ref)) != NULL &&
+	     call_expects(c, CEV_RUN_STARTED);
+	if (!ok) {
+		for (i = 0; i < RUN_STARTED_FDS; i++)
+			if (fds[i] != -1)
+				close(fds[i]);
+		return -1;
+	}
+	c->ran = 1;
+	run_open(&c->run, fds, c->ans.output_bytes, c->cr.stdin_data,
+	    c->cr.stdin_len, call_output_done, c);
+	return call_event(c, CEV_RUN_STARTED);
+}
+
+int
+call_on_run_exited(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_run_exited x;
+	struct call *c;
+	struct error e;
+
+	(void)p;
+	if (msg_run_exited_dec(d, &x, &e) == -1)
+		return -1;
+	c = call_find(x.ref);
+	/* Before RUN_STARTED, only a refusal: nothing ran, and why. */
+	if (c == NULL || !call_expects(c, CEV_RUN_EXITED) ||
+	    (c->st == CALL_RUN_WAIT && (x.started || x.err == ERR_NONE))) {
+		msg_run_exited_free(&x);
+		return -1;
+	}
+	c->x = x;
+	c->err = (enum err_type)x.err;
+	snprintf(c->errmsg, sizeof(c->errmsg), "%s", x.message);
+	return call_event(c, CEV_RUN_EXITED);
+}
+
+int
+call_on_skills_ans(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_skills_ans *a = xcalloc(1, sizeof(*a));
+	struct call *c;
+	struct error e;
+
+	(void)p;
+	if (msg_skills_ans_dec(d, a, &e) == -1 ||
+	    (c = call_find(a->ref)) == NULL ||
+	    !call_expects(c, CEV_SKILLS_ANS)) {
+		msg_skills_ans_free(a);
+		free(a);
+		return -1;
+	}
+	c->answer = a;
+	return call_event(c, CEV_SKILLS_ANS);
+}
+
+int
+call_on_reload_ans(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_reload_ans *a = xcalloc(1, sizeof(*a));
+	struct call *c;
+	struct error e;
+
+	(void)p;
+	if (msg_reload_ans_dec(d, a, &e) == -1 ||
+	    (c = call_find(a->ref)) == NULL ||
+	    !call_expects(c, CEV_RELOAD_ANS)) {
+		msg_reload_ans_free(a);
+		free(a);
+		return -1;
+	}
+	c->answer = a;
+	if (a->err != ERR_NONE)
+		return call_fail(c, (enum err_type)a->err, a->message);
+	return call_event(c, CEV_RELOAD_ANS);
+}

@@ -1,0 +1,158 @@
+/*
+ * broker_reply.c: the replies a client reads, each inside the one reply
+ * envelope of proto/client.c. The result of invoke and authorize keeps
+ * the ToolInvokeResult shape (docs/protocol.md).
+ */
+#include <string.h>
+
+#include "broker.h"
+
+static void
+reply_policy(struct mp_enc *m, const struct call *c)
+{
+	enc_key(m, "policy");
+	enc_map_open(m);
+	enc_kbool(m, "allowed", c->ans.reason != NULL && c->ans.err == ERR_NONE);
+	enc_kstr(m, "decision_reason",
+	    c->ans.reason != NULL ? c->ans.reason : c->errmsg);
+	enc_kstrarr(m, "matched_rules", c->ans.rules, c->ans.nrules);
+	enc_map_close(m);
+}
+
+/* stdout first, then stderr, within output_bytes together. */
+static void
+reply_output(struct mp_enc *m, const struct call *c)
+{
+	const struct run *r = &c->run;
+	size_t cap = c->ans.output_bytes, so, se;
+
+	so = r->out.len < cap ? r->out.len : cap;
+	se = r->err.len < cap - so ? r->err.len : cap - so;
+	enc_key(m, "output");
+	enc_map_open(m);
+	enc_kbin(m, "stdout", r->out.buf, so);
+	enc_kbin(m, "stderr", r->err.buf, se);
+	enc_kbool(m, "truncated", r->out.total > so || r->err.total > se);
+	enc_kuint(m, "stdout_bytes", r->out.total);
+	enc_kuint(m, "stderr_bytes", r->err.total);
+	enc_map_close(m);
+}
+
+static void
+reply_effects(struct mp_enc *m, const struct call *c)
+{
+	size_t i;
+
+	enc_key(m, "effects");
+	enc_map_open(m);
+	enc_key(m, "process");
+	enc_map_open(m);
+	enc_key(m, "exit_code");
+	if (c->x.exit_code >= 0)
+		enc_int(m, c->x.exit_code);
+	else
+		enc_nil(m);
+	enc_key(m, "signal");
+	if (c->x.signal > 0)
+		enc_int(m, c->x.signal);
+	else
+		enc_nil(m);
+	enc_kuint(m, "duration_ms", c->x.duration_ms);
+	enc_kuint(m, "cpu_ms", c->x.cpu_ms);
+	enc_kuint(m, "max_rss_kb", c->x.max_rss_kb);
+	enc_map_close(m);
+	enc_key(m, "files_written");
+	enc_array(m, c->files.nfiles);
+	for (i = 0; i < c->files.nfiles; i++) {
+		enc_map_open(m);
+		enc_kstr(m, "path", c->files.files[i].path);
+		enc_kuint(m, "size_bytes", c->files.files[i].size);
+		enc_kstr(m, "sha256", c->files.files[i].sha256);
+		enc_map_close(m);
+	}
+	enc_map_close(m);
+}
+
+/* The result of invoke or authorize. */
+void
+reply_result(struct mp_enc *m, const struct call *c)
+{
+	client_reply_begin(m, "result", &c->cr.id, c->err == ERR_NONE);
+	enc_kstr(m, "skill", c->cr.skill);
+	enc_kstr(m, "command", c->cr.command);
+	enc_kstr(m, "timestamp_utc", c->ts);
+	reply_policy(m, c);
+	if (c->cr.type == CREQ_AUTHORIZE && c->ans.effective_len > 0) {
+		enc_key(m, "effective");
+		enc_raw(m, c->ans.effective, c->ans.effective_len);
+	}
+	if (c->ran) {
+		reply_output(m, c);
+		reply_effects(m, c);
+	}
+	if (c->err != ERR_NONE)
+		client_error_field(m, c->err, c->errmsg);
+	client_reply_end(m);
+}
+
+void
+reply_skills(struct mp_enc *m, const struct client_id *id,
+    const struct msg_skills_ans *a)
+{
+	const struct msg_skill *s;
+	size_t i;
+
+	client_reply_begin(m, "skills", id, 1);
+	enc_key(m, "skills");
+	enc_array(m, a->nskills);
+	for (i = 0; i < a->nskills; i++) {
+		s = &a->skills[i];
+		enc_map_open(m);
+		enc_kstr(m, "name", s->name);
+		enc_kstr(m, "description", s->description);
+		enc_kbool(m, "valid", s->valid);
+		enc_kstrarr(m, "commands", s->commands, s->ncommands);
+		if (!s->valid)
+			enc_kstr(m, "error", s->error);
+		enc_map_close(m);
+	}
+	if (a->truncated)
+		enc_kbool(m, "truncated", 1);
+	client_reply_end(m);
+}
+
+void
+reply_reload(struct mp_enc *m, const struct client_id *id, const char *message)
+{
+	client_reply_begin(m, "reload", id, 1);
+	enc_kstr(m, "message", message);
+	client_reply_end(m);
+}
+
+void
+reply_hello(
+    struct mp_enc *m, const struct client_id *id, const struct conn *cn)
+{
+	client_reply_begin(m, "hello", id, 1);
+	enc_kstr(m, "server", "skillbroker");
+	enc_kstr(m, "version", BROKER_VERSION);
+	enc_kuint(m, "protocol", CLIENT_PROTO_VERSION);
+	enc_key(m, "principal");
+	enc_map_open(m);
+	enc_kuint(m, "uid", cn->uid);
+	enc_kuint(m, "gid", cn->gid);
+	enc_kint(m, "pid", cn->pid);
+	enc_map_close(m);
+	client_reply_end(m);
+}
+
+void
+reply_stats(struct mp_enc *m, const struct client_id *id)
+{
+	client_reply_begin(m, "stats", id, 1);
+	enc_kuint(m, "clients", B->nclients);
+	enc_kuint(m, "requests_total", B->stat_requests);
+	enc_kuint(m, "invokes_total", B->stat_invokes);
+	enc_kuint(m, "in_flight", B->ncalls);
+	client_reply_end(m);
+}

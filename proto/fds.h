@@ -1,0 +1,25 @@
+/*
+ * fds.h: the fixed fd numbers at which the master's children find their
+ * channels. The master places each fd by these names (never by array
+ * order) and each child reads them by the same names.
+ */
+#ifndef SB_FDS_H
+#define SB_FDS_H
+
+/* broker, policyd, auditd */
+#define FD_MASTER 3 /* the channel to the master */
+
+/* broker */
+#define FD_BROKER_LISTEN 4  /* the client socket, listening */
+#define FD_BROKER_POLICYD 5 /* the channel to policyd */
+#define FD_BROKER_AUDITD 6  /* the channel to auditd */
+
+/* policyd, auditd */
+#define FD_PEER_BROKER 4 /* the channel to the broker */
+
+/* worker: 0, 1, 2 are the skill's stdin, stdout and stderr pipes */
+#define FD_WORKER_SPEC 3   /* read: the SPEC, then the go byte */
+#define FD_WORKER_STATUS 4 /* write: status lines for the master */
+#define FD_WORKER_REPORT 5 /* write: FILES for the broker */
+
+#endif

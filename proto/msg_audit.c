@@ -1,0 +1,203 @@
+/*
+ * msg_audit.c: records for auditd (AUDIT, AUDIT_ACK) and the policy
+ * loads policyd reports for the log (POLICY_EVENT). This is the one
+ * builder of audit records: the broker and the master both write their
+ * events through msg_audit_begin / msg_audit_call / msg_audit_end.
+ */
+#include "msg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/xmalloc.h"
+
+void
+msg_audit_begin(struct mp_enc *m, uint64_t ref, const char *action,
+    const char *type, const char *outcome)
+{
+	msg_begin(m, MSG_AUDIT);
+	enc_kuint(m, "ref", ref);
+	enc_key(m, "event");
+	enc_map_open(m);
+	enc_kstr(m, "event.action", action);
+	enc_kstr(m, "event.type", type);
+	enc_kstr(m, "event.outcome", outcome);
+}
+
+void
+msg_audit_end(struct mp_enc *m)
+{
+	enc_map_close(m);
+	msg_end(m);
+}
+
+void
+msg_audit_call(struct mp_enc *m, const struct audit_call *c)
+{
+	if (c->request_id != NULL)
+		enc_kstr(m, "request.id", c->request_id);
+	enc_kuintstr(m, "user.id", c->uid); /* ECS: ids are keywords */
+	if (c->gid >= 0)
+		enc_kuintstr(m, "group.id", (uint64_t)c->gid);
+	if (c->pid >= 0)
+		enc_kint(m, "process.pid", c->pid);
+	enc_kstr(m, "session.id", c->session);
+	enc_kstr(m, "skill.name", c->skill);
+	enc_kstr(m, "skill.command", c->command);
+	if (c->phase != NULL)
+		enc_kstr(m, "skill.phase", c->phase);
+	if (c->grant_id != NULL && *c->grant_id != '\0')
+		enc_kstr(m, "grant.id", c->grant_id);
+}
+
+/* Dotted segments of [a-z0-9_]. */
+static int
+audit_key_valid(const msgpack_object *k)
+{
+	const char *p = k->via.str.ptr;
+	uint32_t i, n = k->via.str.size;
+
+	if (k->type != MSGPACK_OBJECT_STR || n == 0 || n > AUDIT_KEY_MAX ||
+	    p[0] == '.' || p[n - 1] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') ||
+		        (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+		        (p[i] == '.' && p[i + 1] != '.')))
+			return 0;
+	return 1;
+}
+
+static int
+audit_scalar(const msgpack_object *v)
+{
+	switch (v->type) {
+	case MSGPACK_OBJECT_NIL:
+	case MSGPACK_OBJECT_BOOLEAN:
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+	case MSGPACK_OBJECT_STR:
+	case MSGPACK_OBJECT_BIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A scalar or an array of scalars. */
+static int
+audit_value_valid(const msgpack_object *v)
+{
+	uint32_t i;
+
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return audit_scalar(v);
+	for (i = 0; i < v->via.array.size; i++)
+		if (!audit_scalar(&v->via.array.ptr[i]))
+			return 0;
+	return 1;
+}
+
+int
+msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
+    const msgpack_object **event, struct error *e)
+{
+	static const char *const keys[] = { "t", "ref", "event", NULL };
+	const msgpack_object *ev = NULL;
+	uint32_t i;
+
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_uint(d->root, "ref", 1, UINT64_MAX, ref, e) ||
+	    mp_submap(d->root, "event", 1, &ev, e))
+		return -1;
+	if (ev->via.map.size > AUDIT_EVENT_FIELDS_MAX)
+		return error_set(e, ERR_BAD_REQUEST, "an event of %u fields",
+		    (unsigned)ev->via.map.size);
+	for (i = 0; i < ev->via.map.size; i++)
+		if (!audit_key_valid(&ev->via.map.ptr[i].key) ||
+		    !audit_value_valid(&ev->via.map.ptr[i].val))
+			return error_set(e, ERR_BAD_REQUEST,
+			    "event field %u is malformed", (unsigned)i);
+	if (mp_get(ev, "event.action") == NULL)
+		return error_set(e, ERR_BAD_REQUEST, "an event without action");
+	*event = ev;
+	return 0;
+}
+
+void
+msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a)
+{
+	msg_begin(m, MSG_AUDIT_ACK);
+	enc_kuint(m, "ref", a->ref);
+	enc_kbool(m, "ok", a->ok);
+	enc_kstr(m, "message", a->message ? a->message : "");
+	msg_end(m);
+}
+
+int
+msg_audit_ack_dec(const struct mp_doc *d, struct msg_audit_ack *a,
+    struct error *e)
+{
+	static const char *const keys[] = { "t", "ref", "ok", "message",
+		NULL };
+
+	memset(a, 0, sizeof(*a));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_uint(d->root, "ref", 1, UINT64_MAX, &a->ref, e) ||
+	    mp_bool(d->root, "ok", 1, &a->ok, e) ||
+	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &a->message, e)) {
+		msg_audit_ack_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_audit_ack_free(struct msg_audit_ack *a)
+{
+	free(a->message);
+	memset(a, 0, sizeof(*a));
+}
+
+void
+msg_policy_event_enc(struct mp_enc *m, const struct msg_policy_event *p)
+{
+	msg_begin(m, MSG_POLICY_EVENT);
+	enc_kuint(m, "action", p->action);
+	enc_kstr(m, "message", p->message ? p->message : "");
+	enc_kuint(m, "files", p->files);
+	enc_kuint(m, "rules", p->rules);
+	enc_kuint(m, "skills", p->skills);
+	msg_end(m);
+}
+
+int
+msg_policy_event_dec(const struct mp_doc *d, struct msg_policy_event *p,
+    struct error *e)
+{
+	static const char *const keys[] = { "t", "action", "message", "files",
+		"rules", "skills", NULL };
+	const msgpack_object *o = d->root;
+
+	memset(p, 0, sizeof(*p));
+	if (mp_only_keys(o, keys, e) ||
+	    mp_uint(o, "action", 1, POLICY__COUNT - 1, &p->action, e) ||
+	    mp_str(o, "message", 1, REASON_MAX_LEN, &p->message, e) ||
+	    mp_uint(o, "files", 1, UINT32_MAX, &p->files, e) ||
+	    mp_uint(o, "rules", 1, UINT32_MAX, &p->rules, e) ||
+	    mp_uint(o, "skills", 1, UINT32_MAX, &p->skills, e)) {
+		msg_policy_event_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_policy_event_free(struct msg_policy_event *p)
+{
+	free(p->message);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,286 @@
+/*
+ * msg_conf.c: the settings the master sends each child at start
+ * (CONF_BROKER, CONF_POLICYD, CONF_AUDITD). No child reads the config
+ * file; each learns only what its role needs, with the bounds the
+ * config loader enforces checked again here.
+ */
+#include "msg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+
+#define ID_MAX 4294967294ULL
+
+/* The uid and gid a role drops to: never root. */
+static int
+ids_dec(const msgpack_object *o, uint64_t *uid, uint64_t *gid,
+    struct error *e)
+{
+	return mp_uint(o, "uid", 1, ID_MAX, uid, e) ||
+	            mp_uint(o, "gid", 1, ID_MAX, gid, e)
+	           ? -1
+	           : 0;
+}
+
+/* An absolute path. */
+static int
+abspath_dec(const msgpack_object *o, const char *k, char **out,
+    struct error *e)
+{
+	if (mp_str(o, k, 1, PATH_MAX_LEN, out, e) == -1)
+		return -1;
+	if ((*out)[0] != '/')
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" must be absolute", k);
+	return 0;
+}
+
+void
+conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
+{
+	msg_begin(m, MSG_CONF_BROKER);
+	enc_kuint(m, "uid", c->uid);
+	enc_kuint(m, "gid", c->gid);
+	enc_kstr(m, "root", c->root);
+	enc_kuint(m, "max_frame", c->max_frame);
+	enc_kuint(m, "max_clients", c->max_clients);
+	msg_end(m);
+}
+
+int
+conf_broker_dec(const struct mp_doc *d, struct conf_broker *c,
+    struct error *e)
+{
+	static const char *const keys[] = { "t", "uid", "gid", "root",
+		"max_frame", "max_clients", NULL };
+	const msgpack_object *o = d->root;
+
+	memset(c, 0, sizeof(*c));
+	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
+	    abspath_dec(o, "root", &c->root, e) ||
+	    mp_uint(o, "max_frame", 1, 1024 * 1024, &c->max_frame, e) ||
+	    mp_uint(o, "max_clients", 1, 65536, &c->max_clients, e)) {
+		conf_broker_free(c);
+		return -1;
+	}
+	if (c->max_frame < 1024) {
+		conf_broker_free(c);
+		return error_set(e, ERR_BAD_REQUEST, "max_frame below 1024");
+	}
+	return 0;
+}
+
+void
+conf_broker_free(struct conf_broker *c)
+{
+	free(c->root);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The limits block, with the config loader's bounds. */
+static const struct {
+	const char *k;
+	size_t off;
+	uint64_t min, max;
+} limit_fields[] = {
+	{ "timeout_ms", offsetof(struct limits, timeout_ms), 1, 86400000 },
+	{ "max_timeout_ms", offsetof(struct limits, max_timeout_ms), 1,
+	    86400000 },
+	{ "output_bytes", offsetof(struct limits, output_bytes), 1,
+	    64 * 1024 * 1024 },
+	{ "memory_mb", offsetof(struct limits, memory_mb), 8, 1024 * 1024 },
+	{ "pids", offsetof(struct limits, pids), 1, 65536 },
+	{ "fsize_mb", offsetof(struct limits, fsize_mb), 1, 1024 * 1024 },
+	{ "nofile", offsetof(struct limits, nofile), 8, 65536 },
+};
+#define NLIMIT_FIELDS (sizeof(limit_fields) / sizeof(limit_fields[0]))
+
+static void
+limits_enc(struct mp_enc *m, const struct limits *l)
+{
+	size_t i;
+
+	enc_key(m, "limits");
+	enc_map_open(m);
+	for (i = 0; i < NLIMIT_FIELDS; i++)
+		enc_kuint(m, limit_fields[i].k,
+		    *(const uint64_t *)((const char *)l +
+		                        limit_fields[i].off));
+	enc_map_close(m);
+}
+
+static int
+limits_dec(const msgpack_object *o, struct limits *l, struct error *e)
+{
+	const char *keys[NLIMIT_FIELDS + 1];
+	const msgpack_object *lm = NULL;
+	size_t i;
+
+	for (i = 0; i < NLIMIT_FIELDS; i++)
+		keys[i] = limit_fields[i].k;
+	keys[i] = NULL;
+	if (mp_submap(o, "limits", 1, &lm, e) || mp_only_keys(lm, keys, e))
+		return -1;
+	for (i = 0; i < NLIMIT_FIELDS; i++)
+		if (mp_uint(lm, limit_fields[i].k, 1, limit_fields[i].max,
+		        (uint64_t *)((char *)l + limit_fields[i].off), e))
+			return -1;
+	for (i = 0; i < NLIMIT_FIELDS; i++)
+		if (*(uint64_t *)((char *)l + limit_fields[i].off) <
+		    limit_fields[i].min)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "limit \"%s\" below %llu", limit_fields[i].k,
+			    (unsigned long long)limit_fields[i].min);
+	if (l->timeout_ms > l->max_timeout_ms)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "timeout_ms exceeds max_timeout_ms");
+	return 0;
+}
+
+void
+conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
+{
+	msg_begin(m, MSG_CONF_POLICYD);
+	enc_kuint(m, "uid", c->uid);
+	enc_kuint(m, "gid", c->gid);
+	enc_kstrarr(m, "skills_dirs", c->skills_dirs, c->nskills_dirs);
+	enc_kstr(m, "policy_dir", c->policy_dir);
+	enc_kstr(m, "work_root", c->work_root);
+	enc_kstr(m, "data_root", c->data_root);
+	enc_kbool(m, "net_host", c->net_host);
+	limits_enc(m, &c->limits);
+	msg_end(m);
+}
+
+int
+conf_policyd_dec(const struct mp_doc *d, struct conf_policyd *c,
+    struct error *e)
+{
+	static const char *const keys[] = { "t", "uid", "gid", "skills_dirs",
+		"policy_dir", "work_root", "data_root", "net_host", "limits",
+		NULL };
+	const msgpack_object *o = d->root;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
+	    mp_strarr(o, "skills_dirs", 1, SKILLS_DIRS_MAX, PATH_MAX_LEN,
+	        &c->skills_dirs, &c->nskills_dirs, e) ||
+	    abspath_dec(o, "policy_dir", &c->policy_dir, e) ||
+	    abspath_dec(o, "work_root", &c->work_root, e) ||
+	    abspath_dec(o, "data_root", &c->data_root, e) ||
+	    mp_bool(o, "net_host", 1, &c->net_host, e) ||
+	    limits_dec(o, &c->limits, e))
+		goto bad;
+	for (i = 0; i < c->nskills_dirs; i++)
+		if (c->skills_dirs[i][0] != '/') {
+			error_set(e, ERR_BAD_REQUEST,
+			    "skills_dirs must be absolute");
+			goto bad;
+		}
+	return 0;
+bad:
+	conf_policyd_free(c);
+	return -1;
+}
+
+void
+conf_policyd_free(struct conf_policyd *c)
+{
+	strarr_free(c->skills_dirs, c->nskills_dirs);
+	free(c->policy_dir);
+	free(c->work_root);
+	free(c->data_root);
+	memset(c, 0, sizeof(*c));
+}
+
+void
+conf_auditd_enc(struct mp_enc *m, const struct conf_auditd *c)
+{
+	const struct audit_settings *s = &c->set;
+
+	msg_begin(m, MSG_CONF_AUDITD);
+	enc_kuint(m, "uid", c->uid);
+	enc_kuint(m, "gid", c->gid);
+	enc_kstr(m, "path", c->path);
+	enc_kstr(m, "head", c->head);
+	enc_kstr(m, "flush", audit_flush_names[s->flush]);
+	enc_kuint(m, "freq", s->freq);
+	enc_kuint(m, "max_log_file", s->max_log_file);
+	enc_kstr(m, "max_log_file_action",
+	    audit_max_action_names[s->max_log_file_action]);
+	enc_kuint(m, "num_logs", s->num_logs);
+	enc_kstr(m, "disk_full_action",
+	    audit_fail_action_names[s->disk_full_action]);
+	enc_kstr(m, "disk_error_action",
+	    audit_fail_action_names[s->disk_error_action]);
+	msg_end(m);
+}
+
+/* A keyword field: its index in names. */
+static int
+keyword_dec(const msgpack_object *o, const char *k,
+    const char *const *names, int *out, struct error *e)
+{
+	char *s = NULL;
+
+	if (mp_str(o, k, 1, 32, &s, e) == -1)
+		return -1;
+	*out = config_keyword(names, s);
+	free(s);
+	if (*out < 0)
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\": unknown keyword", k);
+	return 0;
+}
+
+int
+conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c,
+    struct error *e)
+{
+	static const char *const keys[] = { "t", "uid", "gid", "path", "head",
+		"flush", "freq", "max_log_file", "max_log_file_action",
+		"num_logs", "disk_full_action", "disk_error_action", NULL };
+	const msgpack_object *o = d->root;
+	struct audit_settings *s = &c->set;
+	int flush, maxact, full, err;
+
+	memset(c, 0, sizeof(*c));
+	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
+	    abspath_dec(o, "path", &c->path, e) ||
+	    abspath_dec(o, "head", &c->head, e) ||
+	    keyword_dec(o, "flush", audit_flush_names, &flush, e) ||
+	    mp_uint(o, "freq", 1, AUDIT_FREQ_MAX, &s->freq, e) ||
+	    mp_uint(o, "max_log_file", 1, AUDIT_MAX_LOG_FILE_MAX,
+	        &s->max_log_file, e) ||
+	    keyword_dec(o, "max_log_file_action", audit_max_action_names,
+	        &maxact, e) ||
+	    mp_uint(o, "num_logs", 1, AUDIT_NUM_LOGS_MAX, &s->num_logs, e) ||
+	    keyword_dec(o, "disk_full_action", audit_fail_action_names, &full,
+	        e) ||
+	    keyword_dec(o, "disk_error_action", audit_fail_action_names, &err,
+	        e)) {
+		conf_auditd_free(c);
+		return -1;
+	}
+	if (s->freq == 0 || s->num_logs < 2) {
+		conf_auditd_free(c);
+		return error_set(e, ERR_BAD_REQUEST, "audit settings out of range");
+	}
+	s->flush = (enum audit_flush)flush;
+	s->max_log_file_action = (enum audit_max_action)maxact;
+	s->disk_full_action = (enum audit_fail_action)full;
+	s->disk_error_action = (enum audit_fail_action)err;
+	return 0;
+}
+
+void
+conf_auditd_free(struct conf_auditd *c)
+{
+	free(c->path);
+	free(c->head);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,185 @@
+/*
+ * msg_grant.c: GRANT, what policyd decided may run (policyd -> master),
+ * and SPEC, the same plus what only the master knows (master ->
+ * worker). A GRANT that names a host field is malformed: policyd can
+ * neither pick a worker uid nor widen the private root.
+ */
+#include "msg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+
+static const char *const grant_keys[] = { "t", "grant_id", "skill",
+	"command", "skill_dir", "entry", "args", "env", "work_dir", "data_dir",
+	"fs_read", "fs_write", "network", "exec", "env_names", "principal_uid",
+	"session", "timeout_ms", "output_bytes", "memory_mb", "pids",
+	"fsize_mb", "nofile", "v", NULL };
+static const char *const spec_keys[] = { "t", "grant_id", "skill", "command",
+	"skill_dir", "entry", "args", "env", "work_dir", "data_dir", "fs_read",
+	"fs_write", "network", "exec", "env_names", "principal_uid", "session",
+	"timeout_ms", "output_bytes", "memory_mb", "pids", "fsize_mb",
+	"nofile", "v", "worker_uid", "worker_gid", "root_dir", "sys_paths",
+	"tmp_mb", "as_mb", "net_host", NULL };
+
+/* The fields policyd decides. */
+static void
+grant_fields_enc(struct mp_enc *m, const struct grant *g)
+{
+	int i;
+
+	enc_kstr(m, "grant_id", g->grant_id);
+	enc_kstr(m, "skill", g->skill);
+	enc_kstr(m, "command", g->command);
+	enc_kstr(m, "skill_dir", g->skill_dir);
+	enc_kstr(m, "entry", g->entry);
+	enc_kstrarr(m, "args", g->args, g->nargs);
+	enc_kstrarr(m, "env", g->env, g->nenv);
+	enc_kstr(m, "work_dir", g->work_dir);
+	enc_kstr(m, "data_dir", g->data_dir);
+	for (i = 0; i < PERM__COUNT; i++)
+		enc_kstrarr(m, perm_kind_name((enum perm_kind)i), g->perm[i],
+		    g->nperm[i]);
+	enc_kuint(m, "principal_uid", g->principal_uid);
+	enc_kstr(m, "session", g->session);
+	enc_kuint(m, "timeout_ms", g->timeout_ms);
+	enc_kuint(m, "output_bytes", g->output_bytes);
+	enc_kuint(m, "memory_mb", g->memory_mb);
+	enc_kuint(m, "pids", g->pids);
+	enc_kuint(m, "fsize_mb", g->fsize_mb);
+	enc_kuint(m, "nofile", g->nofile);
+	enc_kuint(m, "v", PROTO_VERSION);
+}
+
+static int
+grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
+{
+	int i;
+
+	for (i = 0; i < PERM__COUNT; i++)
+		if (mp_strarr(o, perm_kind_name((enum perm_kind)i), 1,
+		        PERM_ITEMS_MAX, 1024, &g->perm[i], &g->nperm[i], e))
+			return -1;
+	return 0;
+}
+
+static int
+grant_fields_dec(const msgpack_object *o, struct grant *g, struct error *e)
+{
+	uint64_t v;
+
+	if (mp_uint(o, "v", 1, UINT32_MAX, &v, e) ||
+	    mp_str(o, "grant_id", 1, GRANT_ID_LEN, &g->grant_id, e) ||
+	    mp_str(o, "skill", 1, NAME_MAX_LEN, &g->skill, e) ||
+	    mp_str(o, "command", 1, NAME_MAX_LEN, &g->command, e) ||
+	    mp_str(o, "skill_dir", 1, PATH_MAX_LEN, &g->skill_dir, e) ||
+	    mp_str(o, "entry", 1, PATH_MAX_LEN, &g->entry, e) ||
+	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &g->args,
+	        &g->nargs, e) ||
+	    mp_strarr(o, "env", 1, ENV_MAX, ARG_MAX_LEN, &g->env, &g->nenv,
+	        e) ||
+	    mp_str(o, "work_dir", 1, PATH_MAX_LEN, &g->work_dir, e) ||
+	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
+	    grant_perms_dec(o, g, e) ||
+	    mp_uint(o, "principal_uid", 1, UINT32_MAX, &g->principal_uid, e) ||
+	    mp_str(o, "session", 1, SESSION_MAX_LEN, &g->session, e) ||
+	    mp_uint(o, "timeout_ms", 1, 86400000, &g->timeout_ms, e) ||
+	    mp_uint(o, "output_bytes", 1, 64 * 1024 * 1024, &g->output_bytes,
+	        e) ||
+	    mp_uint(o, "memory_mb", 1, 1024 * 1024, &g->memory_mb, e) ||
+	    mp_uint(o, "pids", 1, 65536, &g->pids, e) ||
+	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
+	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e))
+		return -1;
+	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
+	    g->skill_dir[0] != '/' || g->work_dir[0] != '/' ||
+	    g->data_dir[0] != '/' || strstr(g->entry, "..") != NULL ||
+	    g->entry[0] == '/' || g->entry[0] == '\0')
+		return error_set(e, ERR_BAD_REQUEST, "malformed grant");
+	return 0;
+}
+
+void
+grant_enc(struct mp_enc *m, const struct grant *g)
+{
+	msg_begin(m, MSG_GRANT);
+	grant_fields_enc(m, g);
+	msg_end(m);
+}
+
+int
+grant_dec(const struct mp_doc *d, struct grant *g, struct error *e)
+{
+	memset(g, 0, sizeof(*g));
+	if (mp_only_keys(d->root, grant_keys, e) ||
+	    grant_fields_dec(d->root, g, e)) {
+		grant_free(g);
+		return -1;
+	}
+	return 0;
+}
+
+void
+spec_enc(struct mp_enc *m, const struct grant *g)
+{
+	msg_begin(m, MSG_SPEC);
+	grant_fields_enc(m, g);
+	enc_kuint(m, "worker_uid", g->worker_uid);
+	enc_kuint(m, "worker_gid", g->worker_gid);
+	enc_kstr(m, "root_dir", g->root_dir);
+	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
+	enc_kuint(m, "tmp_mb", g->tmp_mb);
+	enc_kuint(m, "as_mb", g->as_mb);
+	enc_kbool(m, "net_host", g->net_host);
+	msg_end(m);
+}
+
+int
+spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
+{
+	const msgpack_object *o = d->root;
+
+	memset(g, 0, sizeof(*g));
+	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
+	    mp_uint(o, "worker_uid", 1, UINT32_MAX - 1, &g->worker_uid, e) ||
+	    mp_uint(o, "worker_gid", 1, UINT32_MAX - 1, &g->worker_gid, e) ||
+	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
+	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
+	        &g->sys_paths, &g->nsys_paths, e) ||
+	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
+	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
+	    mp_bool(o, "net_host", 1, &g->net_host, e))
+		goto bad;
+	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
+		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
+		goto bad;
+	}
+	return 0;
+bad:
+	grant_free(g);
+	return -1;
+}
+
+void
+grant_free(struct grant *g)
+{
+	int i;
+
+	free(g->grant_id);
+	free(g->skill);
+	free(g->command);
+	free(g->skill_dir);
+	free(g->entry);
+	strarr_free(g->args, g->nargs);
+	strarr_free(g->env, g->nenv);
+	free(g->work_dir);
+	free(g->data_dir);
+	for (i = 0; i < PERM__COUNT; i++)
+		strarr_free(g->perm[i], g->nperm[i]);
+	free(g->session);
+	free(g->root_dir);
+	strarr_free(g->sys_paths, g->nsys_paths);
+	memset(g, 0, sizeof(*g));
+}
