@@ -16,12 +16,15 @@
 #   sb_fail / sb_eq / sb_contains / sb_expect / sb_j / sb_jq_expect   assertions
 #   sb_recs / sb_has_rec          audit records matching a jq select expression
 #   sb_bg_add / sb_bg_kill PID [SIG] / sb_bg_wait PID   background helpers, killed at exit
-#   sb_skip REASON                skip the test
+#   sb_have / sb_require / sb_skip    host-ability probes and skips
 #   sb_run_tests [TEST...]        the runner: ok / not ok / skip lines and a count
 #
 # Environment: SB_BIN (the programs, default <repo>/bin), KEEP_TMP=1
 # (keep the temp dir), SB_VERBOSE=1 (each test's duration; SB_IT_VERBOSE
 # and SB_ESCAPE_VERBOSE too), SB_STRICT=1 (count SB_KNOWN_BUGS as failures).
+#
+# Run by hand, `bash tests/lib/daemon.sh probe` prints what each probe
+# finds on this host.
 
 SB_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SB_ROOT=$(cd "$SB_LIB/../.." && pwd)
@@ -394,8 +397,84 @@ sb_bg_kill() {
 	sb_bg_wait "$1"
 }
 
+# ------------------------------------------------------- host abilities
+
+# sb_have ABILITY: 0 when this host can do it outside any sandbox; the
+# finding in SB_HAVE_WHY. Abilities: i386 (int $0x80 syscalls), x32 (x32
+# syscalls), landlock, cgroups (memory and pids controllers).
+sb_have() {
+	local var=SB_PROBE_${1}
+	if [ -z "${!var:-}" ]; then
+		case $1 in
+		i386 | x32 | landlock) _sb_hostprobe "$1" ;;
+		cgroups) _sb_probe_cgroups ;;
+		*) echo "$SB_SUITE: sb_have: no probe for '$1'" >&2; return 2 ;;
+		esac
+		printf -v "$var" '%s %s' "$?" "$SB_HAVE_WHY"
+	fi
+	SB_HAVE_WHY=${!var#* }
+	[ "${!var%% *}" = 0 ]
+}
+
+_sb_hostprobe() {
+	local bin=${SB_TMP:-/tmp}/.hostprobe.$$
+	if [ ! -x "$bin" ] && ! "${CC:-cc}" -O2 -o "$bin" "$SB_LIB/hostprobe.c" \
+	    2>"$bin.err"; then
+		SB_HAVE_WHY="cannot build the probe: $(head -c 200 "$bin.err")"
+		rm -f "$bin.err"
+		return 1
+	fi
+	rm -f "$bin.err"
+	SB_HAVE_WHY=$("$bin" "$1" 2>&1)
+}
+
+# Memory and pids cgroup controllers: a cgroup v2 mount whose
+# cgroup.controllers (of our own group, or its root) lists both, or v1
+# memory and pids hierarchies.
+_sb_probe_cgroups() {
+	local own dev mnt type opts rest f v1mem="" v1pids=""
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	while read -r dev mnt type opts rest; do
+		case $type in
+		cgroup2)
+			for f in "$mnt${own%/}/cgroup.controllers" "$mnt/cgroup.controllers"; do
+				[ -r "$f" ] || continue
+				if grep -qw memory "$f" && grep -qw pids "$f"; then
+					SB_HAVE_WHY="cgroup v2 with memory and pids at $mnt"
+					return 0
+				fi
+			done
+			;;
+		cgroup)
+			case ,$opts, in *,memory,*) v1mem=$mnt ;; esac
+			case ,$opts, in *,pids,*) v1pids=$mnt ;; esac
+			;;
+		esac
+	done </proc/self/mounts
+	if [ -n "$v1mem" ] && [ -n "$v1pids" ]; then
+		SB_HAVE_WHY="cgroup v1 memory at $v1mem and pids at $v1pids"
+		return 0
+	fi
+	SB_HAVE_WHY="no memory and pids cgroup controllers (neither cgroup v2 with both in cgroup.controllers nor v1 memory and pids hierarchies are mounted)"
+	return 1
+}
+
 # In a test: skip it with a reason. sb_skip REASON || return
 sb_skip() { SB_SKIP=$*; return 1; }
+
+# In a test: sb_require ABILITY || return   skips the test, with the
+# probe's finding as the reason, when the host lacks ABILITY.
+sb_require() {
+	local what
+	sb_have "$1" && return 0
+	case $1 in
+	i386) what="i386 syscalls (int \$0x80)" ;;
+	x32) what="x32 syscalls" ;;
+	landlock) what="Landlock" ;;
+	cgroups) what="memory and pids cgroups" ;;
+	esac
+	sb_skip "the host has no $what even outside any sandbox: $SB_HAVE_WHY"
+}
 
 # ---------------------------------------------------------------- runner
 
@@ -504,4 +583,24 @@ sb_cleanup() {
 			rm -rf "$d"
 		fi
 	done
+	rm -f "/tmp/.hostprobe.$$" 2>/dev/null
 }
+
+# Run by hand: bash tests/lib/daemon.sh probe
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	if [ "${1:-}" != probe ]; then
+		echo "usage: bash tests/lib/daemon.sh probe   (the suites source this file)" >&2
+		exit 2
+	fi
+	SB_SUITE=probe
+	trap sb_cleanup EXIT
+	sb_tmpdir sb-probe
+	for a in i386 x32 landlock cgroups; do
+		if sb_have "$a"; then
+			echo "$a: yes: $SB_HAVE_WHY"
+		else
+			echo "$a: no: $SB_HAVE_WHY"
+		fi
+	done
+	exit 0
+fi
