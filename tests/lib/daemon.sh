@@ -48,7 +48,7 @@ SB_VERBOSE=${SB_VERBOSE:-${SB_IT_VERBOSE:-${SB_ESCAPE_VERBOSE:-}}}
 #   SB_PRIVSEP_USER                default nobody
 #   SB_TIMEOUT_MS SB_MAX_TIMEOUT_MS SB_OUTPUT_BYTES SB_MEMORY_MB SB_PIDS
 #   SB_FSIZE_MB SB_NOFILE SB_MAX_FRAME_BYTES   the daemon's limits
-#   SB_DAEMON_WRAP=(CMD ARGS...)   run the master under CMD (it must exec it)
+#   SB_DAEMON_WRAP=(CMD ARGS...)   run the master under CMD (which exits as it does)
 #   SB_DAEMON_PIDFILE              where CMD writes the master's pid
 #   SB_START_TIMEOUT (s, 10), SB_STOP_TIMEOUT (s, 5), SB_CTL_TIMEOUT (s, 20)
 SB_DAEMON_WRAP=()
