@@ -16,57 +16,26 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SB_BIN=${SB_BIN:-$ROOT/bin}
-# auditd runs as its own user: _sb-auditd when installed, else uid 64292.
-AUDITD_UID=$(id -u _sb-auditd 2>/dev/null || echo 64292)
 SCHEMA=$ROOT/docs/audit-schema.json
-PASSED=0 FAILED=0 SKIPPED=0 WHY="" DPID="" RSPID="" TMP=""
-
-if [ "$(id -u)" != 0 ]; then
-	echo "audit: must run as root (the master runs as root)" >&2
-	exit 2
-fi
-for t in jq sha256sum; do
-	command -v "$t" >/dev/null 2>&1 ||
-	    { echo "audit: $t missing; run scripts/install-deps" >&2; exit 2; }
-done
-
+. "$ROOT/tests/lib/daemon.sh"
+sb_init audit
+command -v sha256sum >/dev/null 2>&1 ||
+    { echo "audit: sha256sum missing; run scripts/install-deps" >&2; exit 2; }
 # Worker uids: one of 5 slots of 10 in 64200-64249 (tests/lib/uids.sh).
-. "$ROOT/tests/lib/uids.sh"
-
-cleanup() {
-	local m
-	stop_daemon
-	[ -z "$RSPID" ] || { kill "$RSPID" 2>/dev/null; wait "$RSPID" 2>/dev/null; }
-	if [ -n "$TMP" ]; then
-		for m in $(awk -v t="$TMP/" 'index($2, t) == 1 { print $2 }' \
-		    /proc/mounts | sort -r); do
-			umount "$m" 2>/dev/null || umount -l "$m"
-		done
-	fi
-	release_uids
-	if [ -n "$TMP" ] && [ -z "${KEEP_TMP:-}" ]; then
-		rm -rf "$TMP"
-	elif [ -n "$TMP" ]; then
-		echo "audit: kept $TMP" >&2
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 claim_uids 64200 5 10 audit
-TMP=$(mktemp -d /tmp/sbaudit.XXXXXX) || exit 2
-chmod 755 "$TMP"
+sb_tmpdir sbaudit
+TMP=$SB_TMP
+D="" RSPID=""
 
 # ---------------------------------------------------------------- helpers
 
-now_ms() { date +%s%3N; }
-fail() { WHY="${WHY:+$WHY; }$*"; return 1; }
-expect() { [ "$2" = "$3" ] || fail "$1: got '${2:0:200}', want '$3'"; }
-contains() {
-	case $2 in *"$3"*) return 0 ;; esac
-	fail "$1: '${2:0:200}' lacks '$3'"
-}
+fail() { sb_fail "$@"; }
+expect() { sb_eq "$@"; }
+contains() { sb_contains "$@"; }
+j() { sb_j "$@"; }
+ctl() { sb_ctl "$@"; }
+start_daemon() { sb_start; }
+stop_daemon() { sb_stop; }
 
 # A skill: NAME SCRIPT
 mkskill() {
@@ -97,99 +66,30 @@ setup_common() {
 # A fresh daemon directory D for a test; $1 names it, the rest are
 # extra lines of the audit block ("flush: none", ...).
 newdir() {
-	local name=$1 line
+	local name=$1
 	shift
 	D=$TMP/$name
-	mkdir -p "$D"
-	SOCK=$D/sb.sock
-	LOG=$D/log/audit.jsonl
-	HEAD=$D/state/audit.head
-	{
-		echo "socket: sb.sock"
-		echo "skills_dirs: [$TMP/skills]"
-		echo "policy_dir: $TMP/policy.d"
-		echo "state_dir: state"
-		echo "audit:"
-		echo "  path: log/audit.jsonl"
-		for line in "$@"; do
-			echo "  $line"
-		done
-		echo "worker: {uids: [$UID_FIRST, $UID_LAST]}"
-	} >"$D/sb.yaml"
+	sb_config "$D/sb.yaml" "${@/#/audit.}"
+	SOCK=$SB_SOCK
+	LOG=$SB_AUDIT
+	HEAD=$SB_STATE/audit.head
 }
 
-start_daemon() {
-	local i
-	"$SB_BIN/skillbrokerd" -d -f "$D/sb.yaml" 2>>"$D/daemon.log" &
-	DPID=$!
-	for i in $(seq 100); do
-		if [ -S "$SOCK" ] && timeout 5 "$SB_BIN/skillctl" -s "$SOCK" \
-		    hello >/dev/null 2>&1; then
-			return 0
-		fi
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "the daemon did not start: $(tail -n 5 "$D/daemon.log" | tr '\n' ' ')"
-}
-
-stop_daemon() {
-	local i
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for i in $(seq 100); do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=""
-}
-
-# skillctl against the test's daemon: OUT (stdout), RC.
-ctl() {
-	OUT=$(timeout 20 "$SB_BIN/skillctl" -s "$SOCK" "$@" 2>"$D/ctl.err")
-	RC=$?
-}
-j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null || echo JQERR; }
 verify() {
 	VOUT=$("$SB_BIN/skillctl" audit verify "$@" 2>&1)
 	VRC=$?
 }
 # Records of the test's log (or $2) matching a jq select expression.
-recs() { cat "${2:-$LOG}" 2>/dev/null | jq -c "select($1)" 2>/dev/null; }
+recs() { sb_recs "$1" "${2:-$LOG}"; }
 count() { recs "$@" | grep -c .; }
-wait_rec() {
-	local i
-	for i in $(seq 60); do
-		[ -n "$(recs "$1" | head -n 1)" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-auditd_pid() { pgrep -P "$DPID" -f -- "^skillbroker-auditd( |$)" | head -n 1; }
-
-run_test() {
-	local t0
-	WHY=""
-	SKIP=""
-	t0=$(now_ms)
-	"$1"
-	stop_daemon
-	[ -z "${SB_IT_VERBOSE:-}" ] || echo "# $1: $(($(now_ms) - t0)) ms"
-	if [ -n "$SKIP" ]; then
-		echo "ok - $1 # SKIP $SKIP"
-		SKIPPED=$((SKIPPED + 1))
-	elif [ -z "$WHY" ]; then
-		echo "ok - $1"
-		PASSED=$((PASSED + 1))
-	else
-		echo "not ok - $1: $WHY"
-		FAILED=$((FAILED + 1))
-		[ ! -s "${D:-/nonexistent}/daemon.log" ] ||
-		    tail -n 8 "$D/daemon.log" | sed 's/^/#   /'
-	fi
-}
+wait_rec() { sb_poll 3 sb_has_rec "$1" "$LOG"; }
+# ctl ARGS..., then 0 when the call succeeded (for sb_poll).
+call_ok() { ctl "$@"; [ "$RC" = 0 ]; }
+# rsyslog's output holds as many lines as the logs FILES... (at least, more).
+shipped_lines() { wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0; }
+shipped_all() { [ "$(shipped_lines)" -ge "$(cat "$@" | wc -l)" ]; }
+shipped_more() { [ "$(shipped_lines)" -gt "$(cat "$@" | wc -l)" ]; }
+auditd_pid() { sb_role_pid auditd; }
 
 # A python3 that has jsonschema, or nothing.
 schema_python() {
@@ -366,17 +266,13 @@ a04_rotation() {
 }
 
 # logrotate's way (rename, create, SIGHUP), and a rename without SIGHUP.
-# Wait until no record is still arriving (a call's last records may land
-# just after its reply), so a move is seen by the signal, not a commit.
+# Wait until the call's last records are in (they may land just after
+# its reply), so a move is seen by the signal, not a commit.
 settle() {
-	local a b i
-	a=$(wc -l <"$LOG")
-	for i in $(seq 20); do
-		sleep 0.2
-		b=$(wc -l <"$LOG")
-		[ "$a" = "$b" ] && return 0
-		a=$b
-	done
+	sb_wait_for 3 "the call's worker.exited and invoke.completed records" \
+	    sb_has_rec '.event.action == "worker.exited"' "$LOG" &&
+	    sb_wait_for 3 "the call's invoke.completed record" \
+	    sb_has_rec '.event.action == "invoke.completed"' "$LOG"
 }
 
 a05_reopen() {
@@ -385,9 +281,11 @@ a05_reopen() {
 	ctl invoke echo --phase execution -- one
 	settle
 	mv "$LOG" "$LOG.1"
-	install -m 0640 -o "$AUDITD_UID" -g "$AUDITD_UID" /dev/null "$LOG"
-	kill -HUP "$DPID"
-	sleep 0.3
+	install -m 0640 -o "$(sb_role_uid auditd)" -g "$(sb_role_uid auditd)" \
+	    /dev/null "$LOG"
+	kill -HUP "$SB_DPID"
+	sb_wait_for 3 "the reopened log's header" \
+	    sb_has_rec '.event.action == "audit.rotated"' "$LOG"
 	ctl invoke echo --phase execution -- two
 	expect "call after SIGHUP" "$OUT" two
 	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
@@ -450,11 +348,7 @@ a06_disk_full() {
 	ctl invoke echo --phase execution -- still
 	expect "still refused" "$RC" 3
 	rm -f "$D/log/filler"
-	for i in $(seq 40); do
-		ctl invoke echo --phase execution -- back
-		[ "$RC" = 0 ] && break
-		sleep 0.1
-	done
+	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
 	expect "audit.resumed" "$(count '.event.action == "audit.resumed" and .audit.refused >= 2')" 1
 	stop_daemon
@@ -490,13 +384,7 @@ a06c_disk_full_halt() {
 		[ "$RC" = 0 ] || break
 	done
 	[ "$RC" != 0 ] || fail "calls still ran on a full disk"
-	for i in $(seq 100); do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$DPID" 2>/dev/null && fail "the daemon did not stop"
-	wait "$DPID" 2>/dev/null
-	DPID=""
+	sb_daemon_exits 5 || fail "the daemon did not stop"
 	contains "daemon log" "$(cat "$D/daemon.log")" "auditd halted"
 }
 
@@ -510,11 +398,7 @@ a07_deleted() {
 	ctl invoke mark --phase execution --session gone --json
 	expect "refused" "$(j .error.type)" audit_unavailable
 	[ ! -e "$D/state/work/0/gone/ran" ] || fail "the refused call ran"
-	for i in $(seq 40); do
-		ctl invoke echo --phase execution -- back
-		[ "$RC" = 0 ] && break
-		sleep 0.1
-	done
+	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
 	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
 	stop_daemon
@@ -534,11 +418,7 @@ a08_readonly() {
 	expect "refused" "$(j .error.type)" audit_unavailable
 	[ ! -e "$D/state/work/0/ro/ran" ] || fail "the refused call ran"
 	chmod 0640 "$LOG"
-	for i in $(seq 40); do
-		ctl invoke echo --phase execution -- back
-		[ "$RC" = 0 ] && break
-		sleep 0.1
-	done
+	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
 	stop_daemon
 	verify --head "$HEAD" "$LOG"
@@ -569,7 +449,9 @@ a09_auditd_killed() {
 		    --phase execution --session "k$i" --json >"$D/call.$i" 2>&1 &
 		pids+=($!)
 	done
-	sleep 0.05
+	# kill auditd once the calls are coming in
+	sb_wait_for 3 "no invoke.received record" \
+	    sb_has_rec '.event.action == "invoke.received"' "$LOG"
 	pid=$(auditd_pid)
 	[ -n "$pid" ] && kill -KILL "$pid"
 	for i in $(seq 16); do
@@ -596,11 +478,7 @@ a09_auditd_killed() {
 		fi
 	done
 	echo "# a09: $ok ran, $refused refused (audit_unavailable or overloaded)"
-	for i in $(seq 50); do
-		ctl invoke echo --phase execution -- after
-		[ "$RC" = 0 ] && break
-		sleep 0.1
-	done
+	sb_poll 5 call_ok invoke echo --phase execution -- after
 	expect "after the restart" "$OUT" after
 	wait_rec '.event.action == "child.died" and .process.name == "auditd"' ||
 	    fail "no child.died record for auditd"
@@ -630,12 +508,12 @@ a11_rsyslog() {
 	local rs i want got
 	rs=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 	if [ ! -x "$rs" ]; then
-		SKIP="rsyslogd is not installed (Debian package rsyslog)"
+		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
 		return
 	fi
 	newdir a11 "max_log_file: 16K" "num_logs: 50"
 	mkdir -p "$D/rs" "$D/log"
-	chown "$AUDITD_UID" "$D/log"
+	chown "$(sb_role_uid auditd)" "$D/log"
 	cat >"$D/rs/rsyslog.conf" <<-EOF
 	global(workDirectory="$D/rs" maxMessageSize="64k")
 	module(load="imfile" mode="inotify")
@@ -650,26 +528,20 @@ a11_rsyslog() {
 	"$rs" -n -f "$D/rs/rsyslog.conf" -i "$D/rs/rsyslogd.pid" \
 	    >"$D/rs/rsyslogd.log" 2>&1 &
 	RSPID=$!
+	sb_bg_add "$RSPID"
 	# imfile must have the file open before the first rotation.
-	for i in $(seq 100); do
-		[ "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0)" -ge \
-		    "$(wc -l <"$LOG")" ] && break
-		sleep 0.05
-	done
+	sb_poll 5 shipped_all "$LOG"
 	for i in $(seq 60); do
 		ctl authorize echo --phase execution -- "$i"
 	done
 	stop_daemon
 	[ -f "$LOG.2" ] || fail "fewer than 2 rotations"
 	want=$(cat "$D"/log/audit.jsonl* | sort | sha256sum)
-	for i in $(seq 100); do
-		[ "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0)" -ge \
-		    "$(cat "$D"/log/audit.jsonl* | wc -l)" ] && break
-		sleep 0.1
-	done
-	sleep 0.3
-	kill "$RSPID" 2>/dev/null
-	wait "$RSPID" 2>/dev/null
+	sb_poll 10 shipped_all "$D"/log/audit.jsonl*
+	# Explicit bounded wait: nothing more (a duplicate) may arrive.
+	sb_never 0.3 "rsyslog shipped more lines than the logs hold" \
+	    shipped_more "$D"/log/audit.jsonl*
+	sb_bg_kill "$RSPID"
 	RSPID=""
 	got=$(sort "$D/rs/out.jsonl" 2>/dev/null | sha256sum)
 	expect "records shipped" "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null)" \
@@ -717,11 +589,7 @@ a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
 a13_whole_run"
 
-T_START=$(now_ms)
+SB_TESTS=$ALL
+SB_AFTER_EACH=stop_daemon
 setup_common
-for t in ${*:-$ALL}; do
-	run_test "$t"
-done
-echo "# $(($(now_ms) - T_START)) ms"
-echo "audit: $PASSED passed, $FAILED failed, $SKIPPED skipped"
-[ "$FAILED" = 0 ]
+sb_run_tests "$@"

@@ -1,26 +1,17 @@
 #!/bin/bash
 # Policy integration tests: the real daemon with admin policy files, one
 # test per decision the policy language can make, plus reload.
-#   SB_BIN=<dir of skillbrokerd, skillctl, ...> bash tests/integration/policy.sh
-# Needs root; workers use a slot of uids in 64100-64149.
+#   SB_BIN=<dir of skillbrokerd, skillctl, ...> bash tests/integration/policy.sh [TEST...]
+# Needs root; workers use a slot of uids in 64100-64149. The plumbing
+# (config, daemon, runner, cleanup) is tests/lib/daemon.sh; KEEP_TMP=1
+# keeps the temp dir.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SB_BIN=${SB_BIN:-$ROOT/bin}
-PASSED=0 FAILED=0 WHY="" DPID=""
-. "$ROOT/tests/lib/uids.sh"
+. "$ROOT/tests/lib/daemon.sh"
+sb_init policy
 claim_uids 64100 5 10 policy
-TMP=$(mktemp -d /tmp/sb-policy.XXXXXX)
-chmod 755 "$TMP"
-SOCK=$TMP/sb.sock
-AUDIT=$TMP/log/audit.jsonl
-
-cleanup() {
-	[ -n "$DPID" ] && kill -TERM "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	release_uids
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-[ -n "${KEEP:-}" ] && trap - EXIT
+sb_tmpdir sb-policy
+TMP=$SB_TMP
 
 # A skill: NAME CMD SCRIPT [skill.yaml body]
 mkskill() {
@@ -77,44 +68,26 @@ setup() {
 	    skills: [asker]
 	    action: ask
 	P
-	cat >"$TMP/sb.yaml" <<-C
-	socket: sb.sock
-	skills_dirs: [skills]
-	policy_dir: policy.d
-	state_dir: state
-	audit: {path: log/audit.jsonl}
-	worker: {uids: [$UID_FIRST, $UID_LAST]}
-	C
-}
-
-start() {
-	"$SB_BIN/skillbrokerd" -d -f "$TMP/sb.yaml" 2>>"$TMP/daemon.log" &
-	DPID=$!
-	for _ in $(seq 50); do
-		"$SB_BIN/skillctl" -s "$SOCK" hello >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "daemon did not start:"; cat "$TMP/daemon.log"; exit 1
+	sb_config "$TMP/sb.yaml"
+	AUDIT=$SB_AUDIT
 }
 
 # ctl ARGS: run skillctl as root; OUT = JSON reply, RC = exit status
 ctl() {
 	local verb=$1; shift
-	OUT=$("$SB_BIN/skillctl" -s "$SOCK" "$verb" --json "$@" 2>/dev/null); RC=$?
+	sb_ctl "$verb" --json "$@"
 }
 ctl_as_nobody() {
 	local verb=$1; shift
-	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$SB_BIN/skillctl" -s "$SOCK" "$verb" --json "$@" 2>/dev/null); RC=$?
+	sb_ctl_as 65534 "$verb" --json "$@"
 }
-j() { printf '%s' "$OUT" | jq -r "$1" 2>/dev/null; }
-expect() { [ "$2" = "$3" ] || { WHY="${WHY:+$WHY; }$1: got '$2', want '$3'"; return 1; }; }
-contains() { case "$2" in *"$3"*) return 0;; esac; WHY="${WHY:+$WHY; }$1: '$2' lacks '$3'"; return 1; }
-run() {
-	WHY=""
-	if "$1"; then PASSED=$((PASSED + 1)); echo "ok - $1"
-	else FAILED=$((FAILED + 1)); echo "not ok - $1: $WHY"; fi
-}
+j() { sb_j "$@"; }
+expect() { sb_eq "$@"; }
+contains() { sb_contains "$@"; }
+# The number of audit records of ACTION.
+nrec() { grep -c "\"action\":\"$1\"" "$AUDIT" 2>/dev/null; }
+# Wait until there are more than N records of ACTION.
+more_recs() { [ "$(nrec "$1")" -gt "$2" ]; }
 
 t_allowed_rule_named() {
 	ctl invoke greet --phase execution -- you
@@ -175,7 +148,11 @@ t_sighup_broken_file_keeps_old() {
 	cp "$TMP/policy.d/10-rules.yaml" "$TMP/rules.bak"
 	local line=$(($(wc -l <"$TMP/rules.bak") + 1))
 	printf '  - name: broken\n    action: allow\n' >>"$TMP/policy.d/10-rules.yaml"
-	kill -HUP "$DPID"; sleep 0.5
+	# policyd audits the outcome of a reload once it is in force
+	local failed=$(nrec policy.reload_failed) reloaded
+	kill -HUP "$SB_DPID"
+	sb_wait_for 5 "no policy.reload_failed record after SIGHUP" \
+	    more_recs policy.reload_failed "$failed" || return 1
 	ctl invoke greet --phase execution -- still
 	expect still-allowed "$(j .ok)" true || return 1
 	grep '"action":"policy.reload_failed"' "$AUDIT" | tail -1 | grep -q "10-rules.yaml:$line: rule" ||
@@ -183,7 +160,10 @@ t_sighup_broken_file_keeps_old() {
 	# a good change takes effect on the next SIGHUP
 	cp "$TMP/rules.bak" "$TMP/policy.d/10-rules.yaml"
 	sed -i 's/skills: \[secret\]/skills: [secret, greet]/' "$TMP/policy.d/10-rules.yaml"
-	kill -HUP "$DPID"; sleep 0.5
+	reloaded=$(nrec policy.reloaded)
+	kill -HUP "$SB_DPID"
+	sb_wait_for 5 "no policy.reloaded record after SIGHUP" \
+	    more_recs policy.reloaded "$reloaded" || return 1
 	ctl invoke greet --phase execution -- now
 	expect denied-after-reload "$(j .error.type)" permission_denied &&
 	grep -q '"action":"policy.reloaded"' "$AUDIT" || { WHY="${WHY}; no policy.reloaded"; return 1; }
@@ -197,14 +177,16 @@ t_policy_check_cli() {
 	expect rc "$rc" 1 && contains msg "$out" "10.yaml:2: rule \"x\": unknown principal"
 }
 
+# Last: the daemon outlived every test.
+t_daemon_still_alive() {
+	kill -0 "$SB_DPID" 2>/dev/null || sb_fail "the daemon died"
+}
+
+SB_TESTS="t_allowed_rule_named t_not_enabled t_deny_beats_allow t_default_deny
+t_ceiling_names_missing t_ask_is_approval_denied t_rate_limited
+t_authorize_effective t_env_allowlist t_reload_admin_only
+t_sighup_broken_file_keeps_old t_policy_check_cli t_daemon_still_alive"
+
 setup
-start
-for t in t_allowed_rule_named t_not_enabled t_deny_beats_allow t_default_deny \
-	t_ceiling_names_missing t_ask_is_approval_denied t_rate_limited \
-	t_authorize_effective t_env_allowlist t_reload_admin_only \
-	t_sighup_broken_file_keeps_old t_policy_check_cli; do
-	run "$t"
-done
-kill -0 "$DPID" 2>/dev/null || { echo "not ok - daemon died"; FAILED=$((FAILED + 1)); }
-echo "policy: $PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+sb_start || exit 1
+sb_run_tests "$@"
