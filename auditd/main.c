@@ -96,7 +96,7 @@ commit_after(int moved)
 
 /* One commit for every record written since the last one. */
 static void
-commit(evutil_socket_t fd, short ev, void *arg)
+commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 {
 	struct msg_audit_ack a;
 	struct mp_enc m;
@@ -104,9 +104,6 @@ commit(evutil_socket_t fd, short ev, void *arg)
 	int durable = 1, moved = 0;
 	size_t i;
 
-	(void)fd;
-	(void)ev;
-	(void)arg;
 	if (nwritten > 0 && commit_batch(&moved, &e) == -1)
 		durable = 0;
 	for (i = 0; i < npending; i++) {
@@ -230,13 +227,10 @@ audit_started(void)
 
 /* The last commit, the last record, the head synced: then exit. */
 static void
-finish(evutil_socket_t fd, short ev, void *arg)
+finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 {
 	struct error e;
 
-	(void)fd;
-	(void)ev;
-	(void)arg;
 	commit(-1, 0, NULL);
 	own_record(
 	    audit_own_record("audit.stopped", "end", "success", "SIGTERM"));
@@ -261,11 +255,8 @@ on_dead(struct peer *p, const char *why)
 
 /* SIGTERM: read what the peers already sent, then finish. */
 static void
-on_term(evutil_socket_t sig, short ev, void *arg)
+on_term(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
-	(void)sig;
-	(void)ev;
-	(void)arg;
 	if (master_peer.alive)
 		event_active(master_peer.rev, EV_READ, 0);
 	if (broker_peer.alive)
@@ -275,13 +266,10 @@ on_term(evutil_socket_t sig, short ev, void *arg)
 
 /* SIGHUP: follow a rotated or replaced file; resume if suspended. */
 static void
-on_hup(evutil_socket_t sig, short ev, void *arg)
+on_hup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
 	struct error e;
 
-	(void)sig;
-	(void)ev;
-	(void)arg;
 	commit(-1, 0, NULL);
 	if (alog.suspended)
 		alog_try_resume(&alog, "SIGHUP");
@@ -291,11 +279,8 @@ on_hup(evutil_socket_t sig, short ev, void *arg)
 
 /* Every second: sync the head file, retry a suspended log. */
 static void
-on_tick(evutil_socket_t fd, short ev, void *arg)
+on_tick(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 {
-	(void)fd;
-	(void)ev;
-	(void)arg;
 	alog_head_sync(&alog);
 	if (alog.suspended && npending == 0)
 		alog_try_resume(&alog, "retry");
@@ -365,7 +350,6 @@ main(int argc, char *argv[])
 	struct privdrop pd;
 	struct mp_doc d;
 	struct error e;
-	struct mp_enc m;
 	int ch, fg = 0, verbose = 0;
 	char *dir;
 
@@ -396,10 +380,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	setup_events();
 	audit_started();
-	enc_init(&m);
-	msg_ready_enc(&m, "auditd");
-	peer_send(&master_peer, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&master_peer, msg_ready_enc, "auditd");
 	event_base_dispatch(base);
 	return 0;
 }

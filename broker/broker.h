@@ -111,7 +111,8 @@ struct call {
 	uint64_t audit_ref; /* the record the call waits for */
 	struct bsession *session;
 	struct run run;
-	int ran; /* RUN_STARTED came: the skill was exec'd */
+	int run_sent; /* RUN went to the master */
+	int ran;      /* RUN_STARTED came: the skill was exec'd */
 	int output_done;
 	struct msg_run_exited x;
 	struct msg_files files;
@@ -127,8 +128,9 @@ struct broker {
 	struct event_base *base;
 	struct evconnlistener *listener; /* enabled at SERVE */
 	struct peer master, policyd, auditd;
-	size_t max_frame;
+	size_t max_frame, max_sessions;
 	unsigned max_clients, nclients;
+	uint64_t session_idle_ms;
 	uint64_t next_ref, audit_sent, audit_acked;
 	uint64_t stat_requests, stat_invokes;
 	struct conn_list conns;
@@ -165,6 +167,7 @@ int call_expects(const struct call *c, enum call_event ev);
 const char *call_state_name(enum call_state st);
 
 /* broker_session.c: one call at a time per (uid, session) */
+void session_init(void);
 int session_acquire(struct call *c, struct error *e);
 struct call *session_release(struct call *c);
 

@@ -45,8 +45,8 @@ audit_sha(struct mp_enc *m, const char *k, EVP_MD_CTX *ctx)
 
 /* Nested maps of the effective permissions become dotted keys. */
 static void
-audit_flatten(struct mp_enc *m, const char *prefix, const msgpack_object *map,
-    int depth)
+audit_flatten(
+    struct mp_enc *m, const char *prefix, const msgpack_object *map, int depth)
 {
 	char key[AUDIT_KEY_MAX + 1];
 	uint32_t i;
@@ -183,7 +183,8 @@ audit_call(const struct call *c, const char *action, const char *type,
 	msg_audit_call(&m, &who);
 	if (strcmp(action, "invoke.received") == 0) {
 		enc_kstrarr(&m, "skill.args", c->cr.args,
-		    c->cr.nargs < AUDIT_LIST_MAX ? c->cr.nargs : AUDIT_LIST_MAX);
+		    c->cr.nargs < AUDIT_LIST_MAX ? c->cr.nargs
+		                                 : AUDIT_LIST_MAX);
 		enc_kint(&m, "skill.args_count", (int64_t)c->cr.nargs);
 	} else if (strcmp(action, "policy.decision") == 0)
 		audit_decision(&m, c);

@@ -36,26 +36,25 @@ static const struct call_edge {
 	enum call_event ev;
 	enum call_state to;
 } call_edges[] = {
-	{ K_INVOKE, CALL_NEW, CEV_START, CALL_QUEUED },
-	{ K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ },
-	{ K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS },
-	{ K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD },
-	{ K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_AUTHZ },
-	{ K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION },
-	{ K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT },
-	{ K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE },
-	{ K_INVOKE, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING },
-	{ K_INVOKE, CALL_RUN_WAIT, CEV_RUN_EXITED, CALL_DONE }, /* refused */
-	{ K_INVOKE, CALL_RUNNING, CEV_OUTPUT_DONE, CALL_RUNNING },
-	{ K_INVOKE, CALL_RUNNING, CEV_RUN_EXITED, CALL_DRAINING },
-	{ K_INVOKE, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE },
-	{ K_SKILLS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE },
-	{ K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE },
+    {K_INVOKE, CALL_NEW, CEV_START, CALL_QUEUED},
+    {K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ},
+    {K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS},
+    {K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD},
+    {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_AUTHZ},
+    {K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
+    {K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
+    {K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
+    {K_INVOKE, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING},
+    {K_INVOKE, CALL_RUN_WAIT, CEV_RUN_EXITED, CALL_DONE}, /* refused */
+    {K_INVOKE, CALL_RUNNING, CEV_OUTPUT_DONE, CALL_RUNNING},
+    {K_INVOKE, CALL_RUNNING, CEV_RUN_EXITED, CALL_DRAINING},
+    {K_INVOKE, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE},
+    {K_SKILLS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE},
+    {K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE},
 };
 
-static const char *const state_names[CALL__COUNT] = { "new", "queued",
-	"authz", "decision", "run_wait", "running", "draining", "skills",
-	"reload", "done" };
+static const char *const state_names[CALL__COUNT] = {"new", "queued", "authz",
+    "decision", "run_wait", "running", "draining", "skills", "reload", "done"};
 
 const char *
 call_state_name(enum call_state st)
@@ -67,8 +66,8 @@ call_state_name(enum call_state st)
 static const struct call_edge *
 call_edge(const struct call *c, enum call_event ev)
 {
-	static const struct call_edge fail = { ~0U, CALL_NEW, CEV_FAIL,
-		CALL_DONE };
+	static const struct call_edge fail = {
+	    ~0U, CALL_NEW, CEV_FAIL, CALL_DONE};
 	size_t i;
 
 	if (ev == CEV_FAIL)
@@ -107,9 +106,8 @@ call_error(struct call *c, enum err_type t, const char *msg)
 }
 
 static enum call_event
-enter_wait(struct call *c)
+enter_wait(struct call *c UNUSED)
 {
-	(void)c;
 	return CEV_NONE;
 }
 
@@ -133,7 +131,6 @@ static enum call_event
 enter_authz(struct call *c)
 {
 	struct msg_authz_req a;
-	struct mp_enc m;
 
 	if (!B->policyd.alive)
 		return call_error(c, ERR_POLICY_UNAVAILABLE,
@@ -153,10 +150,7 @@ enter_authz(struct call *c)
 	a.nenv = c->cr.nenv;
 	a.timeout_ms = c->cr.timeout_ms;
 	a.dry_run = c->cr.type == CREQ_AUTHORIZE;
-	enc_init(&m);
-	msg_authz_req_enc(&m, &a);
-	peer_send(&B->policyd, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&B->policyd, msg_authz_req_enc, &a);
 	return CEV_NONE;
 }
 
@@ -177,13 +171,10 @@ enter_decision(struct call *c)
 static enum call_event
 enter_run_wait(struct call *c)
 {
-	struct msg_run run = { c->ref, c->ans.grant_id };
-	struct mp_enc m;
+	struct msg_run run = {c->ref, c->ans.grant_id};
 
-	enc_init(&m);
-	msg_run_enc(&m, &run);
-	peer_send(&B->master, &m, NULL, 0);
-	enc_free(&m);
+	c->run_sent = 1;
+	PEER_SEND(&B->master, msg_run_enc, &run);
 	return CEV_NONE;
 }
 
@@ -199,15 +190,11 @@ enter_draining(struct call *c)
 static enum call_event
 enter_skills(struct call *c)
 {
-	struct mp_enc m;
 
 	if (!B->policyd.alive)
 		return call_error(
 		    c, ERR_POLICY_UNAVAILABLE, "policyd is not running");
-	enc_init(&m);
-	msg_skills_req_enc(&m, c->ref);
-	peer_send(&B->policyd, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&B->policyd, msg_skills_req_enc, c->ref);
 	return CEV_NONE;
 }
 
@@ -215,30 +202,26 @@ enter_skills(struct call *c)
 static enum call_event
 enter_reload(struct call *c)
 {
-	struct msg_reload_req r = { c->ref, c->uid, c->gid };
-	struct mp_enc m;
+	struct msg_reload_req r = {c->ref, c->uid, c->gid};
 
 	if (!B->policyd.alive)
 		return call_error(
 		    c, ERR_POLICY_UNAVAILABLE, "policyd is not running");
-	enc_init(&m);
-	msg_reload_req_enc(&m, &r);
-	peer_send(&B->policyd, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&B->policyd, msg_reload_req_enc, &r);
 	return CEV_NONE;
 }
 
 static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
-	[CALL_NEW] = enter_wait,
-	[CALL_QUEUED] = enter_queued,
-	[CALL_AUTHZ] = enter_authz,
-	[CALL_DECISION] = enter_decision,
-	[CALL_RUN_WAIT] = enter_run_wait,
-	[CALL_RUNNING] = enter_wait,
-	[CALL_DRAINING] = enter_draining,
-	[CALL_SKILLS] = enter_skills,
-	[CALL_RELOAD] = enter_reload,
-	[CALL_DONE] = enter_wait,
+    [CALL_NEW] = enter_wait,
+    [CALL_QUEUED] = enter_queued,
+    [CALL_AUTHZ] = enter_authz,
+    [CALL_DECISION] = enter_decision,
+    [CALL_RUN_WAIT] = enter_run_wait,
+    [CALL_RUNNING] = enter_wait,
+    [CALL_DRAINING] = enter_draining,
+    [CALL_SKILLS] = enter_skills,
+    [CALL_RELOAD] = enter_reload,
+    [CALL_DONE] = enter_wait,
 };
 
 static void
@@ -295,6 +278,10 @@ call_done(struct call *c)
 	if (c->ran)
 		audit_call(c, "invoke.completed", "end",
 		    c->err == ERR_NONE ? "success" : "failure");
+	/* A grant it will never run: the master may free its worker now. */
+	if (!c->run_sent && c->ans.grant_id != NULL && *c->ans.grant_id != '\0')
+		PEER_SEND(&B->master, msg_cancel_enc,
+		    &(struct msg_cancel){c->ans.grant_id});
 	call_reply(c);
 	next = session_release(c);
 	call_free(c);
@@ -399,8 +386,7 @@ calls_peer_lost(struct peer *p)
 
 	refs = xcalloc(B->ncalls + 1, sizeof(*refs));
 	LIST_FOREACH(c, &B->calls, entry)
-	if ((p == &B->policyd && (c->st == CALL_AUTHZ ||
-	                             c->st == CALL_SKILLS ||
+	if ((p == &B->policyd && (c->st == CALL_AUTHZ || c->st == CALL_SKILLS ||
 	                             c->st == CALL_RELOAD)) ||
 	    (p == &B->auditd && c->st == CALL_DECISION))
 		refs[n++] = c->ref;
@@ -418,21 +404,20 @@ calls_peer_lost(struct peer *p)
 }
 
 int
-call_on_authz_ans(struct peer *p, const struct mp_doc *d)
+call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_authz_ans a;
 	struct call *c;
 	struct error e;
 	int want_grant;
 
-	(void)p;
 	if (msg_authz_ans_dec(d, &a, &e) == -1) {
 		log_warnx("policyd: AUTHZ_ANS: %s", e.msg);
 		return -1;
 	}
 	c = call_find(a.ref);
-	want_grant = c != NULL && c->cr.type == CREQ_INVOKE &&
-	             a.err == ERR_NONE;
+	want_grant =
+	    c != NULL && c->cr.type == CREQ_INVOKE && a.err == ERR_NONE;
 	if (c == NULL || !call_expects(c, CEV_AUTHZ_ANS) ||
 	    want_grant != (*a.grant_id != '\0')) {
 		msg_authz_ans_free(&a);
@@ -447,14 +432,13 @@ call_on_authz_ans(struct peer *p, const struct mp_doc *d)
 }
 
 int
-call_on_audit_ack(struct peer *p, const struct mp_doc *d)
+call_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_audit_ack a;
 	struct call *c;
 	struct error e;
 	int r = 0;
 
-	(void)p;
 	if (msg_audit_ack_dec(d, &a, &e) == -1 || audit_ack_check(&a) == -1) {
 		msg_audit_ack_free(&a);
 		return -1;
@@ -509,13 +493,12 @@ call_on_run_started(struct peer *p, const struct mp_doc *d)
 }
 
 int
-call_on_run_exited(struct peer *p, const struct mp_doc *d)
+call_on_run_exited(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_run_exited x;
 	struct call *c;
 	struct error e;
 
-	(void)p;
 	if (msg_run_exited_dec(d, &x, &e) == -1)
 		return -1;
 	c = call_find(x.ref);
@@ -532,13 +515,12 @@ call_on_run_exited(struct peer *p, const struct mp_doc *d)
 }
 
 int
-call_on_skills_ans(struct peer *p, const struct mp_doc *d)
+call_on_skills_ans(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_skills_ans *a = xcalloc(1, sizeof(*a));
 	struct call *c;
 	struct error e;
 
-	(void)p;
 	if (msg_skills_ans_dec(d, a, &e) == -1 ||
 	    (c = call_find(a->ref)) == NULL ||
 	    !call_expects(c, CEV_SKILLS_ANS)) {
@@ -551,13 +533,12 @@ call_on_skills_ans(struct peer *p, const struct mp_doc *d)
 }
 
 int
-call_on_reload_ans(struct peer *p, const struct mp_doc *d)
+call_on_reload_ans(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_reload_ans *a = xcalloc(1, sizeof(*a));
 	struct call *c;
 	struct error e;
 
-	(void)p;
 	if (msg_reload_ans_dec(d, a, &e) == -1 ||
 	    (c = call_find(a->ref)) == NULL ||
 	    !call_expects(c, CEV_RELOAD_ANS)) {

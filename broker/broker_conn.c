@@ -87,14 +87,14 @@ conn_writecb(struct bufferevent *bev, void *arg)
 {
 	struct conn *cn = arg;
 
-	if (cn->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (cn->closing &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		conn_free(cn);
 }
 
 static void
-conn_eventcb(struct bufferevent *bev, short what, void *arg)
+conn_eventcb(struct bufferevent *bev UNUSED, short what, void *arg)
 {
-	(void)bev;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		conn_free(arg);
 }

@@ -12,7 +12,8 @@ reply_policy(struct mp_enc *m, const struct call *c)
 {
 	enc_key(m, "policy");
 	enc_map_open(m);
-	enc_kbool(m, "allowed", c->ans.reason != NULL && c->ans.err == ERR_NONE);
+	enc_kbool(
+	    m, "allowed", c->ans.reason != NULL && c->ans.err == ERR_NONE);
 	enc_kstr(m, "decision_reason",
 	    c->ans.reason != NULL ? c->ans.reason : c->errmsg);
 	enc_kstrarr(m, "matched_rules", c->ans.rules, c->ans.nrules);
@@ -130,8 +131,7 @@ reply_reload(struct mp_enc *m, const struct client_id *id, const char *message)
 }
 
 void
-reply_hello(
-    struct mp_enc *m, const struct client_id *id, const struct conn *cn)
+reply_hello(struct mp_enc *m, const struct client_id *id, const struct conn *cn)
 {
 	client_reply_begin(m, "hello", id, 1);
 	enc_kstr(m, "server", "skillbroker");

@@ -39,17 +39,16 @@ stream_close(struct outstream *s)
 }
 
 static void
-stream_readcb(evutil_socket_t fd, short ev, void *arg)
+stream_readcb(evutil_socket_t fd, short ev UNUSED, void *arg)
 {
 	struct run *r = arg;
-	struct outstream *s = fd == r->out.fd ? &r->out
+	struct outstream *s = fd == r->out.fd   ? &r->out
 	                      : fd == r->err.fd ? &r->err
 	                                        : &r->rep;
 	uint8_t buf[16384];
 	size_t keep, room;
 	ssize_t n;
 
-	(void)ev;
 	n = read(fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -85,12 +84,11 @@ stream_open(struct run *r, struct outstream *s, int fd, size_t cap, int hash)
 
 /* Feed the client's stdin bytes; then close so the skill sees EOF. */
 static void
-stdin_writecb(evutil_socket_t fd, short ev, void *arg)
+stdin_writecb(evutil_socket_t fd, short ev UNUSED, void *arg)
 {
 	struct run *r = arg;
 	ssize_t n;
 
-	(void)ev;
 	if (r->in_off < r->in_len) {
 		n = write(fd, r->in_data + r->in_off, r->in_len - r->in_off);
 		if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -128,12 +126,10 @@ run_open(struct run *r, const int fds[RUN_STARTED_FDS], size_t cap,
 }
 
 static void
-drain_timeout(evutil_socket_t fd, short ev, void *arg)
+drain_timeout(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
 	struct run *r = arg;
 
-	(void)fd;
-	(void)ev;
 	stream_close(&r->out);
 	stream_close(&r->err);
 	stream_close(&r->rep);
@@ -144,7 +140,7 @@ drain_timeout(evutil_socket_t fd, short ev, void *arg)
 void
 run_drain(struct run *r)
 {
-	struct timeval tv = { 0, DRAIN_MS * 1000 };
+	struct timeval tv = {0, DRAIN_MS * 1000};
 
 	if (r->done_sent)
 		return;
@@ -163,8 +159,8 @@ run_files(const struct run *r, struct msg_files *f, struct error *e)
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	if (frame_check(r->rep.buf, r->rep.len, FRAME_MAX_INTERNAL, &blen,
-	        e) != FRAME_READY ||
+	if (frame_check(r->rep.buf, r->rep.len, FRAME_MAX_INTERNAL, &blen, e) !=
+	        FRAME_READY ||
 	    r->rep.len != FRAME_HDR_LEN + blen)
 		return error_set(e, ERR_INTERNAL, "no whole files report");
 	if (mp_decode(&d, r->rep.buf + FRAME_HDR_LEN, blen, NULL, e) == -1)

@@ -1,75 +1,143 @@
 /*
- * broker_session.c: calls of one session run one at a time, because
- * each owns the session's work dir while it runs. A session is named
- * by the caller's uid and the session name; the others wait in line, in
- * order, within a bound per session and a bound for all.
+ * broker_session.c: a session is named by the caller's uid and the
+ * session name, and owns a work dir the master mounts on its first run.
+ * Its calls run one at a time (each owns the work dir while it runs);
+ * the others wait in line, in order, within a bound per session and one
+ * for all. A session with nothing running or waiting ends after
+ * session_idle_s, or sooner when a new session needs its place (least
+ * recently used first): the broker then tells the master (SESSION_END),
+ * which unmounts its work dir.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/log.h"
+#include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "broker.h"
 
+#define SWEEP_MS 1000
+
 struct bsession {
-	LIST_ENTRY(bsession) entry;
+	TAILQ_ENTRY(bsession) entry; /* least recently used first */
 	uint32_t uid;
 	char *name;
 	struct call *running;
 	TAILQ_HEAD(, call) queue;
 	size_t nqueued;
+	uint64_t used_ms;
 };
 
-static LIST_HEAD(, bsession) sessions = LIST_HEAD_INITIALIZER(sessions);
+static TAILQ_HEAD(, bsession) sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static size_t nsessions;
+static struct event *sweep_ev;
 
-static struct bsession *
-session_get(uint32_t uid, const char *name)
+static int
+session_idle(const struct bsession *s)
 {
-	struct bsession *s;
-
-	LIST_FOREACH(s, &sessions, entry)
-	if (s->uid == uid && strcmp(s->name, name) == 0)
-		return s;
-	s = xcalloc(1, sizeof(*s));
-	s->uid = uid;
-	s->name = xstrdup(name);
-	TAILQ_INIT(&s->queue);
-	LIST_INSERT_HEAD(&sessions, s, entry);
-	return s;
+	return s->running == NULL && s->nqueued == 0;
 }
 
+/* An idle session ends: its work dir goes with it. */
 static void
-session_put(struct bsession *s)
+session_end(struct bsession *s)
 {
-	if (s->running != NULL || s->nqueued > 0)
-		return;
-	LIST_REMOVE(s, entry);
+	struct msg_session_end se = {s->uid, s->name};
+
+	PEER_SEND(&B->master, msg_session_end_enc, &se);
+	TAILQ_REMOVE(&sessions, s, entry);
+	nsessions--;
 	free(s->name);
 	free(s);
 }
 
-/* 1: c may run now; 0: c waits in line; -1: the line is full. */
+/* End every session idle for longer than session_idle_s. */
+static void
+session_sweep(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	uint64_t now = now_mono_ms();
+	struct bsession *s, *next;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (session_idle(s) && now - s->used_ms >= B->session_idle_ms)
+			session_end(s);
+	}
+}
+
+void
+session_init(void)
+{
+	struct timeval tv = {SWEEP_MS / 1000, 0};
+
+	sweep_ev = event_new(B->base, -1, EV_PERSIST, session_sweep, NULL);
+	if (sweep_ev == NULL || event_add(sweep_ev, &tv) == -1)
+		fatalx("session sweep");
+}
+
+/* The session, made (if need be) in the place of the least recently used. */
+static struct bsession *
+session_get(uint32_t uid, const char *name, struct error *e)
+{
+	struct bsession *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+	if (s->uid == uid && strcmp(s->name, name) == 0)
+		return s;
+	if (nsessions >= B->max_sessions) {
+		TAILQ_FOREACH(s, &sessions, entry)
+		if (session_idle(s))
+			break;
+		if (s == NULL) {
+			error_set(e, ERR_OVERLOADED,
+			    "all %zu sessions have calls running or waiting",
+			    B->max_sessions);
+			return NULL;
+		}
+		session_end(s);
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->uid = uid;
+	s->name = xstrdup(name);
+	TAILQ_INIT(&s->queue);
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	nsessions++;
+	return s;
+}
+
+/* Most recently used last. */
+static void
+session_touch(struct bsession *s)
+{
+	s->used_ms = now_mono_ms();
+	TAILQ_REMOVE(&sessions, s, entry);
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+}
+
+/* 1: c may run now; 0: c waits in line; -1: no room. */
 int
 session_acquire(struct call *c, struct error *e)
 {
-	struct bsession *s = session_get(c->uid, c->cr.session);
+	struct bsession *s;
 
+	if ((s = session_get(c->uid, c->cr.session, e)) == NULL)
+		return -1;
+	session_touch(s);
 	if (s->running == NULL) {
 		s->running = c;
 		c->session = s;
 		return 1;
 	}
-	if (s->nqueued >= SESSION_QUEUE_MAX || B->nqueued >= QUEUE_MAX) {
-		session_put(s);
+	if (s->nqueued >= SESSION_QUEUE_MAX)
 		return error_set(e, ERR_OVERLOADED,
-		    s->nqueued >= SESSION_QUEUE_MAX
-		        ? "%d calls already wait for session \"%s\" "
-		          "(the bound per session)"
-		        : "%d calls already wait for their sessions "
-		          "(the bound for all sessions)",
-		    s->nqueued >= SESSION_QUEUE_MAX ? SESSION_QUEUE_MAX
-		                                    : QUEUE_MAX,
-		    s->name);
-	}
+		    "%d calls already wait for session \"%s\" (the bound per "
+		    "session)",
+		    SESSION_QUEUE_MAX, s->name);
+	if (B->nqueued >= QUEUE_MAX)
+		return error_set(e, ERR_OVERLOADED,
+		    "%d calls already wait for their sessions (the bound for "
+		    "all sessions)",
+		    QUEUE_MAX);
 	TAILQ_INSERT_TAIL(&s->queue, c, qentry);
 	s->nqueued++;
 	B->nqueued++;
@@ -99,6 +167,6 @@ session_release(struct call *c)
 		s->nqueued--;
 		B->nqueued--;
 	}
-	session_put(s);
+	session_touch(s);
 	return next;
 }

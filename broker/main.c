@@ -44,13 +44,9 @@ static const struct peer_handler auditd_table[] = {
 };
 
 static void
-accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int len, void *arg)
+accept_cb(struct evconnlistener *l UNUSED, evutil_socket_t fd,
+    struct sockaddr *sa UNUSED, int len UNUSED, void *arg UNUSED)
 {
-	(void)l;
-	(void)sa;
-	(void)len;
-	(void)arg;
 	conn_accept(fd);
 }
 
@@ -92,12 +88,11 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 
 /* Start-up barrier: every role is ready, so clients may come in. */
 static int
-on_serve(struct peer *p, const struct mp_doc *d)
+on_serve(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct error e;
 
-	(void)p;
-	if (msg_serve_dec(d, &e) == -1)
+	if (msg_empty_dec(d, &e) == -1)
 		return -1;
 	if (evconnlistener_enable(B->listener) == -1)
 		fatalx("cannot enable the listener");
@@ -124,7 +119,6 @@ main(int argc, char *argv[])
 	struct conf_broker conf;
 	struct privdrop pd;
 	struct error e;
-	struct mp_enc m;
 	int ch, fg = 0, verbose = 0;
 
 	while ((ch = getopt(argc, argv, "dv")) != -1)
@@ -146,6 +140,8 @@ main(int argc, char *argv[])
 	B = xcalloc(1, sizeof(*B));
 	B->max_frame = (size_t)conf.max_frame;
 	B->max_clients = (unsigned)conf.max_clients;
+	B->max_sessions = (size_t)conf.max_sessions;
+	B->session_idle_ms = conf.session_idle_s * 1000;
 	B->on_frame = client_request;
 	B->on_close = call_conn_gone;
 	conf_broker_free(&conf);
@@ -153,6 +149,7 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	LIST_INIT(&B->conns);
 	LIST_INIT(&B->calls);
+	session_init();
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&B->policyd, B->base, FD_BROKER_POLICYD, "policyd",
@@ -167,10 +164,7 @@ main(int argc, char *argv[])
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_DISABLED, -1, FD_BROKER_LISTEN);
 	if (B->listener == NULL)
 		fatalx("evconnlistener_new");
-	enc_init(&m);
-	msg_ready_enc(&m, "broker");
-	peer_send(&B->master, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&B->master, msg_ready_enc, "broker");
 	event_base_dispatch(B->base);
 	fatalx("event loop ended");
 }

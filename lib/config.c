@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "os.h"
 #include "util.h"
 #include "xmalloc.h"
 #include "ydoc.h"
@@ -448,7 +451,9 @@ config_resolve_one(struct config *c, int i, struct error *e)
 		c->gid[i] = (gid_t)id;
 	} else if (strcmp(c->users[i], config_user_defaults[i]) == 0) {
 		c->uid[i] = c->gid[i] = CONFIG_FALLBACK_UID + (uid_t)i;
-		c->user_fallback[i] = 1;
+		log_info("user %s does not exist: the %s runs as uid %u (make "
+		         "install creates the user)",
+		    c->users[i], config_user_keys[i], (unsigned)c->uid[i]);
 	} else
 		return error_set(e, ERR_BAD_REQUEST,
 		    "users.%s \"%s\": no such user", config_user_keys[i],
@@ -500,4 +505,52 @@ config_free(struct config *c)
 		free(c->users[i]);
 	strarr_free(c->sys_paths, c->nsys_paths);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * The directories the daemon needs, with owners and modes: state_dir
+ * and its empty/ (the broker's chroot), root/ (the workers' mount
+ * point) and data/, root's; the audit log's directory, auditd's, which
+ * must be its own (never a shared one such as /var/log); the socket's.
+ */
+int
+config_make_dirs(const struct config *c, struct error *e)
+{
+	static const struct {
+		const char *sub;
+		mode_t mode;
+	} dirs[] = {
+	    {"", 0755}, {"/empty", 0755}, {"/root", 0755}, {"/data", 0711}};
+	char *p, *tmp = NULL;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && r == 0; i++) {
+		xasprintf(&p, "%s%s", c->state_dir, dirs[i].sub);
+		if (mkdir_p(p, dirs[i].mode) == -1 || chown(p, 0, 0) == -1 ||
+		    chmod(p, dirs[i].mode) == -1)
+			r = error_set(
+			    e, ERR_INTERNAL, "%s: %s", p, strerror(errno));
+		free(p);
+	}
+	tmp = xstrdup(c->audit_path);
+	p = dirname(tmp);
+	if (r == 0 && !os_dir_dedicated(p, c->uid[USER_AUDITD]))
+		r = error_set(e, ERR_BAD_REQUEST,
+		    "the directory of audit.path, %s, holds other files: give "
+		    "the audit log a directory of its own (auditd owns and "
+		    "chroots into it)",
+		    p);
+	else if (r == 0 &&
+	         (mkdir_p(p, 0750) == -1 ||
+	             chown(p, c->uid[USER_AUDITD], c->gid[USER_AUDITD]) == -1 ||
+	             chmod(p, 0750) == -1))
+		r = error_set(e, ERR_INTERNAL, "%s: %s", p, strerror(errno));
+	free(tmp);
+	tmp = xstrdup(c->socket);
+	if (r == 0 && mkdir_p(dirname(tmp), 0755) == -1)
+		r = error_set(e, ERR_INTERNAL, "socket dir for %s: %s",
+		    c->socket, strerror(errno));
+	free(tmp);
+	return r;
 }

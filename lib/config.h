@@ -69,7 +69,6 @@ struct config {
 	char *users[USER__COUNT]; /* users.broker, .policyd, .auditd */
 	uid_t uid[USER__COUNT];
 	gid_t gid[USER__COUNT];
-	int user_fallback[USER__COUNT]; /* the default name does not exist */
 	uint32_t worker_uid_first, worker_uid_last;
 	int worker_network_host; /* worker.network: host (no egress proxy yet)
 	                          */
@@ -89,9 +88,11 @@ void config_free(struct config *c);
 /*
  * Resolve each role's user (name or number) into uid/gid. The default
  * name, when no such user exists, falls back to CONFIG_FALLBACK_UID +
- * role (noted in user_fallback); any other name must exist.
+ * role (and says so); any other name must exist.
  */
 int config_resolve_users(struct config *c, struct error *e);
+/* Create the directories the config names, with owners and modes. */
+int config_make_dirs(const struct config *c, struct error *e);
 /* Index of s in a NULL-terminated name table, or -1. */
 int config_keyword(const char *const *names, const char *s);
 /* The defaults of the audit settings. */

@@ -335,3 +335,16 @@ utf8_escape(const char *s)
 	out[o] = '\0';
 	return out;
 }
+
+int
+path_has_dot(const char *path)
+{
+	const char *c;
+
+	for (c = path; (c = strchr(c, '.')) != NULL; c++)
+		if ((c == path || c[-1] == '/') &&
+		    (c[1] == '\0' || c[1] == '/' ||
+		        (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
+			return 1;
+	return 0;
+}

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* A parameter a callback must take and does not use. */
+#define UNUSED __attribute__((unused))
+
 /* Milliseconds on the monotonic clock. */
 uint64_t now_mono_ms(void);
 /* Nanoseconds on the monotonic clock. */
@@ -46,4 +49,6 @@ int fmt_path(char *out, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Lexically drop ".", ".." and repeated slashes of an absolute path. */
 void path_normalize(char *path);
+/* 1 if a component of path is "." or "..". */
+int path_has_dot(const char *path);
 #endif

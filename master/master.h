@@ -1,11 +1,9 @@
 /*
- * master.h: skillbrokerd, the privileged supervisor. It forks, reaps,
- * passes fds, mounts, manages cgroups and keeps grants; it reads no
- * byte that a client or a skill chose.
- *
- * Files call each other in one direction only:
- *   main.c -> master_proc.c -> master_worker.c -> master_grant.c,
- *   master_workdir.c, master_cgroup.c, master_audit.c
+ * master.h: skillbrokerd, the privileged supervisor: it forks, reaps,
+ * passes fds, mounts, manages cgroups and holds grants, and reads no byte
+ * a client or a skill chose. Its files call one way only: main.c ->
+ * master_proc.c -> master_worker.c -> master_workdir.c, master_audit.c.
+ * The mechanisms under them are lib/cgroup.c and lib/os.c (no role).
  */
 #ifndef SB_MASTER_H
 #define SB_MASTER_H
@@ -15,19 +13,20 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "../lib/cgroup.h"
 #include "../lib/config.h"
+#include "../lib/os.h"
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 
 enum role_id { ROLE_BROKER, ROLE_POLICYD, ROLE_AUDITD, ROLE__COUNT };
 
 struct role {
-	const char *name;    /* for logs and READY */
-	const char *program; /* helper executable */
-	const struct peer_handler *table;
+	const char *name; /* for logs and READY */
 	pid_t pid;
 	int ready;
 	struct peer peer;
+	int broker_end; /* policyd, auditd: the broker's end, to hand over */
 	uint64_t started_ms, backoff_ms;
 	struct event *restart_ev;
 };
@@ -47,52 +46,39 @@ struct master {
 
 extern struct master *M;
 
-/* A child's fd and the number it must have after exec. */
-struct fdmap {
-	int fd, to;
-};
-
 /* master_proc.c: the roles */
 void proc_start_all(void);
 int proc_child_exited(pid_t pid, int status);
 void proc_stop_all(void);
-void proc_exec(const char *program, int foreground, const struct fdmap *fds,
-    int nfds) __attribute__((noreturn));
 
-/* master_worker.c: one worker per granted RUN */
+/* master_worker.c: grants, each held by the worker built for it */
 void worker_init(void);
+int worker_on_grant(struct peer *p, const struct mp_doc *d);
 int worker_on_run(struct peer *p, const struct mp_doc *d);
+int worker_on_cancel(struct peer *p, const struct mp_doc *d);
 int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int worker_reap(pid_t pid, int status, const struct rusage *ru);
-void worker_kill_all(void);
-void worker_audit_lost(void);
-
-/* master_grant.c: what policyd granted, each taken once */
-int grant_store_add(struct grant *g, struct error *e);
-struct grant *grant_store_take(const char *id);
-void grant_store_clear(void);
-void grant_store_init(uint64_t ttl_ms);
-
-/* master_cgroup.c: a memory and pids group per call */
-void cgroup_init(void);
-int cgroup_enter(uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids,
-    struct error *e);
-void cgroup_limits_hit(uint64_t id, int *oom, int *pids_max);
-void cgroup_kill(uint64_t id);
-int cgroup_remove(uint64_t id);
-int cgroup_active(void);
+void worker_role_lost(enum role_id role);
+int grant_check(const struct grant *g, struct error *e);
 
 /* master_workdir.c: a size-bound tmpfs per session */
-void workdir_init(void);
-int workdir_take(const char *work_dir, struct error *e);
-void workdir_release(const char *work_dir);
+int workdir_take(uint64_t uid, const char *session, struct error *e);
+void workdir_release(uint64_t uid, const char *session);
+int workdir_on_end(struct peer *p, const struct mp_doc *d);
 
 /* master_audit.c: the master's records, queued while auditd is down */
-uint64_t maudit_begin(struct mp_enc *m, const char *action, const char *type,
-    const char *outcome);
 void maudit_send(struct mp_enc *m);
 void maudit_flush(void);
-void maudit_daemon(const char *action, const char *reason);
-void maudit_child_died(const char *role, pid_t pid, int status);
+/*
+ * Build a record with build(&m, ref, args...) (proto/msg_audit.c) and
+ * send it; refs count up, and auditd acknowledges them in order.
+ */
+#define MAUDIT(build, ...)                                                     \
+	do {                                                                   \
+		struct mp_enc m_;                                              \
+		enc_init(&m_);                                                 \
+		build(&m_, ++M->audit_ref, __VA_ARGS__);                       \
+		maudit_send(&m_);                                              \
+	} while (0)
 
 #endif

@@ -58,19 +58,14 @@ static const struct peer_handler master_table[] = {
 static void
 send_answer(const struct msg_authz_ans *a)
 {
-	struct mp_enc m;
 
-	enc_init(&m);
-	msg_authz_ans_enc(&m, a);
-	peer_send(&broker_peer, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&broker_peer, msg_authz_ans_enc, a);
 }
 
 /* Park the answer until the master acknowledges the grant. */
 static int
 send_grant(const struct grant *g, struct msg_authz_ans *a)
 {
-	struct mp_enc m;
 	size_t i;
 
 	for (i = 0; i < PENDING_MAX; i++)
@@ -81,15 +76,12 @@ send_grant(const struct grant *g, struct msg_authz_ans *a)
 	pending[i].used = 1;
 	memcpy(pending[i].grant_id, g->grant_id, GRANT_ID_LEN + 1);
 	pending[i].ans = *a;
-	enc_init(&m);
-	grant_enc(&m, g);
-	peer_send(&master_peer, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&master_peer, grant_enc, g);
 	return 0;
 }
 
 static int
-on_authz(struct peer *p, const struct mp_doc *d)
+on_authz(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_authz_req req;
 	struct msg_authz_ans a;
@@ -98,7 +90,6 @@ on_authz(struct peer *p, const struct mp_doc *d)
 	struct grant g;
 	struct mp_enc eff;
 
-	(void)p;
 	if (msg_authz_req_dec(d, &req, &e) == -1) {
 		log_warnx("broker: bad AUTHZ_REQ: %s", e.msg);
 		return -1;
@@ -140,14 +131,13 @@ on_authz(struct peer *p, const struct mp_doc *d)
 
 /* The master holds the grant now: tell the broker its id. */
 static int
-on_grant_ack(struct peer *p, const struct mp_doc *d)
+on_grant_ack(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_grant_ack ack;
 	struct msg_authz_ans *a;
 	struct error e;
 	size_t i;
 
-	(void)p;
 	if (msg_grant_ack_dec(d, &ack, &e) == -1)
 		return -1;
 	for (i = 0; i < PENDING_MAX; i++)
@@ -160,10 +150,10 @@ on_grant_ack(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	a = &pending[i].ans;
-	if (!ack.ok) {
-		a->err = ERR_INTERNAL;
+	if (ack.err != ERR_NONE) { /* allowed, but it cannot run now */
+		a->err = ack.err;
 		free(a->reason);
-		a->reason = xstrdup("the master refused the grant");
+		a->reason = xstrdup(ack.message);
 		free(a->grant_id);
 		a->grant_id = NULL;
 	}
@@ -180,7 +170,6 @@ on_skills(struct peer *p, const struct mp_doc *d)
 {
 	struct msg_skills_ans a;
 	struct msg_skill *s;
-	struct mp_enc m;
 	struct error e;
 	size_t i, budget = SKILLS_ANS_BUDGET, cost;
 
@@ -208,10 +197,7 @@ on_skills(struct peer *p, const struct mp_doc *d)
 			s->commands[s->ncommands] = k->cmds[s->ncommands].name;
 	}
 	a.truncated |= i < reg.n;
-	enc_init(&m);
-	msg_skills_ans_enc(&m, &a);
-	peer_send(p, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(p, msg_skills_ans_enc, &a);
 	for (i = 0; i < a.nskills; i++)
 		free(a.skills[i].commands); /* the strings are the registry's */
 	free(a.skills);
@@ -230,12 +216,8 @@ report_load(enum policy_event action, const char *message)
 {
 	struct msg_policy_event pe = {
 	    action, (char *)message, pol.nfiles, pol.nrules, reg.n};
-	struct mp_enc m;
 
-	enc_init(&m);
-	msg_policy_event_enc(&m, &pe);
-	peer_send(&master_peer, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&master_peer, msg_policy_event_enc, &pe);
 }
 
 /*
@@ -268,13 +250,10 @@ reload(struct error *e)
 }
 
 static void
-on_hup(evutil_socket_t sig, short ev, void *arg)
+on_hup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
 	struct error e;
 
-	(void)sig;
-	(void)ev;
-	(void)arg;
 	(void)reload(&e);
 }
 
@@ -285,7 +264,6 @@ on_reload(struct peer *p, const struct mp_doc *d)
 	struct msg_reload_req r;
 	struct msg_reload_ans a;
 	struct error e;
-	struct mp_enc m;
 
 	if (msg_reload_req_dec(d, &r, &e) == -1)
 		return -1;
@@ -298,10 +276,7 @@ on_reload(struct peer *p, const struct mp_doc *d)
 	a.ref = r.ref;
 	a.err = e.type;
 	a.message = e.msg;
-	enc_init(&m);
-	msg_reload_ans_enc(&m, &a);
-	peer_send(p, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(p, msg_reload_ans_enc, &a);
 	return 0;
 }
 
@@ -324,7 +299,6 @@ main(int argc, char *argv[])
 	static struct conf_policyd conf; /* lives as long as policyd */
 	struct privdrop pd;
 	struct error e;
-	struct mp_enc m;
 	int ch, fg = 0, verbose = 0;
 
 	while ((ch = getopt(argc, argv, "dv")) != -1)
@@ -343,8 +317,6 @@ main(int argc, char *argv[])
 	skills_dirs = conf.skills_dirs;
 	nskills_dirs = conf.nskills_dirs;
 	policy_dir = conf.policy_dir;
-	penv.workroot = conf.work_root;
-	penv.dataroot = conf.data_root;
 	penv.net_host = conf.net_host;
 	penv.limits = conf.limits;
 	/* A policy that does not validate at start is fatal: fail closed. */
@@ -361,10 +333,7 @@ main(int argc, char *argv[])
 	    on_dead, NULL);
 	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,
 	    on_dead, NULL);
-	enc_init(&m);
-	msg_ready_enc(&m, "policyd");
-	peer_send(&master_peer, &m, NULL, 0);
-	enc_free(&m);
+	PEER_SEND(&master_peer, msg_ready_enc, "policyd");
 	report_load(POLICY_LOADED, "");
 	event_base_dispatch(base);
 	fatalx("event loop ended");

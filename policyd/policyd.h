@@ -65,8 +65,7 @@ struct policy_env {
 	const struct registry *reg;
 	const struct policy *pol;
 	struct limits limits; /* daemon defaults and maxima */
-	const char *workroot, *dataroot;
-	int net_host; /* worker.network: host; else no network */
+	int net_host;         /* worker.network: host; else no network */
 };
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,

@@ -306,13 +306,9 @@ grant_env(
 	const struct perms *p = &d->skill->perms;
 	size_t i, k, nl;
 
-	g->env = xcalloc(7 + req->nenv, sizeof(char *));
+	g->env = xcalloc(3 + req->nenv, sizeof(char *));
 	g->env[g->nenv++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
 	g->env[g->nenv++] = xstrdup("LANG=C.UTF-8");
-	xasprintf(&g->env[g->nenv++], "HOME=%s", g->work_dir);
-	xasprintf(&g->env[g->nenv++], "SKILL_DIR=%s", g->skill_dir);
-	xasprintf(&g->env[g->nenv++], "WORK_DIR=%s", g->work_dir);
-	xasprintf(&g->env[g->nenv++], "DATA_DIR=%s", g->data_dir);
 	for (i = 0; i < req->nenv; i++) {
 		nl = strcspn(req->env[i], "=");
 		for (k = 0; k < p->n[PERM_ENV]; k++)
@@ -346,10 +342,7 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	for (i = 0; i < req->nargs; i++)
 		g->args[i] = xstrdup(req->args[i]);
 	g->nargs = req->nargs;
-	xasprintf(&g->work_dir, "%s/%llu/%s", pe->workroot,
-	    (unsigned long long)req->uid, req->session);
-	xasprintf(&g->data_dir, "%s/%s", pe->dataroot, d->skill->name);
-	for (k = 0; k < 5; k++) {
+	for (k = 0; k < PERM__COUNT; k++) {
 		g->perm[k] = xcalloc(d->skill->perms.n[k] + 1, sizeof(char *));
 		for (i = 0; i < d->skill->perms.n[k]; i++)
 			g->perm[k][i] = xstrdup(d->skill->perms.v[k][i]);

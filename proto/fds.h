@@ -18,8 +18,8 @@
 #define FD_PEER_BROKER 4 /* the channel to the broker */
 
 /* worker: 0, 1, 2 are the skill's stdin, stdout and stderr pipes */
-#define FD_WORKER_SPEC 3   /* read: the SPEC, then the go byte */
-#define FD_WORKER_STATUS 4 /* write: status lines for the master */
-#define FD_WORKER_REPORT 5 /* write: FILES for the broker */
+#define FD_WORKER_CTL 3    /* the channel to the master */
+#define FD_WORKER_REPORT 4 /* write: FILES for the broker */
+#define FD_WORKER_WORK 5   /* the session's work dir, a detached tmpfs */
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../lib/log.h"
+#include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "frame.h"
 
@@ -120,6 +121,24 @@ msg_ready_dec(const struct mp_doc *d, struct msg_ready *r, struct error *e)
 	return 0;
 }
 
+/* READY from role, speaking our protocol version, or why not. */
+int
+msg_ready_check(const struct mp_doc *d, const char *role, struct error *e)
+{
+	struct msg_ready r;
+	int ok;
+
+	if (msg_ready_dec(d, &r, e) == -1)
+		return -1;
+	ok = r.version == PROTO_VERSION && strcmp(r.role, role) == 0;
+	if (!ok)
+		error_set(e, ERR_BAD_REQUEST,
+		    "READY from \"%s\" protocol %llu, expected \"%s\" %d",
+		    r.role, (unsigned long long)r.version, role, PROTO_VERSION);
+	msg_ready_free(&r);
+	return ok ? 0 : -1;
+}
+
 void
 msg_ready_free(struct msg_ready *r)
 {
@@ -128,18 +147,114 @@ msg_ready_free(struct msg_ready *r)
 }
 
 void
-msg_serve_enc(struct mp_enc *m)
+msg_empty_enc(struct mp_enc *m, enum msg_type t)
 {
-	msg_begin(m, MSG_SERVE);
+	msg_begin(m, t);
 	msg_end(m);
 }
 
 int
-msg_serve_dec(const struct mp_doc *d, struct error *e)
+msg_empty_dec(const struct mp_doc *d, struct error *e)
 {
 	static const char *const keys[] = {"t", NULL};
 
 	return mp_only_keys(d->root, keys, e);
+}
+
+void
+msg_worker_fail_enc(struct mp_enc *m, const struct msg_worker_fail *f)
+{
+	msg_begin(m, MSG_WORKER_FAIL);
+	enc_kstr(m, "step", f->step);
+	enc_kstr(m, "message", f->message);
+	msg_end(m);
+}
+
+int
+msg_worker_fail_dec(
+    const struct mp_doc *d, struct msg_worker_fail *f, struct error *e)
+{
+	static const char *const keys[] = {"t", "step", "message", NULL};
+
+	memset(f, 0, sizeof(*f));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_str(d->root, "step", 1, 32, &f->step, e) ||
+	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &f->message, e)) {
+		msg_worker_fail_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_worker_fail_free(struct msg_worker_fail *f)
+{
+	free(f->step);
+	free(f->message);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_worker_exit_enc(struct mp_enc *m, const struct msg_worker_exit *x)
+{
+	msg_begin(m, MSG_WORKER_EXIT);
+	enc_kint(m, "exit_code", x->exit_code);
+	enc_kint(m, "signal", x->signal);
+	msg_end(m);
+}
+
+int
+msg_worker_exit_dec(
+    const struct mp_doc *d, struct msg_worker_exit *x, struct error *e)
+{
+	static const char *const keys[] = {"t", "exit_code", "signal", NULL};
+
+	memset(x, 0, sizeof(*x));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_int(d->root, "exit_code", 1, -1, 255, &x->exit_code, e) ||
+	    mp_int(d->root, "signal", 1, 0, 128, &x->signal, e))
+		return -1;
+	if ((x->exit_code == -1) != (x->signal != 0))
+		return error_set(
+		    e, ERR_BAD_REQUEST, "an exit code or a signal, not both");
+	return 0;
+}
+
+void
+msg_session_end_enc(struct mp_enc *m, const struct msg_session_end *s)
+{
+	msg_begin(m, MSG_SESSION_END);
+	enc_kuint(m, "uid", s->uid);
+	enc_kstr(m, "session", s->session);
+	msg_end(m);
+}
+
+int
+msg_session_end_dec(
+    const struct mp_doc *d, struct msg_session_end *s, struct error *e)
+{
+	static const char *const keys[] = {"t", "uid", "session", NULL};
+
+	memset(s, 0, sizeof(*s));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_uint(d->root, "uid", 1, UINT32_MAX, &s->uid, e) ||
+	    mp_str(d->root, "session", 1, SESSION_MAX_LEN, &s->session, e))
+		goto bad;
+	if (!ident_valid(s->session, SESSION_MAX_LEN)) {
+		error_set(e, ERR_BAD_REQUEST, "malformed session name");
+		goto bad;
+	}
+	return 0;
+bad:
+	msg_session_end_free(s);
+	return -1;
+}
+
+void
+msg_session_end_free(struct msg_session_end *s)
+{
+	free(s->session);
+	memset(s, 0, sizeof(*s));
 }
 
 void
@@ -182,7 +297,8 @@ msg_grant_ack_enc(struct mp_enc *m, const struct msg_grant_ack *a)
 {
 	msg_begin(m, MSG_GRANT_ACK);
 	enc_kstr(m, "grant_id", a->grant_id);
-	enc_kbool(m, "ok", a->ok);
+	enc_kuint(m, "err", a->err);
+	enc_kstr(m, "message", a->message ? a->message : "");
 	msg_end(m);
 }
 
@@ -190,12 +306,14 @@ int
 msg_grant_ack_dec(
     const struct mp_doc *d, struct msg_grant_ack *a, struct error *e)
 {
-	static const char *const keys[] = {"t", "grant_id", "ok", NULL};
+	static const char *const keys[] = {
+	    "t", "grant_id", "err", "message", NULL};
 
 	memset(a, 0, sizeof(*a));
 	if (mp_only_keys(d->root, keys, e) ||
 	    mp_str(d->root, "grant_id", 1, GRANT_ID_LEN, &a->grant_id, e) ||
-	    mp_bool(d->root, "ok", 1, &a->ok, e))
+	    mp_uint(d->root, "err", 1, ERR__COUNT - 1, &a->err, e) ||
+	    mp_str(d->root, "message", 1, REASON_MAX_LEN, &a->message, e))
 		goto bad;
 	if (!grant_id_valid(a->grant_id)) {
 		error_set(e, ERR_BAD_REQUEST, "malformed grant id");
@@ -211,5 +329,6 @@ void
 msg_grant_ack_free(struct msg_grant_ack *a)
 {
 	free(a->grant_id);
+	free(a->message);
 	memset(a, 0, sizeof(*a));
 }

@@ -43,13 +43,19 @@ enum msg_type {
 	MSG_RUN_EXITED = 50,
 	MSG_PEER_CHANNEL = 51, /* + a restarted peer's fd */
 	MSG_SERVE = 52,        /* every role is ready: accept clients */
+	MSG_SESSION_END = 53,  /* broker -> master: unmount an idle work dir */
+	MSG_CANCEL = 54, /* broker -> master: the call of a grant is over */
 	/* broker, master -> auditd */
 	MSG_AUDIT = 64,
 	MSG_AUDIT_ACK = 65,
 	/* worker -> broker, on the report pipe */
 	MSG_FILES = 80,
-	/* master -> worker, on the spec pipe */
-	MSG_SPEC = 96,
+	/* master <-> worker, on the worker's control socket */
+	MSG_SPEC = 96,         /* master -> worker: what to build and run */
+	MSG_WORKER_READY = 97, /* worker -> master: built, waiting for go */
+	MSG_WORKER_GO = 98,    /* master -> worker: the start is durable */
+	MSG_WORKER_FAIL = 99, /* worker -> master: a step failed: nothing ran */
+	MSG_WORKER_EXIT = 100, /* worker -> master: how the skill ended */
 };
 
 #define GRANT_ID_LEN 32 /* hex chars of a 128-bit random id */
@@ -105,6 +111,7 @@ struct conf_broker {
 	uint64_t uid, gid;
 	char *root; /* chroot: an empty directory */
 	uint64_t max_frame, max_clients;
+	uint64_t max_sessions, session_idle_s;
 };
 
 /* CONF_POLICYD */
@@ -112,7 +119,7 @@ struct conf_policyd {
 	uint64_t uid, gid;
 	char **skills_dirs;
 	size_t nskills_dirs;
-	char *policy_dir, *work_root, *data_root;
+	char *policy_dir;
 	int net_host; /* worker.network: host */
 	struct limits limits;
 };
@@ -195,14 +202,13 @@ struct grant {
 	size_t nargs;
 	char **env; /* KEY=VALUE */
 	size_t nenv;
-	char *work_dir; /* absolute */
-	char *data_dir; /* absolute, per skill, persistent */
 	char **perm[PERM__COUNT];
 	size_t nperm[PERM__COUNT];
 	uint64_t principal_uid;
 	char *session;
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
 	/* set by the master for the worker only */
+	char *data_dir; /* the skill's, persistent: state/data/<skill> */
 	uint64_t worker_uid, worker_gid;
 	char *root_dir;   /* empty mount point for the private root */
 	char **sys_paths; /* host paths bound read-only */
@@ -212,10 +218,11 @@ struct grant {
 	int net_host;   /* keep the host network (no new net namespace) */
 };
 
-/* GRANT_ACK */
+/* GRANT_ACK: the master builds a worker for the grant, or says why not. */
 struct msg_grant_ack {
 	char *grant_id;
-	int ok;
+	uint64_t err; /* ERR_NONE: the grant is held */
+	char *message;
 };
 
 /* POLICY_EVENT */
@@ -259,6 +266,37 @@ struct msg_run_exited {
 	char *message;
 };
 
+/*
+ * Settle how a call ended: its limit, error and message, from what ran
+ * (started, exit_code, signal, limit if the clock ended it), what its
+ * cgroup saw, and fail: why the master stopped it, if it did. The
+ * message points at a constant or at failmsg.
+ */
+void run_exited_settle(struct msg_run_exited *x, int oom, int pids_hit,
+    enum err_type fail, const char *failmsg);
+
+/*
+ * CANCEL: the call holding grant_id is over: a grant not yet run is
+ * dropped with its worker, a running one is ended (RUN_EXITED follows).
+ */
+struct msg_cancel {
+	char *grant_id;
+};
+void msg_cancel_enc(struct mp_enc *m, const struct msg_cancel *c);
+int msg_cancel_dec(
+    const struct mp_doc *d, struct msg_cancel *c, struct error *e);
+void msg_cancel_free(struct msg_cancel *c);
+
+/* SESSION_END: a session of uid, idle, is over (its work dir too). */
+struct msg_session_end {
+	uint64_t uid;
+	char *session;
+};
+void msg_session_end_enc(struct mp_enc *m, const struct msg_session_end *s);
+int msg_session_end_dec(
+    const struct mp_doc *d, struct msg_session_end *s, struct error *e);
+void msg_session_end_free(struct msg_session_end *s);
+
 /* PEER_CHANNEL */
 struct msg_peer_channel {
 	char *role; /* "policyd" or "auditd" */
@@ -299,7 +337,11 @@ int grant_id_valid(const char *s);
 void msg_ready_enc(struct mp_enc *m, const char *role);
 int msg_ready_dec(const struct mp_doc *d, struct msg_ready *r, struct error *e);
 void msg_ready_free(struct msg_ready *r);
+/* Decode READY and check its role and PROTO_VERSION. */
+int msg_ready_check(const struct mp_doc *d, const char *role, struct error *e);
 
+/* The CONF of type t (a role's settings) from the daemon config. */
+void conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c);
 void conf_broker_enc(struct mp_enc *m, const struct conf_broker *c);
 int conf_broker_dec(
     const struct mp_doc *d, struct conf_broker *c, struct error *e);
@@ -349,6 +391,8 @@ int grant_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 void spec_enc(struct mp_enc *m, const struct grant *g);
 int spec_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 void grant_free(struct grant *g);
+/* A grant's host part, for the SPEC, from the config (see msg_grant.c). */
+void spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups);
 
 void msg_grant_ack_enc(struct mp_enc *m, const struct msg_grant_ack *a);
 int msg_grant_ack_dec(
@@ -378,9 +422,27 @@ int msg_peer_channel_dec(
     const struct mp_doc *d, struct msg_peer_channel *p, struct error *e);
 void msg_peer_channel_free(struct msg_peer_channel *p);
 
-/* SERVE has no fields. */
-void msg_serve_enc(struct mp_enc *m);
-int msg_serve_dec(const struct mp_doc *d, struct error *e);
+/* SERVE, WORKER_READY and WORKER_GO have no fields but "t". */
+void msg_empty_enc(struct mp_enc *m, enum msg_type t);
+int msg_empty_dec(const struct mp_doc *d, struct error *e);
+
+/* WORKER_FAIL */
+struct msg_worker_fail {
+	char *step, *message;
+};
+void msg_worker_fail_enc(struct mp_enc *m, const struct msg_worker_fail *f);
+int msg_worker_fail_dec(
+    const struct mp_doc *d, struct msg_worker_fail *f, struct error *e);
+void msg_worker_fail_free(struct msg_worker_fail *f);
+
+/* WORKER_EXIT: the skill's exit code (0..255), or the signal that ended it. */
+struct msg_worker_exit {
+	int64_t exit_code; /* -1 when a signal ended it */
+	int64_t signal;    /* 0 when it exited */
+};
+void msg_worker_exit_enc(struct mp_enc *m, const struct msg_worker_exit *x);
+int msg_worker_exit_dec(
+    const struct mp_doc *d, struct msg_worker_exit *x, struct error *e);
 
 /*
  * AUDIT: {ref, event}. The event is one flat record: dotted ECS names
@@ -402,6 +464,15 @@ struct audit_call {
 	const char *grant_id; /* NULL or "": none */
 };
 void msg_audit_call(struct mp_enc *m, const struct audit_call *c);
+/* The master's records, whole (their schema: docs/audit.md). */
+void msg_audit_daemon(struct mp_enc *m, uint64_t ref, const char *action,
+    int64_t pid, const char *config, const char *reason);
+void msg_audit_child_died(
+    struct mp_enc *m, uint64_t ref, const char *role, int64_t pid, int status);
+void msg_audit_policy(
+    struct mp_enc *m, uint64_t ref, const struct msg_policy_event *pe);
+void msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
+    int64_t pid, const struct msg_run_exited *x);
 /* *event points into d; valid while d is. */
 int msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e);

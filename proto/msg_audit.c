@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "../lib/xmalloc.h"
 
@@ -49,6 +50,90 @@ msg_audit_call(struct mp_enc *m, const struct audit_call *c)
 		enc_kstr(m, "skill.phase", c->phase);
 	if (c->grant_id != NULL && *c->grant_id != '\0')
 		enc_kstr(m, "grant.id", c->grant_id);
+}
+
+/* daemon.started (reason NULL: config names the file) or daemon.stopping. */
+void
+msg_audit_daemon(struct mp_enc *m, uint64_t ref, const char *action,
+    int64_t pid, const char *config, const char *reason)
+{
+	msg_audit_begin(m, ref, action,
+	    strcmp(action, "daemon.started") == 0 ? "start" : "end", "success");
+	enc_kstr(m, "process.name", "skillbrokerd");
+	enc_kint(m, "process.pid", pid);
+	if (reason != NULL)
+		enc_kstr(m, "event.reason", reason);
+	else
+		enc_kstr(m, "daemon.config", config);
+	msg_audit_end(m);
+}
+
+/* child.died: a role's process ended (wait status) while the daemon served. */
+void
+msg_audit_child_died(
+    struct mp_enc *m, uint64_t ref, const char *role, int64_t pid, int status)
+{
+	int64_t exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	int64_t sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	char what[64];
+
+	if (sig != 0)
+		snprintf(what, sizeof(what), "killed by signal %lld",
+		    (long long)sig);
+	else
+		snprintf(what, sizeof(what), "exited with status %lld",
+		    (long long)exit_code);
+	msg_audit_begin(m, ref, "child.died", "end", "failure");
+	enc_kstr(m, "process.name", role);
+	enc_kint(m, "process.pid", pid);
+	enc_kint(m, "process.exit_code", exit_code);
+	enc_kint(m, "process.signal", sig);
+	enc_kstr(m, "event.reason", what);
+	msg_audit_end(m);
+}
+
+/* policy.loaded, policy.reloaded or policy.reload_failed. */
+void
+msg_audit_policy(
+    struct mp_enc *m, uint64_t ref, const struct msg_policy_event *pe)
+{
+	msg_audit_begin(m, ref,
+	    policy_event_name((enum policy_event)pe->action), "change",
+	    pe->action == POLICY_RELOAD_FAILED ? "failure" : "success");
+	enc_kstr(m, "event.reason", pe->message);
+	enc_kuint(m, "policy.files", pe->files);
+	enc_kuint(m, "policy.rules", pe->rules);
+	enc_kuint(m, "policy.skills", pe->skills);
+	msg_audit_end(m);
+}
+
+/* worker.started (x NULL) or worker.exited, by the master. */
+void
+msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
+    int64_t pid, const struct msg_run_exited *x)
+{
+	struct audit_call who = {NULL, g->principal_uid, -1, -1, g->session,
+	    g->skill, g->command, NULL, g->grant_id};
+
+	if (x == NULL)
+		msg_audit_begin(m, ref, "worker.started", "start", "unknown");
+	else
+		msg_audit_begin(m, ref, "worker.exited", "end",
+		    x->err == ERR_NONE ? "success" : "failure");
+	msg_audit_call(m, &who);
+	enc_kint(m, "worker.pid", pid);
+	enc_kuint(m, "worker.uid", g->worker_uid);
+	if (x != NULL) {
+		enc_kint(m, "process.exit_code", x->exit_code);
+		enc_kint(m, "process.signal", x->signal);
+		enc_kuint(m, "event.duration", x->duration_ms * 1000000ULL);
+		enc_kbool(m, "worker.timed_out", x->limit == LIMIT_TIMEOUT);
+		enc_kuint(m, "worker.cpu_ms", x->cpu_ms);
+		enc_kuint(m, "worker.max_rss_kb", x->max_rss_kb);
+		enc_kstr(m, "error.type", err_type_name((enum err_type)x->err));
+		enc_kstr(m, "error.message", x->message);
+	}
+	msg_audit_end(m);
 }
 
 /* Dotted segments of [a-z0-9_]. */
@@ -105,7 +190,7 @@ int
 msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "event", NULL };
+	static const char *const keys[] = {"t", "ref", "event", NULL};
 	const msgpack_object *ev = NULL;
 	uint32_t i;
 
@@ -138,11 +223,10 @@ msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a)
 }
 
 int
-msg_audit_ack_dec(const struct mp_doc *d, struct msg_audit_ack *a,
-    struct error *e)
+msg_audit_ack_dec(
+    const struct mp_doc *d, struct msg_audit_ack *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "ok", "message",
-		NULL };
+	static const char *const keys[] = {"t", "ref", "ok", "message", NULL};
 
 	memset(a, 0, sizeof(*a));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -175,11 +259,11 @@ msg_policy_event_enc(struct mp_enc *m, const struct msg_policy_event *p)
 }
 
 int
-msg_policy_event_dec(const struct mp_doc *d, struct msg_policy_event *p,
-    struct error *e)
+msg_policy_event_dec(
+    const struct mp_doc *d, struct msg_policy_event *p, struct error *e)
 {
-	static const char *const keys[] = { "t", "action", "message", "files",
-		"rules", "skills", NULL };
+	static const char *const keys[] = {
+	    "t", "action", "message", "files", "rules", "skills", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(p, 0, sizeof(*p));

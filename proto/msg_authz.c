@@ -33,12 +33,12 @@ msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 }
 
 int
-msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
-    struct error *e)
+msg_authz_req_dec(
+    const struct mp_doc *d, struct msg_authz_req *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "uid", "gid", "pid",
-		"skill", "command", "session", "phase", "args", "env",
-		"timeout_ms", "dry_run", NULL };
+	static const char *const keys[] = {"t", "ref", "uid", "gid", "pid",
+	    "skill", "command", "session", "phase", "args", "env", "timeout_ms",
+	    "dry_run", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -51,10 +51,10 @@ msg_authz_req_dec(const struct mp_doc *d, struct msg_authz_req *r,
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &r->command, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &r->session, e) ||
 	    mp_str(o, "phase", 1, 32, &r->phase, e) ||
-	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &r->args,
-	        &r->nargs, e) ||
-	    mp_strarr(o, "env", 1, ENV_MAX, ARG_MAX_LEN, &r->env, &r->nenv,
-	        e) ||
+	    mp_strarr(
+	        o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &r->args, &r->nargs, e) ||
+	    mp_strarr(
+	        o, "env", 1, ENV_MAX, ARG_MAX_LEN, &r->env, &r->nenv, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &r->timeout_ms, e) ||
 	    mp_bool(o, "dry_run", 1, &r->dry_run, e)) {
 		msg_authz_req_free(r);
@@ -99,8 +99,8 @@ msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 
 /* Keep a decoded map as its own msgpack bytes, to pass it on as is. */
 static int
-keep_map(const msgpack_object *map, const char *key, uint8_t **out,
-    size_t *len, struct error *e)
+keep_map(const msgpack_object *map, const char *key, uint8_t **out, size_t *len,
+    struct error *e)
 {
 	const msgpack_object *o = NULL;
 	struct mp_enc m;
@@ -122,12 +122,12 @@ keep_map(const msgpack_object *map, const char *key, uint8_t **out,
 }
 
 int
-msg_authz_ans_dec(const struct mp_doc *d, struct msg_authz_ans *a,
-    struct error *e)
+msg_authz_ans_dec(
+    const struct mp_doc *d, struct msg_authz_ans *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "err", "reason",
-		"rules", "grant_id", "timeout_ms", "output_bytes", "command",
-		"effective", NULL };
+	static const char *const keys[] = {"t", "ref", "err", "reason", "rules",
+	    "grant_id", "timeout_ms", "output_bytes", "command", "effective",
+	    NULL};
 	const msgpack_object *o = d->root;
 
 	memset(a, 0, sizeof(*a));
@@ -175,7 +175,7 @@ msg_skills_req_enc(struct mp_enc *m, uint64_t ref)
 int
 msg_skills_req_dec(const struct mp_doc *d, uint64_t *ref, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", NULL };
+	static const char *const keys[] = {"t", "ref", NULL};
 
 	return mp_only_keys(d->root, keys, e) ||
 	               mp_uint(d->root, "ref", 1, UINT64_MAX, ref, e)
@@ -210,8 +210,8 @@ msg_skills_ans_enc(struct mp_enc *m, const struct msg_skills_ans *a)
 static int
 skill_dec(const msgpack_object *o, struct msg_skill *s, struct error *e)
 {
-	static const char *const keys[] = { "name", "description", "valid",
-		"error", "commands", NULL };
+	static const char *const keys[] = {
+	    "name", "description", "valid", "error", "commands", NULL};
 
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return error_set(e, ERR_BAD_REQUEST, "a skill is not a map");
@@ -228,11 +228,11 @@ skill_dec(const msgpack_object *o, struct msg_skill *s, struct error *e)
 }
 
 int
-msg_skills_ans_dec(const struct mp_doc *d, struct msg_skills_ans *a,
-    struct error *e)
+msg_skills_ans_dec(
+    const struct mp_doc *d, struct msg_skills_ans *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "truncated", "skills",
-		NULL };
+	static const char *const keys[] = {
+	    "t", "ref", "truncated", "skills", NULL};
 	const msgpack_object *o = d->root, *arr;
 	uint32_t i;
 
@@ -284,10 +284,10 @@ msg_reload_req_enc(struct mp_enc *m, const struct msg_reload_req *r)
 }
 
 int
-msg_reload_req_dec(const struct mp_doc *d, struct msg_reload_req *r,
-    struct error *e)
+msg_reload_req_dec(
+    const struct mp_doc *d, struct msg_reload_req *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "uid", "gid", NULL };
+	static const char *const keys[] = {"t", "ref", "uid", "gid", NULL};
 
 	memset(r, 0, sizeof(*r));
 	return mp_only_keys(d->root, keys, e) ||
@@ -309,11 +309,10 @@ msg_reload_ans_enc(struct mp_enc *m, const struct msg_reload_ans *a)
 }
 
 int
-msg_reload_ans_dec(const struct mp_doc *d, struct msg_reload_ans *a,
-    struct error *e)
+msg_reload_ans_dec(
+    const struct mp_doc *d, struct msg_reload_ans *a, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "err", "message",
-		NULL };
+	static const char *const keys[] = {"t", "ref", "err", "message", NULL};
 
 	memset(a, 0, sizeof(*a));
 	if (mp_only_keys(d->root, keys, e) ||

@@ -16,19 +16,17 @@
 
 /* The uid and gid a role drops to: never root. */
 static int
-ids_dec(const msgpack_object *o, uint64_t *uid, uint64_t *gid,
-    struct error *e)
+ids_dec(const msgpack_object *o, uint64_t *uid, uint64_t *gid, struct error *e)
 {
 	return mp_uint(o, "uid", 1, ID_MAX, uid, e) ||
-	            mp_uint(o, "gid", 1, ID_MAX, gid, e)
+	               mp_uint(o, "gid", 1, ID_MAX, gid, e)
 	           ? -1
 	           : 0;
 }
 
 /* An absolute path. */
 static int
-abspath_dec(const msgpack_object *o, const char *k, char **out,
-    struct error *e)
+abspath_dec(const msgpack_object *o, const char *k, char **out, struct error *e)
 {
 	if (mp_str(o, k, 1, PATH_MAX_LEN, out, e) == -1)
 		return -1;
@@ -47,28 +45,34 @@ conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
 	enc_kstr(m, "root", c->root);
 	enc_kuint(m, "max_frame", c->max_frame);
 	enc_kuint(m, "max_clients", c->max_clients);
+	enc_kuint(m, "max_sessions", c->max_sessions);
+	enc_kuint(m, "session_idle_s", c->session_idle_s);
 	msg_end(m);
 }
 
 int
-conf_broker_dec(const struct mp_doc *d, struct conf_broker *c,
-    struct error *e)
+conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 {
-	static const char *const keys[] = { "t", "uid", "gid", "root",
-		"max_frame", "max_clients", NULL };
+	static const char *const keys[] = {"t", "uid", "gid", "root",
+	    "max_frame", "max_clients", "max_sessions", "session_idle_s", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(c, 0, sizeof(*c));
 	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
 	    abspath_dec(o, "root", &c->root, e) ||
 	    mp_uint(o, "max_frame", 1, 1024 * 1024, &c->max_frame, e) ||
-	    mp_uint(o, "max_clients", 1, 65536, &c->max_clients, e)) {
+	    mp_uint(o, "max_clients", 1, 65536, &c->max_clients, e) ||
+	    mp_uint(o, "max_sessions", 1, 65536, &c->max_sessions, e) ||
+	    mp_uint(
+	        o, "session_idle_s", 1, 86400 * 365, &c->session_idle_s, e)) {
 		conf_broker_free(c);
 		return -1;
 	}
-	if (c->max_frame < 1024) {
+	if (c->max_frame < 1024 || c->max_sessions == 0 ||
+	    c->session_idle_s == 0) {
 		conf_broker_free(c);
-		return error_set(e, ERR_BAD_REQUEST, "max_frame below 1024");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "broker settings out of range");
 	}
 	return 0;
 }
@@ -86,15 +90,14 @@ static const struct {
 	size_t off;
 	uint64_t min, max;
 } limit_fields[] = {
-	{ "timeout_ms", offsetof(struct limits, timeout_ms), 1, 86400000 },
-	{ "max_timeout_ms", offsetof(struct limits, max_timeout_ms), 1,
-	    86400000 },
-	{ "output_bytes", offsetof(struct limits, output_bytes), 1,
-	    64 * 1024 * 1024 },
-	{ "memory_mb", offsetof(struct limits, memory_mb), 8, 1024 * 1024 },
-	{ "pids", offsetof(struct limits, pids), 1, 65536 },
-	{ "fsize_mb", offsetof(struct limits, fsize_mb), 1, 1024 * 1024 },
-	{ "nofile", offsetof(struct limits, nofile), 8, 65536 },
+    {"timeout_ms", offsetof(struct limits, timeout_ms), 1, 86400000},
+    {"max_timeout_ms", offsetof(struct limits, max_timeout_ms), 1, 86400000},
+    {"output_bytes", offsetof(struct limits, output_bytes), 1,
+        64 * 1024 * 1024},
+    {"memory_mb", offsetof(struct limits, memory_mb), 8, 1024 * 1024},
+    {"pids", offsetof(struct limits, pids), 1, 65536},
+    {"fsize_mb", offsetof(struct limits, fsize_mb), 1, 1024 * 1024},
+    {"nofile", offsetof(struct limits, nofile), 8, 65536},
 };
 #define NLIMIT_FIELDS (sizeof(limit_fields) / sizeof(limit_fields[0]))
 
@@ -107,8 +110,7 @@ limits_enc(struct mp_enc *m, const struct limits *l)
 	enc_map_open(m);
 	for (i = 0; i < NLIMIT_FIELDS; i++)
 		enc_kuint(m, limit_fields[i].k,
-		    *(const uint64_t *)((const char *)l +
-		                        limit_fields[i].off));
+		    *(const uint64_t *)((const char *)l + limit_fields[i].off));
 	enc_map_close(m);
 }
 
@@ -135,8 +137,8 @@ limits_dec(const msgpack_object *o, struct limits *l, struct error *e)
 			    "limit \"%s\" below %llu", limit_fields[i].k,
 			    (unsigned long long)limit_fields[i].min);
 	if (l->timeout_ms > l->max_timeout_ms)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "timeout_ms exceeds max_timeout_ms");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "timeout_ms exceeds max_timeout_ms");
 	return 0;
 }
 
@@ -148,20 +150,17 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	enc_kuint(m, "gid", c->gid);
 	enc_kstrarr(m, "skills_dirs", c->skills_dirs, c->nskills_dirs);
 	enc_kstr(m, "policy_dir", c->policy_dir);
-	enc_kstr(m, "work_root", c->work_root);
-	enc_kstr(m, "data_root", c->data_root);
 	enc_kbool(m, "net_host", c->net_host);
 	limits_enc(m, &c->limits);
 	msg_end(m);
 }
 
 int
-conf_policyd_dec(const struct mp_doc *d, struct conf_policyd *c,
-    struct error *e)
+conf_policyd_dec(
+    const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
-	static const char *const keys[] = { "t", "uid", "gid", "skills_dirs",
-		"policy_dir", "work_root", "data_root", "net_host", "limits",
-		NULL };
+	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
+	    "policy_dir", "net_host", "limits", NULL};
 	const msgpack_object *o = d->root;
 	size_t i;
 
@@ -170,15 +169,13 @@ conf_policyd_dec(const struct mp_doc *d, struct conf_policyd *c,
 	    mp_strarr(o, "skills_dirs", 1, SKILLS_DIRS_MAX, PATH_MAX_LEN,
 	        &c->skills_dirs, &c->nskills_dirs, e) ||
 	    abspath_dec(o, "policy_dir", &c->policy_dir, e) ||
-	    abspath_dec(o, "work_root", &c->work_root, e) ||
-	    abspath_dec(o, "data_root", &c->data_root, e) ||
 	    mp_bool(o, "net_host", 1, &c->net_host, e) ||
 	    limits_dec(o, &c->limits, e))
 		goto bad;
 	for (i = 0; i < c->nskills_dirs; i++)
 		if (c->skills_dirs[i][0] != '/') {
-			error_set(e, ERR_BAD_REQUEST,
-			    "skills_dirs must be absolute");
+			error_set(
+			    e, ERR_BAD_REQUEST, "skills_dirs must be absolute");
 			goto bad;
 		}
 	return 0;
@@ -192,8 +189,6 @@ conf_policyd_free(struct conf_policyd *c)
 {
 	strarr_free(c->skills_dirs, c->nskills_dirs);
 	free(c->policy_dir);
-	free(c->work_root);
-	free(c->data_root);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -222,8 +217,8 @@ conf_auditd_enc(struct mp_enc *m, const struct conf_auditd *c)
 
 /* A keyword field: its index in names. */
 static int
-keyword_dec(const msgpack_object *o, const char *k,
-    const char *const *names, int *out, struct error *e)
+keyword_dec(const msgpack_object *o, const char *k, const char *const *names,
+    int *out, struct error *e)
 {
 	char *s = NULL;
 
@@ -238,12 +233,11 @@ keyword_dec(const msgpack_object *o, const char *k,
 }
 
 int
-conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c,
-    struct error *e)
+conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c, struct error *e)
 {
-	static const char *const keys[] = { "t", "uid", "gid", "path", "head",
-		"flush", "freq", "max_log_file", "max_log_file_action",
-		"num_logs", "disk_full_action", "disk_error_action", NULL };
+	static const char *const keys[] = {"t", "uid", "gid", "path", "head",
+	    "flush", "freq", "max_log_file", "max_log_file_action", "num_logs",
+	    "disk_full_action", "disk_error_action", NULL};
 	const msgpack_object *o = d->root;
 	struct audit_settings *s = &c->set;
 	int flush, maxact, full, err;
@@ -256,19 +250,20 @@ conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c,
 	    mp_uint(o, "freq", 1, AUDIT_FREQ_MAX, &s->freq, e) ||
 	    mp_uint(o, "max_log_file", 1, AUDIT_MAX_LOG_FILE_MAX,
 	        &s->max_log_file, e) ||
-	    keyword_dec(o, "max_log_file_action", audit_max_action_names,
-	        &maxact, e) ||
+	    keyword_dec(
+	        o, "max_log_file_action", audit_max_action_names, &maxact, e) ||
 	    mp_uint(o, "num_logs", 1, AUDIT_NUM_LOGS_MAX, &s->num_logs, e) ||
-	    keyword_dec(o, "disk_full_action", audit_fail_action_names, &full,
-	        e) ||
-	    keyword_dec(o, "disk_error_action", audit_fail_action_names, &err,
-	        e)) {
+	    keyword_dec(
+	        o, "disk_full_action", audit_fail_action_names, &full, e) ||
+	    keyword_dec(
+	        o, "disk_error_action", audit_fail_action_names, &err, e)) {
 		conf_auditd_free(c);
 		return -1;
 	}
 	if (s->freq == 0 || s->num_logs < 2) {
 		conf_auditd_free(c);
-		return error_set(e, ERR_BAD_REQUEST, "audit settings out of range");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "audit settings out of range");
 	}
 	s->flush = (enum audit_flush)flush;
 	s->max_log_file_action = (enum audit_max_action)maxact;
@@ -283,4 +278,31 @@ conf_auditd_free(struct conf_auditd *c)
 	free(c->path);
 	free(c->head);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Each role's settings from the daemon config: the one place that says
+ * what of the config reaches which role (the broker's chroot is
+ * state_dir/empty).
+ */
+void
+conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
+{
+	struct conf_broker cb = {c->uid[USER_BROKER], c->gid[USER_BROKER], NULL,
+	    c->max_frame_bytes, c->max_clients, c->max_sessions,
+	    c->session_idle_s};
+	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
+	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
+	    c->worker_network_host, c->limits};
+	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
+	    c->audit_path, c->audit_head, c->audit};
+
+	xasprintf(&cb.root, "%s/empty", c->state_dir);
+	if (t == MSG_CONF_BROKER)
+		conf_broker_enc(m, &cb);
+	else if (t == MSG_CONF_POLICYD)
+		conf_policyd_enc(m, &cp);
+	else
+		conf_auditd_enc(m, &ca);
+	free(cb.root);
 }

@@ -12,17 +12,16 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
-static const char *const grant_keys[] = { "t", "grant_id", "skill",
-	"command", "skill_dir", "entry", "args", "env", "work_dir", "data_dir",
-	"fs_read", "fs_write", "network", "exec", "env_names", "principal_uid",
-	"session", "timeout_ms", "output_bytes", "memory_mb", "pids",
-	"fsize_mb", "nofile", "v", NULL };
-static const char *const spec_keys[] = { "t", "grant_id", "skill", "command",
-	"skill_dir", "entry", "args", "env", "work_dir", "data_dir", "fs_read",
-	"fs_write", "network", "exec", "env_names", "principal_uid", "session",
-	"timeout_ms", "output_bytes", "memory_mb", "pids", "fsize_mb",
-	"nofile", "v", "worker_uid", "worker_gid", "root_dir", "sys_paths",
-	"tmp_mb", "as_mb", "net_host", NULL };
+static const char *const grant_keys[] = {"t", "grant_id", "skill", "command",
+    "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
+    "exec", "env_names", "principal_uid", "session", "timeout_ms",
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v", NULL};
+static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
+    "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
+    "exec", "env_names", "principal_uid", "session", "timeout_ms",
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v", "data_dir",
+    "worker_uid", "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
+    "net_host", NULL};
 
 /* The fields policyd decides. */
 static void
@@ -37,8 +36,6 @@ grant_fields_enc(struct mp_enc *m, const struct grant *g)
 	enc_kstr(m, "entry", g->entry);
 	enc_kstrarr(m, "args", g->args, g->nargs);
 	enc_kstrarr(m, "env", g->env, g->nenv);
-	enc_kstr(m, "work_dir", g->work_dir);
-	enc_kstr(m, "data_dir", g->data_dir);
 	for (i = 0; i < PERM__COUNT; i++)
 		enc_kstrarr(m, perm_kind_name((enum perm_kind)i), g->perm[i],
 		    g->nperm[i]);
@@ -76,27 +73,28 @@ grant_fields_dec(const msgpack_object *o, struct grant *g, struct error *e)
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &g->command, e) ||
 	    mp_str(o, "skill_dir", 1, PATH_MAX_LEN, &g->skill_dir, e) ||
 	    mp_str(o, "entry", 1, PATH_MAX_LEN, &g->entry, e) ||
-	    mp_strarr(o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &g->args,
-	        &g->nargs, e) ||
-	    mp_strarr(o, "env", 1, ENV_MAX, ARG_MAX_LEN, &g->env, &g->nenv,
-	        e) ||
-	    mp_str(o, "work_dir", 1, PATH_MAX_LEN, &g->work_dir, e) ||
-	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
+	    mp_strarr(
+	        o, "args", 1, ARGS_MAX, ARG_MAX_LEN, &g->args, &g->nargs, e) ||
+	    mp_strarr(
+	        o, "env", 1, ENV_MAX, ARG_MAX_LEN, &g->env, &g->nenv, e) ||
 	    grant_perms_dec(o, g, e) ||
 	    mp_uint(o, "principal_uid", 1, UINT32_MAX, &g->principal_uid, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &g->session, e) ||
 	    mp_uint(o, "timeout_ms", 1, 86400000, &g->timeout_ms, e) ||
-	    mp_uint(o, "output_bytes", 1, 64 * 1024 * 1024, &g->output_bytes,
-	        e) ||
+	    mp_uint(
+	        o, "output_bytes", 1, 64 * 1024 * 1024, &g->output_bytes, e) ||
 	    mp_uint(o, "memory_mb", 1, 1024 * 1024, &g->memory_mb, e) ||
 	    mp_uint(o, "pids", 1, 65536, &g->pids, e) ||
 	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
 	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e))
 		return -1;
+	/* skill and session name directories of the master's (no "/"). */
 	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
-	    g->skill_dir[0] != '/' || g->work_dir[0] != '/' ||
-	    g->data_dir[0] != '/' || strstr(g->entry, "..") != NULL ||
-	    g->entry[0] == '/' || g->entry[0] == '\0')
+	    !ident_valid(g->skill, NAME_MAX_LEN) ||
+	    !ident_valid(g->session, SESSION_MAX_LEN) ||
+	    g->skill_dir[0] != '/' || path_has_dot(g->skill_dir) ||
+	    strstr(g->entry, "..") != NULL || g->entry[0] == '/' ||
+	    g->entry[0] == '\0')
 		return error_set(e, ERR_BAD_REQUEST, "malformed grant");
 	return 0;
 }
@@ -126,6 +124,7 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 {
 	msg_begin(m, MSG_SPEC);
 	grant_fields_enc(m, g);
+	enc_kstr(m, "data_dir", g->data_dir);
 	enc_kuint(m, "worker_uid", g->worker_uid);
 	enc_kuint(m, "worker_gid", g->worker_gid);
 	enc_kstr(m, "root_dir", g->root_dir);
@@ -143,6 +142,7 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 
 	memset(g, 0, sizeof(*g));
 	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
+	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
 	    mp_uint(o, "worker_uid", 1, UINT32_MAX - 1, &g->worker_uid, e) ||
 	    mp_uint(o, "worker_gid", 1, UINT32_MAX - 1, &g->worker_gid, e) ||
 	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
@@ -152,7 +152,8 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
 	    mp_bool(o, "net_host", 1, &g->net_host, e))
 		goto bad;
-	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
+	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/' ||
+	    g->data_dir[0] != '/') {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
 		goto bad;
 	}
@@ -174,7 +175,6 @@ grant_free(struct grant *g)
 	free(g->entry);
 	strarr_free(g->args, g->nargs);
 	strarr_free(g->env, g->nenv);
-	free(g->work_dir);
 	free(g->data_dir);
 	for (i = 0; i < PERM__COUNT; i++)
 		strarr_free(g->perm[i], g->nperm[i]);
@@ -182,4 +182,27 @@ grant_free(struct grant *g)
 	free(g->root_dir);
 	strarr_free(g->sys_paths, g->nsys_paths);
 	memset(g, 0, sizeof(*g));
+}
+
+/*
+ * A grant becomes a worker's SPEC with what only the master knows: the
+ * worker's uid, the skill's data dir, where the private root goes, the
+ * system paths, /tmp's size, the address-space cap (with a memory
+ * cgroup, whose OOM kill is the limit, only a backstop) and the network.
+ */
+void
+spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
+{
+	size_t i;
+
+	g->worker_uid = g->worker_gid = uid;
+	xasprintf(&g->data_dir, "%s/data/%s", c->state_dir, g->skill);
+	xasprintf(&g->root_dir, "%s/root", c->state_dir);
+	g->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
+	for (i = 0; i < c->nsys_paths; i++)
+		g->sys_paths[i] = xstrdup(c->sys_paths[i]);
+	g->nsys_paths = c->nsys_paths;
+	g->tmp_mb = c->worker_tmp_mb;
+	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
+	g->net_host = g->nperm[PERM_NETWORK] > 0 && c->worker_network_host;
 }

@@ -5,6 +5,7 @@
  */
 #include "msg.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ msg_run_enc(struct mp_enc *m, const struct msg_run *r)
 int
 msg_run_dec(const struct mp_doc *d, struct msg_run *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "grant_id", NULL };
+	static const char *const keys[] = {"t", "ref", "grant_id", NULL};
 
 	memset(r, 0, sizeof(*r));
 	if (mp_only_keys(d->root, keys, e) ||
@@ -48,6 +49,40 @@ msg_run_free(struct msg_run *r)
 }
 
 void
+msg_cancel_enc(struct mp_enc *m, const struct msg_cancel *c)
+{
+	msg_begin(m, MSG_CANCEL);
+	enc_kstr(m, "grant_id", c->grant_id);
+	msg_end(m);
+}
+
+int
+msg_cancel_dec(const struct mp_doc *d, struct msg_cancel *c, struct error *e)
+{
+	static const char *const keys[] = {"t", "grant_id", NULL};
+
+	memset(c, 0, sizeof(*c));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_str(d->root, "grant_id", 1, GRANT_ID_LEN, &c->grant_id, e))
+		goto bad;
+	if (!grant_id_valid(c->grant_id)) {
+		error_set(e, ERR_BAD_REQUEST, "malformed grant id");
+		goto bad;
+	}
+	return 0;
+bad:
+	msg_cancel_free(c);
+	return -1;
+}
+
+void
+msg_cancel_free(struct msg_cancel *c)
+{
+	free(c->grant_id);
+	memset(c, 0, sizeof(*c));
+}
+
+void
 msg_run_started_enc(struct mp_enc *m, const struct msg_run_started *r)
 {
 	msg_begin(m, MSG_RUN_STARTED);
@@ -57,10 +92,10 @@ msg_run_started_enc(struct mp_enc *m, const struct msg_run_started *r)
 }
 
 int
-msg_run_started_dec(const struct mp_doc *d, struct msg_run_started *r,
-    struct error *e)
+msg_run_started_dec(
+    const struct mp_doc *d, struct msg_run_started *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "pid", NULL };
+	static const char *const keys[] = {"t", "ref", "pid", NULL};
 
 	memset(r, 0, sizeof(*r));
 	return mp_only_keys(d->root, keys, e) ||
@@ -88,12 +123,12 @@ msg_run_exited_enc(struct mp_enc *m, const struct msg_run_exited *r)
 }
 
 int
-msg_run_exited_dec(const struct mp_doc *d, struct msg_run_exited *r,
-    struct error *e)
+msg_run_exited_dec(
+    const struct mp_doc *d, struct msg_run_exited *r, struct error *e)
 {
-	static const char *const keys[] = { "t", "ref", "started",
-		"exit_code", "signal", "limit", "duration_ms", "cpu_ms",
-		"max_rss_kb", "err", "message", NULL };
+	static const char *const keys[] = {"t", "ref", "started", "exit_code",
+	    "signal", "limit", "duration_ms", "cpu_ms", "max_rss_kb", "err",
+	    "message", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -121,6 +156,41 @@ msg_run_exited_free(struct msg_run_exited *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * How a call ended, in RUN_EXITED's terms: from what ran (x->started,
+ * exit_code, signal, and limit when the wall clock ended it), what its
+ * cgroup saw, and why the master failed it, if it did (fail).
+ */
+void
+run_exited_settle(struct msg_run_exited *x, int oom, int pids_hit,
+    enum err_type fail, const char *failmsg)
+{
+	static const char *const why[LIMIT__COUNT] = {"",
+	    "the wall-clock timeout ended the skill",
+	    "the memory limit ended the skill", "the process limit was reached",
+	    "CPU time limit reached", "file size limit reached"};
+
+	if (x->limit == LIMIT_NONE)
+		x->limit = x->signal == SIGXCPU   ? LIMIT_CPU
+		           : x->signal == SIGXFSZ ? LIMIT_FSIZE
+		           : oom                  ? LIMIT_MEMORY
+		           : pids_hit && (x->exit_code != 0 || x->signal != 0)
+		               ? LIMIT_PIDS
+		               : LIMIT_NONE;
+	x->err = x->limit == LIMIT_NONE      ? ERR_NONE
+	         : x->limit == LIMIT_TIMEOUT ? ERR_TIMEOUT
+	                                     : ERR_RESOURCE_LIMIT;
+	x->message = (char *)why[x->limit];
+	if (fail != ERR_NONE || !x->started) {
+		x->started = 0;
+		x->limit = LIMIT_NONE;
+		x->err = fail != ERR_NONE ? fail : ERR_SANDBOX_FAILED;
+		x->message = fail != ERR_NONE
+		                 ? (char *)failmsg
+		                 : "the worker exited during sandbox setup";
+	}
+}
+
 void
 msg_files_enc(struct mp_enc *m, const struct msg_files *f)
 {
@@ -145,8 +215,8 @@ msg_files_enc(struct mp_enc *m, const struct msg_files *f)
 static int
 written_dec(const msgpack_object *it, struct written *w, struct error *e)
 {
-	static const char *const keys[] = { "path", "size_bytes", "sha256",
-		NULL };
+	static const char *const keys[] = {
+	    "path", "size_bytes", "sha256", NULL};
 	size_t i, n;
 
 	if (it->type != MSGPACK_OBJECT_MAP)
@@ -158,7 +228,8 @@ written_dec(const msgpack_object *it, struct written *w, struct error *e)
 		return -1;
 	if (strncmp(w->path, "/work/", 6) != 0 &&
 	    strncmp(w->path, "/data/", 6) != 0)
-		return error_set(e, ERR_BAD_REQUEST, "a file outside /work, /data");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "a file outside /work, /data");
 	n = strlen(w->sha256);
 	for (i = 0; i < n; i++)
 		if (!((w->sha256[i] >= '0' && w->sha256[i] <= '9') ||
@@ -172,8 +243,8 @@ written_dec(const msgpack_object *it, struct written *w, struct error *e)
 int
 msg_files_dec(const struct mp_doc *d, struct msg_files *f, struct error *e)
 {
-	static const char *const keys[] = { "t", "found", "complete", "files",
-		NULL };
+	static const char *const keys[] = {
+	    "t", "found", "complete", "files", NULL};
 	const msgpack_object *o = d->root, *arr;
 	uint32_t i;
 

@@ -51,15 +51,13 @@ peer_dispatch(struct peer *p, const struct mp_doc *d)
 }
 
 static void
-peer_readcb(evutil_socket_t fd, short ev, void *arg)
+peer_readcb(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
 	struct peer *p = arg;
 	struct mp_doc d;
 	struct error e;
 	int r;
 
-	(void)fd;
-	(void)ev;
 	r = chan_read(&p->ch);
 	if (r == -2)
 		return;
@@ -82,13 +80,11 @@ peer_readcb(evutil_socket_t fd, short ev, void *arg)
 }
 
 static void
-peer_writecb(evutil_socket_t fd, short ev, void *arg)
+peer_writecb(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
 	struct peer *p = arg;
 	int r;
 
-	(void)fd;
-	(void)ev;
 	if ((r = chan_flush(&p->ch)) == -1)
 		peer_kill(p, strerror(errno));
 	else if (r == 1)

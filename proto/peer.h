@@ -39,6 +39,20 @@ void peer_init(struct peer *p, struct event_base *base, int fd,
 /* Queue a message (the peer owns the fds) and arm the write event. */
 void peer_send(
     struct peer *p, const struct mp_enc *m, const int *fds, int nfds);
+/*
+ * Encode one message with enc(&m, args...) and queue it on p (with nfds
+ * fds, which the channel then owns): every role sends this way.
+ */
+#define PEER_SEND_FDS(p, fds, nfds, enc, ...)                                  \
+	do {                                                                   \
+		struct mp_enc m_;                                              \
+		enc_init(&m_);                                                 \
+		enc(&m_, __VA_ARGS__);                                         \
+		peer_send((p), &m_, (fds), (nfds));                            \
+		enc_free(&m_);                                                 \
+	} while (0)
+#define PEER_SEND(p, enc, ...) PEER_SEND_FDS(p, NULL, 0, enc, __VA_ARGS__)
+
 /* Close the channel; calls on_dead once with why. */
 void peer_kill(struct peer *p, const char *why);
 

@@ -1,8 +1,10 @@
 /*
- * skillbroker-worker: one per call, never reused. It reads its spec (the
- * grant) from the master, builds the sandbox, says "ready", and waits
- * for the go byte, which the master sends only once the audit record of
- * this start is durable. Then it execs the declared entry point.
+ * skillbroker-worker: one per call, never reused. It reads its spec from
+ * the master, builds the sandbox, says WORKER_READY, and waits for
+ * WORKER_GO, which the master sends only once the audit record of this
+ * start is durable. Then it runs the declared entry point as the child
+ * of its init, reports how it ended (WORKER_EXIT) and what it wrote
+ * (FILES, to the broker).
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,16 +22,24 @@
 #include "../proto/frame.h"
 #include "worker.h"
 
+/* One message to the master on the control socket. */
+static int
+ctl_send(const struct mp_enc *m)
+{
+	struct error e;
+
+	return frame_send(FD_WORKER_CTL, m->sb.data, m->sb.size, &e);
+}
+
 /* Report a failed step to the master and stop; nothing of the skill ran. */
 static void __attribute__((noreturn)) fail(const char *step, const char *msg)
 {
-	char line[ERROR_MSG_MAX + 64];
-	int n;
+	struct msg_worker_fail f = {(char *)step, (char *)msg};
+	struct mp_enc m;
 
-	n = snprintf(line, sizeof(line), "fail %s: %s\n", step, msg);
-	if (n > 0)
-		(void)write_full(FD_WORKER_STATUS, line,
-		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	enc_init(&m);
+	msg_worker_fail_enc(&m, &f);
+	(void)ctl_send(&m);
 	_exit(127);
 }
 
@@ -39,7 +49,7 @@ read_spec(struct grant *g)
 	struct mp_doc d;
 	struct error e;
 
-	if (msg_read(FD_WORKER_SPEC, MSG_SPEC, &d, &e) == -1 ||
+	if (msg_read(FD_WORKER_CTL, MSG_SPEC, &d, &e) == -1 ||
 	    spec_dec(&d, g, &e) == -1)
 		fail("spec", "malformed worker spec");
 	mp_doc_free(&d);
@@ -61,24 +71,26 @@ build_argv(const struct grant *g, char **path)
 }
 
 /*
- * The environment: the grant's, with the directory variables pointing
- * where the sandbox shows them (the host paths stay hidden).
+ * The environment: the directory variables, where the sandbox shows
+ * them (the host paths stay hidden), then the grant's other entries.
  */
 static char **
 build_env(const struct grant *g)
 {
-	static const char *const fixed[][2] = {{"HOME=", "HOME=/work"},
-	    {"WORK_DIR=", "WORK_DIR=/work"}, {"SKILL_DIR=", "SKILL_DIR=/skill"},
-	    {"DATA_DIR=", "DATA_DIR=/data"}, {NULL, NULL}};
-	char **envp = xcalloc(g->nenv + 1, sizeof(char *));
-	size_t i, k;
+	static const char *const fixed[] = {"HOME=/work", "WORK_DIR=/work",
+	    "SKILL_DIR=/skill", "DATA_DIR=/data", NULL};
+	char **envp = xcalloc(g->nenv + 5, sizeof(char *));
+	size_t i, k, n = 0;
 
+	for (k = 0; fixed[k] != NULL; k++)
+		envp[n++] = (char *)fixed[k];
 	for (i = 0; i < g->nenv; i++) {
-		envp[i] = g->env[i];
-		for (k = 0; fixed[k][0] != NULL; k++)
-			if (strncmp(g->env[i], fixed[k][0],
-			        strlen(fixed[k][0])) == 0)
-				envp[i] = (char *)fixed[k][1];
+		for (k = 0; fixed[k] != NULL; k++)
+			if (strncmp(g->env[i], fixed[k],
+			        strcspn(fixed[k], "=") + 1) == 0)
+				break;
+		if (fixed[k] == NULL)
+			envp[n++] = g->env[i];
 	}
 	return envp;
 }
@@ -146,9 +158,10 @@ run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 {
 	struct error e;
 	uint64_t since = now_real_ns();
-	char line[64];
+	struct msg_worker_exit x;
+	struct mp_enc m;
 	pid_t skill, pid;
-	int status, n;
+	int status;
 
 	if ((skill = fork()) == -1)
 		fail("exec", strerror(errno));
@@ -171,11 +184,12 @@ run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 			_exit(126);
 		if (pid != skill)
 			continue;
-		n = WIFSIGNALED(status) ? snprintf(line, sizeof(line),
-		                              "signal %d\n", WTERMSIG(status))
-		                        : snprintf(line, sizeof(line),
-		                              "exit %d\n", WEXITSTATUS(status));
-		(void)write_full(FD_WORKER_STATUS, line, (size_t)n);
+		x.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+		x.exit_code = WIFSIGNALED(status) ? -1 : WEXITSTATUS(status);
+		enc_init(&m);
+		msg_worker_exit_enc(&m, &x);
+		(void)ctl_send(&m);
+		enc_free(&m);
 		report_files(since);
 		_exit(0);
 	}
@@ -187,26 +201,32 @@ main(int argc, char *argv[])
 	struct grant g;
 	struct error e;
 	const char *step = "start";
-	char go, *path, **xargv, **envp;
-	int r;
+	char *path, **xargv, **envp;
+	struct mp_enc m;
+	struct mp_doc d;
 
 	log_init(
 	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();
-	if (set_cloexec(FD_WORKER_STATUS, 1) == -1 ||
-	    set_cloexec(FD_WORKER_REPORT, 1) == -1)
+	if (set_cloexec(FD_WORKER_CTL, 1) == -1 ||
+	    set_cloexec(FD_WORKER_REPORT, 1) == -1 ||
+	    set_cloexec(FD_WORKER_WORK, 1) == -1)
 		_exit(126);
-	close_from(FD_WORKER_REPORT + 1);
+	close_from(FD_WORKER_WORK + 1);
 	read_spec(&g);
 	if (sandbox_build(&g, &step, &e) == -1)
 		fail(step, e.msg);
 	xargv = build_argv(&g, &path);
 	envp = build_env(&g);
-	if (write_full(FD_WORKER_STATUS, "ready\n", 6) == -1)
+	enc_init(&m);
+	msg_empty_enc(&m, MSG_WORKER_READY);
+	if (ctl_send(&m) == -1)
 		_exit(127);
-	/* Wait for the durable audit record; EOF means "do not run". */
-	if ((r = read_full(FD_WORKER_SPEC, &go, 1)) != 0 || go != 'g')
+	enc_free(&m);
+	/* Wait for the durable audit record; anything else: do not run. */
+	if (msg_read(FD_WORKER_CTL, MSG_WORKER_GO, &d, &e) == -1 ||
+	    msg_empty_dec(&d, &e) == -1)
 		_exit(125);
-	close(FD_WORKER_SPEC);
+	mp_doc_free(&d);
 	run_as_init(&g, path, xargv, envp);
 }

@@ -221,6 +221,23 @@ bind_host(
 	return r;
 }
 
+/* The session's work dir, a detached tmpfs (FD_WORKER_WORK), at /work. */
+static int
+attach_work(struct error *e)
+{
+	int dfd, r;
+
+	if ((dfd = mountpoint_at("work", 1, e)) == -1)
+		return -1;
+	r = move_mount(FD_WORKER_WORK, "", dfd, "",
+	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(dfd);
+	if (r == -1)
+		return merr(e, "attach", "/work");
+	close(FD_WORKER_WORK);
+	return 0;
+}
+
 /* The fixed part of a granted fs glob: up to the last '/' before a wildcard. */
 static int
 glob_prefix(const char *glob, char *out, size_t len)
@@ -420,7 +437,7 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	if (r == 0)
 		r = bind_host(g->skill_dir, "skill", 0, 1, e);
 	if (r == 0)
-		r = bind_host(g->work_dir, "work", 1, 0, e);
+		r = attach_work(e);
 	if (r == 0 && (data = data_access(g)) >= 0)
 		r = bind_host(g->data_dir, "data", data, 0, e);
 	/* /tmp first, so a granted path beneath it is not hidden. */

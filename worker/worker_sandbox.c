@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/privdrop.h"
+#include "../lib/util.h"
 #include "worker.h"
 
 static int
@@ -24,9 +25,8 @@ step_workdir(const struct grant *g, struct error *e)
 
 /* A new session: no controlling terminal to inject into. */
 static int
-step_session(const struct grant *g, struct error *e)
+step_session(const struct grant *g UNUSED, struct error *e)
 {
-	(void)g;
 	if (setsid() == -1)
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "setsid: %s", strerror(errno));
@@ -94,9 +94,8 @@ step_seccomp(const struct grant *g, struct error *e)
 
 /* Inside the private root the work dir is /work. */
 static int
-step_cwd(const struct grant *g, struct error *e)
+step_cwd(const struct grant *g UNUSED, struct error *e)
 {
-	(void)g;
 	if (chdir("/work") == -1)
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "chdir /work: %s", strerror(errno));

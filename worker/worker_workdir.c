@@ -1,7 +1,8 @@
 /*
- * worker_workdir.c: the per-session work dir. It lives under a
- * root-owned tree, so only its contents can be hostile; those are
- * walked without following symlinks and handed to this call's uid.
+ * worker_workdir.c: the session's work dir and the skill's data dir,
+ * handed to this call's uid. Their roots are the daemon's, so only their
+ * contents can be hostile: those are walked without following symlinks,
+ * within bounds.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -77,41 +78,30 @@ open_level(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid,
 	return fd;
 }
 
-/* work_dir is WORKROOT/<principal uid>/<session>; WORKROOT exists. */
+/*
+ * The session's work dir is the detached tmpfs at FD_WORKER_WORK (no
+ * host path shows it): its root and everything a call left in it go to
+ * this call's uid, without following links.
+ */
 int
 workdir_prepare(const struct grant *g, struct error *e)
 {
-	char root[PATH_MAX_LEN], uidname[32];
-	const char *session;
 	long budget = WALK_MAX_ENTRIES;
-	int rfd, ufd, sfd;
-	size_t len;
+	int fd;
 
-	session = strrchr(g->work_dir, '/');
-	len = (size_t)(session - g->work_dir);
-	snprintf(uidname, sizeof(uidname), "/%llu",
-	    (unsigned long long)g->principal_uid);
-	if (len < strlen(uidname) || len >= sizeof(root) ||
-	    strcmp(session + 1, g->session) != 0 ||
-	    strncmp(g->work_dir + len - strlen(uidname), uidname,
-	        strlen(uidname)) != 0)
-		return error_set(e, ERR_SANDBOX_FAILED, "malformed work dir");
-	memcpy(root, g->work_dir, len - strlen(uidname));
-	root[len - strlen(uidname)] = '\0';
-	if ((rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", root,
-		    strerror(errno));
-	ufd = open_level(rfd, uidname + 1, 0711, 0, 0, e);
-	close(rfd);
-	if (ufd == -1)
+	fd = openat(FD_WORKER_WORK, ".",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 ||
+	    fchown(fd, (uid_t)g->worker_uid, (gid_t)g->worker_gid) == -1 ||
+	    fchmod(fd, 0700) == -1) {
+		error_set(
+		    e, ERR_SANDBOX_FAILED, "work dir: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
 		return -1;
-	sfd = open_level(ufd, g->session, 0700, (uid_t)g->worker_uid,
-	    (gid_t)g->worker_gid, e);
-	close(ufd);
-	if (sfd == -1)
-		return -1;
+	}
 	return chown_tree(
-	    sfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
+	    fd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
 }
 
 /* data_dir is DATAROOT/<skill>: persistent, handed to this call's uid. */

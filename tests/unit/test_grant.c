@@ -1,8 +1,10 @@
 /*
- * test_grant.c: the master's grant store. A grant from policyd runs at
- * most once, only before it expires, and only if its paths stay in the
- * state directory and its timeout within the daemon's maximum, whatever
- * policyd said.
+ * test_grant.c: what the master accepts of a grant. A GRANT names no
+ * host path the master trusts: the decoder refuses names and paths that
+ * could climb (the skill and session name the master's own
+ * directories), the master's own check bounds the timeout and refuses
+ * network a host does not provide, and the paths in the worker's SPEC
+ * come from the config alone.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../lib/xmalloc.h"
 #include "../../master/master.h"
@@ -21,18 +22,15 @@
 struct master *M;
 
 #define ID1 "0123456789abcdef0123456789abcdef"
-#define ID2 "fedcba9876543210fedcba9876543210"
 
 static int
 setup(void **state)
 {
 	(void)state;
-	M = calloc(1, sizeof(*M));
-	if (M == NULL)
+	if ((M = calloc(1, sizeof(*M))) == NULL)
 		return -1;
 	M->cfg.state_dir = strdup("/var/lib/sb");
 	M->cfg.limits.max_timeout_ms = 300000;
-	grant_store_init(0);
 	return 0;
 }
 
@@ -40,7 +38,6 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	grant_store_clear();
 	free(M->cfg.state_dir);
 	free(M);
 	M = NULL;
@@ -49,22 +46,18 @@ teardown(void **state)
 
 /* A valid grant as policyd would send it. */
 static void
-grant_make(struct grant *g, const char *id)
+grant_make(struct grant *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->grant_id = xstrdup(id);
+	g->grant_id = xstrdup(ID1);
 	g->skill = xstrdup("hello");
 	g->command = xstrdup("run");
 	g->skill_dir = xstrdup("/skills/hello");
-	g->entry = xstrdup("run.sh");
-	g->work_dir = xstrdup("/var/lib/sb/work/1000/default");
-	g->data_dir = xstrdup("/var/lib/sb/data/hello");
+	g->entry = xstrdup("scripts/run.sh");
 	g->session = xstrdup("default");
-	g->args = xcalloc(2, sizeof(char *));
-	g->args[0] = xstrdup("--greet");
-	g->nargs = 1;
 	g->principal_uid = 1000;
 	g->timeout_ms = 1000;
+	g->output_bytes = g->memory_mb = g->pids = g->fsize_mb = g->nofile = 64;
 }
 
 static void
@@ -74,316 +67,139 @@ set(char **field, const char *v)
 	*field = xstrdup(v);
 }
 
-static void
-add_ok(struct grant *g)
+/* g through GRANT's encoder and decoder: 0 accepted, -1 refused. */
+static int
+roundtrip(const struct grant *g, struct grant *out)
 {
+	struct mp_enc m;
+	struct mp_doc d;
 	struct error e;
+	int r;
 
-	memset(&e, 0, sizeof(e));
-	if (grant_store_add(g, &e) != 0)
-		fail_msg("grant refused: %s", e.msg);
-	/* The store owns it now. */
-	assert_null(g->grant_id);
-	assert_null(g->work_dir);
-}
-
-/* grant_store_add must refuse g, leaving it to the caller. */
-static void
-add_refused(struct grant *g, enum err_type type, const char *why)
-{
-	struct error e;
-	char id[GRANT_ID_LEN + 1];
-	struct grant *t;
-
-	memset(&e, 0, sizeof(e));
-	snprintf(id, sizeof(id), "%s", g->grant_id);
-	if (grant_store_add(g, &e) == 0)
-		fail_msg(
-		    "grant %s was stored; expected a refusal \"%s\"", id, why);
-	assert_int_equal(e.type, type);
-	if (strstr(e.msg, why) == NULL)
-		fail_msg("error \"%s\" does not say \"%s\"", e.msg, why);
-	assert_non_null(g->grant_id); /* still the caller's */
-	assert_string_equal(g->grant_id, id);
-	grant_free(g);
-	/* Nothing under that id can be taken. */
-	if ((t = grant_store_take(id)) != NULL) {
-		grant_free(t);
-		free(t);
-		fail_msg("a refused grant can be taken");
-	}
+	enc_init(&m);
+	grant_enc(&m, g);
+	assert_int_equal(
+	    mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
+	r = grant_dec(&d, out, &e);
+	mp_doc_free(&d);
+	enc_free(&m);
+	return r;
 }
 
 static void
-test_taken_once(void **state)
+test_valid_accepted(void **state)
 {
-	struct grant g, *t;
+	struct grant g, out;
+	struct error e;
 
 	(void)state;
-	grant_make(&g, ID1);
-	add_ok(&g);
-	assert_non_null(t = grant_store_take(ID1));
-	/* What comes out is what went in. */
-	assert_string_equal(t->grant_id, ID1);
-	assert_string_equal(t->skill, "hello");
-	assert_string_equal(t->command, "run");
-	assert_string_equal(t->skill_dir, "/skills/hello");
-	assert_string_equal(t->entry, "run.sh");
-	assert_string_equal(t->work_dir, "/var/lib/sb/work/1000/default");
-	assert_string_equal(t->data_dir, "/var/lib/sb/data/hello");
-	assert_int_equal(t->nargs, 1);
-	assert_string_equal(t->args[0], "--greet");
-	assert_int_equal(t->timeout_ms, 1000);
-	assert_int_equal(t->principal_uid, 1000);
-	grant_free(t);
-	free(t);
-	/* Reused: gone. */
-	assert_null(grant_store_take(ID1));
-	assert_null(grant_store_take(ID1));
+	grant_make(&g);
+	assert_int_equal(roundtrip(&g, &out), 0);
+	assert_int_equal(grant_check(&out, &e), 0);
+	grant_free(&out);
+	grant_free(&g);
 }
 
+/* Names that would climb out of the master's directories are refused. */
 static void
-test_unknown_and_malformed_ids(void **state)
+test_names_and_paths_refused(void **state)
 {
-	struct grant g, *t;
-	static const char *const bad[] = {"", "0123", ID1 "0",
-	    "0123456789ABCDEF0123456789ABCDEF",
-	    "0123456789abcdef0123456789abcdeg",
-	    "0123456789abcdef0123456789abcde ",
-	    "../../../../../../../../../etc/x",
-	    "0123456789abcdef0123456789abcde", NULL};
+	static const struct {
+		int field; /* 0 skill, 1 session, 2 skill_dir, 3 entry */
+		const char *v;
+	} bad[] = {{0, ".."}, {0, "a/b"}, {0, "."}, {1, ".."}, {1, "x/../y"},
+	    {1, ""}, {2, "/skills/../etc"}, {2, "/skills/./x"}, {2, "skills"},
+	    {3, "../run.sh"}, {3, "/bin/sh"}, {3, "a/../../b"}, {3, ""}};
+	struct grant g, out;
+	char **f;
 	size_t i;
 
 	(void)state;
-	grant_make(&g, ID1);
-	add_ok(&g);
-	assert_null(grant_store_take(ID2));
-	for (i = 0; bad[i] != NULL; i++)
-		if ((t = grant_store_take(bad[i])) != NULL)
-			fail_msg("id \"%s\" took a grant", bad[i]);
-	assert_null(grant_store_take(NULL));
-	/* Failed attempts do not consume the real grant. */
-	assert_non_null(t = grant_store_take(ID1));
-	grant_free(t);
-	free(t);
-}
-
-static void
-test_many_grants_independent(void **state)
-{
-	struct grant g, *t;
-	char id[GRANT_ID_LEN + 1];
-	int i;
-
-	(void)state;
-	for (i = 0; i < 100; i++) {
-		snprintf(id, sizeof(id), "%032x", i);
-		grant_make(&g, id);
-		add_ok(&g);
-	}
-	for (i = 99; i >= 0; i -= 2) {
-		snprintf(id, sizeof(id), "%032x", i);
-		assert_non_null(t = grant_store_take(id));
-		assert_string_equal(t->grant_id, id);
-		grant_free(t);
-		free(t);
-		assert_null(grant_store_take(id));
-	}
-	/* The rest stay; grant_store_clear (teardown) frees them. */
-	snprintf(id, sizeof(id), "%032x", 0);
-	assert_non_null(t = grant_store_take(id));
-	grant_free(t);
-	free(t);
-}
-
-static void
-test_expires_unused(void **state)
-{
-	struct grant g, *t;
-
-	(void)state;
-	grant_store_init(50);
-	grant_make(&g, ID1);
-	add_ok(&g);
-	grant_make(&g, ID2);
-	add_ok(&g);
-	/* Taken in time: fine. */
-	assert_non_null(t = grant_store_take(ID2));
-	grant_free(t);
-	free(t);
-	usleep(120 * 1000);
-	assert_null(grant_store_take(ID1));
-	/* The expired id is free again for a new grant. */
-	grant_make(&g, ID1);
-	add_ok(&g);
-	assert_non_null(t = grant_store_take(ID1));
-	grant_free(t);
-	free(t);
-}
-
-static void
-test_default_ttl_does_not_expire_early(void **state)
-{
-	struct grant g, *t;
-
-	(void)state;
-	grant_store_init(0);
-	grant_make(&g, ID1);
-	add_ok(&g);
-	usleep(120 * 1000);
-	assert_non_null(t = grant_store_take(ID1));
-	grant_free(t);
-	free(t);
-}
-
-static void
-test_work_dir_outside_refused(void **state)
-{
-	static const char *const bad[] = {"/tmp/work/1000/default",
-	    "/var/lib/sb/data/hello", "/var/lib/sb/work", "/var/lib/sb/work/",
-	    "/var/lib/sb/workx/1000", "/var/lib/sbx/work/1000",
-	    "/var/lib/sb/work/../../../etc", "/var/lib/sb/work/1000/..",
-	    "var/lib/sb/work/1000/default", "/var/lib/sb/work/.",
-	    "/var/lib/sb/work/./", NULL};
-	struct grant g;
-	size_t i;
-
-	(void)state;
-	for (i = 0; bad[i] != NULL; i++) {
-		grant_make(&g, ID1);
-		set(&g.work_dir, bad[i]);
-		if (grant_store_add(&g, NULL) == 0) {
-			grant_store_clear();
-			fail_msg("work_dir \"%s\" was accepted", bad[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		grant_make(&g);
+		f = bad[i].field == 0   ? &g.skill
+		    : bad[i].field == 1 ? &g.session
+		    : bad[i].field == 2 ? &g.skill_dir
+		                        : &g.entry;
+		set(f, bad[i].v);
+		if (roundtrip(&g, &out) == 0) {
+			grant_free(&out);
+			fail_msg("a grant with \"%s\" was accepted", bad[i].v);
 		}
 		grant_free(&g);
 	}
-	grant_make(&g, ID1);
-	set(&g.work_dir, "/etc");
-	add_refused(&g, ERR_INTERNAL, "outside the state directory");
-}
-
-static void
-test_data_dir_outside_refused(void **state)
-{
-	static const char *const bad[] = {"/var/lib/sb/work/1000/default",
-	    "/var/lib/sb/data", "/var/lib/sb/data/",
-	    "/var/lib/sb/data/hello/sub", /* one dir per skill */
-	    "/var/lib/sb/data/..",
-	    "/var/lib/sb/data/.", /* every skill's data */
-	    "/var/lib/sb/datax/hello", "/srv/data/hello", NULL};
-	struct grant g;
-	size_t i;
-
-	(void)state;
-	for (i = 0; bad[i] != NULL; i++) {
-		grant_make(&g, ID1);
-		set(&g.data_dir, bad[i]);
-		if (grant_store_add(&g, NULL) == 0) {
-			grant_store_clear();
-			fail_msg("data_dir \"%s\" was accepted", bad[i]);
-		}
-		grant_free(&g);
-	}
-	grant_make(&g, ID1);
-	set(&g.data_dir, "/var/lib/sb/data/hello/../notes");
-	add_refused(&g, ERR_INTERNAL, "\"..\"");
-}
-
-static void
-test_entry_dotdot_refused(void **state)
-{
-	static const char *const bad[] = {
-	    "../bin/sh", "scripts/../../x", "..", "a/..", NULL};
-	struct grant g;
-	size_t i;
-
-	(void)state;
-	for (i = 0; bad[i] != NULL; i++) {
-		grant_make(&g, ID1);
-		set(&g.entry, bad[i]);
-		add_refused(&g, ERR_INTERNAL, "\"..\"");
-	}
-	grant_make(&g, ID1);
-	set(&g.skill_dir, "/skills/hello/../../etc");
-	add_refused(&g, ERR_INTERNAL, "\"..\"");
-	/* A nested entry without ".." is fine. */
-	grant_make(&g, ID1);
-	set(&g.entry, "scripts/run.sh");
-	add_ok(&g);
 }
 
 static void
 test_timeout_bounds(void **state)
 {
-	struct grant g, *t;
+	struct grant g;
+	struct error e;
 
 	(void)state;
-	grant_make(&g, ID1);
-	g.timeout_ms = 300001;
-	add_refused(&g, ERR_INTERNAL, "timeout");
-	grant_make(&g, ID1);
+	grant_make(&g);
 	g.timeout_ms = 0;
-	add_refused(&g, ERR_INTERNAL, "timeout");
-	grant_make(&g, ID1);
-	g.timeout_ms = UINT64_MAX;
-	add_refused(&g, ERR_INTERNAL, "timeout");
-	/* Exactly the maximum is allowed. */
-	grant_make(&g, ID1);
+	assert_int_equal(grant_check(&g, &e), -1);
+	g.timeout_ms = 300001;
+	assert_int_equal(grant_check(&g, &e), -1);
+	assert_non_null(strstr(e.msg, "timeout"));
 	g.timeout_ms = 300000;
-	add_ok(&g);
-	assert_non_null(t = grant_store_take(ID1));
-	assert_int_equal(t->timeout_ms, 300000);
-	grant_free(t);
-	free(t);
+	assert_int_equal(grant_check(&g, &e), 0);
+	grant_free(&g);
 }
 
+/* Network only where the host provides it (worker.network: host). */
 static void
-test_duplicate_id_refused(void **state)
+test_network_needs_host(void **state)
 {
-	struct grant g, *t;
+	struct grant g;
+	struct error e;
 
 	(void)state;
-	grant_make(&g, ID1);
-	add_ok(&g);
-	grant_make(&g, ID1);
-	set(&g.skill, "other");
-	{
-		struct error e;
-
-		memset(&e, 0, sizeof(e));
-		assert_int_equal(grant_store_add(&g, &e), -1);
-		assert_int_equal(e.type, ERR_INTERNAL);
-		assert_non_null(strstr(e.msg, "duplicate grant id"));
-		assert_string_equal(g.skill, "other"); /* still the caller's */
-		grant_free(&g);
-	}
-	/* The first grant is intact, not replaced. */
-	assert_non_null(t = grant_store_take(ID1));
-	assert_string_equal(t->skill, "hello");
-	grant_free(t);
-	free(t);
-	/* Once taken, the id may be stored again. */
-	grant_make(&g, ID1);
-	add_ok(&g);
+	grant_make(&g);
+	g.perm[PERM_NETWORK] = xcalloc(2, sizeof(char *));
+	g.perm[PERM_NETWORK][0] = xstrdup("example.com:443");
+	g.nperm[PERM_NETWORK] = 1;
+	assert_int_equal(grant_check(&g, &e), -1);
+	assert_int_equal(e.type, ERR_SANDBOX_FAILED);
+	M->cfg.worker_network_host = 1;
+	assert_int_equal(grant_check(&g, &e), 0);
+	grant_free(&g);
 }
+
+/* The SPEC's paths come from the config and the checked names. */
+static void
+test_spec_paths_from_config(void **state)
+{
+	struct grant g;
+
+	(void)state;
+	grant_make(&g);
+	spec_fill(&g, &M->cfg, 61007, 1);
+	assert_string_equal(g.data_dir, "/var/lib/sb/data/hello");
+	assert_string_equal(g.root_dir, "/var/lib/sb/root");
+	assert_int_equal(g.worker_uid, 61007);
+	assert_int_equal(g.worker_gid, 61007);
+	assert_int_equal(g.as_mb, 4 * g.memory_mb); /* a backstop to cgroups */
+	assert_int_equal(g.net_host, 0);
+	grant_free(&g);
+	grant_make(&g);
+	spec_fill(&g, &M->cfg, 61007, 0);
+	assert_int_equal(g.as_mb, g.memory_mb); /* the limit itself */
+	grant_free(&g);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-	    T(test_taken_once),
-	    T(test_unknown_and_malformed_ids),
-	    T(test_many_grants_independent),
-	    T(test_expires_unused),
-	    T(test_default_ttl_does_not_expire_early),
-	    T(test_work_dir_outside_refused),
-	    T(test_data_dir_outside_refused),
-	    T(test_entry_dotdot_refused),
+	    T(test_valid_accepted),
+	    T(test_names_and_paths_refused),
 	    T(test_timeout_bounds),
-	    T(test_duplicate_id_refused),
-#undef T
+	    T(test_network_needs_host),
+	    T(test_spec_paths_from_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

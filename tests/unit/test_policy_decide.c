@@ -131,8 +131,6 @@ group_setup(void **state)
 		return -1;
 	F->pe.reg = &F->reg;
 	F->pe.pol = &F->pol;
-	F->pe.workroot = "/var/lib/sb/work";
-	F->pe.dataroot = "/var/lib/sb/data";
 	F->pe.net_host =
 	    1; /* network grants are weighed; see test_no_network */
 	return 0;

@@ -1,8 +1,9 @@
 /*
- * master_cgroup.c: per-worker memory and pids limits. cgroup v2 where
- * both controllers are available to us, else the v1 memory and pids
- * hierarchies (hosts that mount them as v1). Worker groups are created
- * under the master's own cgroup, so the daemon's limits still bind them.
+ * cgroup.c: a memory and pids group per id, with limits, for processes
+ * this process starts. cgroup v2 where both controllers are available
+ * to us, else the v1 memory and pids hierarchies (hosts that mount them
+ * as v1). Groups are made under our own cgroup, so limits on us still
+ * bind them, and are named after our pid and the id, never reused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,17 +16,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/log.h"
-#include "../lib/util.h"
-#include "../lib/xmalloc.h"
-#include "master.h"
+#include "cgroup.h"
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
 
 enum cg_mode { CG_NONE, CG_V1, CG_V2 };
 
 static enum cg_mode mode;
-static char mem_base[PATH_MAX], pids_base[PATH_MAX]; /* .../skillbroker */
+static char mem_base[PATH_MAX], pids_base[PATH_MAX]; /* .../<name> */
 
-/* The master's own path in a hierarchy ("0" = v2, else a v1 controller). */
+/* Our own path in a hierarchy ("0" = v2, else a v1 controller). */
 static int
 own_path(const char *ctrl, char *out, size_t len)
 {
@@ -111,7 +112,7 @@ v2_usable(char *base, size_t len)
 	return 0;
 }
 
-/* Remove leftover per-call groups of masters that are gone. */
+/* Remove leftover groups of owners that are gone. */
 static void
 sweep(const char *base)
 {
@@ -138,15 +139,15 @@ sweep(const char *base)
 
 /* Pick the hierarchy and create our parent group; no cgroups is logged. */
 void
-cgroup_init(void)
+cgroup_init(const char *name)
 {
 	char own[1024], parent[PATH_MAX];
 
 	mode = CG_NONE;
 	if (v2_usable(parent, sizeof(parent))) {
 		/* v2: a leaf may not hold processes and children at once. */
-		if (fmt_path(mem_base, sizeof(mem_base), "%s/skillbroker",
-		        parent) == 0 &&
+		if (fmt_path(mem_base, sizeof(mem_base), "%s/%s", parent,
+		        name) == 0 &&
 		    (mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
 		    write_file(parent, "cgroup.subtree_control",
 		        "+memory +pids") == 0 &&
@@ -157,11 +158,11 @@ cgroup_init(void)
 		}
 	}
 	if (mode == CG_NONE && own_path("memory", own, sizeof(own)) == 0 &&
-	    fmt_path(mem_base, sizeof(mem_base),
-	        "/sys/fs/cgroup/memory%s/skillbroker", own) == 0 &&
+	    fmt_path(mem_base, sizeof(mem_base), "/sys/fs/cgroup/memory%s/%s",
+	        own, name) == 0 &&
 	    own_path("pids", own, sizeof(own)) == 0 &&
-	    fmt_path(pids_base, sizeof(pids_base),
-	        "/sys/fs/cgroup/pids%s/skillbroker", own) == 0) {
+	    fmt_path(pids_base, sizeof(pids_base), "/sys/fs/cgroup/pids%s/%s",
+	        own, name) == 0) {
 		if ((mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
 		    (mkdir(pids_base, 0755) == 0 || errno == EEXIST))
 			mode = CG_V1;
@@ -186,7 +187,7 @@ cgroup_init(void)
 static int
 group_dirs(uint64_t id, char *mem, char *pids, size_t len)
 {
-	/* The master's pid too: several daemons may share the parent group. */
+	/* Our pid too: several daemons may share the parent group. */
 	return fmt_path(mem, len, "%s/m%d.c%llu", mem_base, (int)getpid(),
 	           (unsigned long long)id) ||
 	               fmt_path(pids, len, "%s/m%d.c%llu", pids_base,
@@ -195,7 +196,7 @@ group_dirs(uint64_t id, char *mem, char *pids, size_t len)
 	           : 0;
 }
 
-/* Create this worker's groups with its limits and move pid into them. */
+/* Create id's groups with its limits and move pid into them. */
 int
 cgroup_enter(
     uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids, struct error *e)
@@ -239,7 +240,7 @@ cgroup_enter(
 	return 0;
 }
 
-/* Did a cgroup limit end or constrain the worker? */
+/* Did a cgroup limit end or constrain a process in id's group? */
 void
 cgroup_limits_hit(uint64_t id, int *oom, int *pids_max)
 {
@@ -263,9 +264,8 @@ cgroup_active(void)
 }
 
 /*
- * End every process of the call through its cgroup: cgroup.kill on v2;
- * on v1 the group's own task list (the pid namespace already took the
- * rest when the worker, its init, died). Never a scan of the host.
+ * End every process in id's group: cgroup.kill on v2, on v1 the group's
+ * own task list. Never a scan of the host's processes.
  */
 void
 cgroup_kill(uint64_t id)
@@ -291,7 +291,7 @@ cgroup_kill(uint64_t id)
 	fclose(f);
 }
 
-/* Remove the call's groups; -1 while a process is still in one. */
+/* Remove id's groups; -1 while a process is still in one. */
 int
 cgroup_remove(uint64_t id)
 {

@@ -1,0 +1,206 @@
+/* os.c: operating-system mechanisms for the master (see os.h). */
+#include "os.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "xmalloc.h"
+
+#define SPAWN_FDS_MAX 8
+
+void
+os_spawn_exec(
+    const char *path, char *const argv[], const struct fdmap *fds, int nfds)
+{
+	int tmp[SPAWN_FDS_MAX], i, top = 2, devnull;
+	sigset_t none;
+
+	if (nfds > SPAWN_FDS_MAX)
+		_exit(126);
+	/* Above every target first, so no move overwrites a later source. */
+	for (i = 0; i < nfds; i++)
+		if ((tmp[i] = fcntl(fds[i].fd, F_DUPFD, 64)) == -1)
+			_exit(126);
+	if ((devnull = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(devnull, 0) == -1)
+		_exit(126);
+	for (i = 0; i < nfds; i++) {
+		if (dup2(tmp[i], fds[i].to) == -1)
+			_exit(126);
+		top = fds[i].to > top ? fds[i].to : top;
+	}
+	close_from(top + 1);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+		_exit(126);
+	execv(path, argv);
+	_exit(127);
+}
+
+pid_t
+os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
+    int nfds, int nsflags)
+{
+	pid_t pid;
+	int i, saved;
+
+	/* A fork-like clone, so the child may start new namespaces. */
+	pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid == 0)
+		os_spawn_exec(path, argv, fds, nfds);
+	saved = errno;
+	for (i = 0; i < nfds; i++)
+		close(fds[i].fd);
+	errno = saved;
+	return pid;
+}
+
+int
+os_unix_listen(const char *path, struct error *e)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	mode_t old;
+	int fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return error_set(
+		    e, ERR_INTERNAL, "socket path too long: %s", path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return error_set(e, ERR_INTERNAL,
+			    "%s exists and is not a socket", path);
+		if ((probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1)
+			return error_set(
+			    e, ERR_INTERNAL, "socket: %s", strerror(errno));
+		if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			close(probe);
+			return error_set(e, ERR_INTERNAL,
+			    "another daemon is serving %s", path);
+		}
+		close(probe);
+		if (unlink(path) == -1)
+			return error_set(e, ERR_INTERNAL, "unlink stale %s: %s",
+			    path, strerror(errno));
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return error_set(
+		    e, ERR_INTERNAL, "socket: %s", strerror(errno));
+	old = umask(0111); /* any local user may connect; policy decides */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 128) == -1) {
+		umask(old);
+		error_set(
+		    e, ERR_INTERNAL, "listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	return fd;
+}
+
+int
+os_dir_dedicated(const char *dir, uid_t owner)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int empty = 1;
+
+	if (lstat(dir, &st) == -1)
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (st.st_uid == owner)
+		return 1;
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+int
+os_is_mountpoint(const char *path)
+{
+	char parent[PATH_MAX];
+	struct stat a, b;
+
+	if (fmt_path(parent, sizeof(parent), "%s/..", path) == -1 ||
+	    lstat(path, &a) == -1 || stat(parent, &b) == -1)
+		return 0;
+	return S_ISDIR(a.st_mode) && a.st_dev != b.st_dev;
+}
+
+char *
+os_exe_dir_with(const char *file, const char *fallback)
+{
+	char self[PATH_MAX], *dir, *probe;
+	ssize_t n;
+	int found;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		dir = xstrdup(dirname(self));
+		xasprintf(&probe, "%s/%s", dir, file);
+		found = access(probe, X_OK) == 0;
+		free(probe);
+		if (found)
+			return dir;
+		free(dir);
+	}
+	return xstrdup(fallback);
+}
+
+int
+os_tmpfs_new(uint64_t size_mb, struct error *e)
+{
+	char size[32];
+	int fs, mnt = -1;
+
+	snprintf(size, sizeof(size), "%llum", (unsigned long long)size_mb);
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+	         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) == -1)
+		error_set(e, ERR_SANDBOX_FAILED, "tmpfs: %s", strerror(errno));
+	if (fs != -1)
+		close(fs);
+	return mnt;
+}
+
+int
+os_tree_clone(int fd, struct error *e)
+{
+	int c;
+
+	if ((c = open_tree(fd, "",
+	         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1)
+		error_set(e, ERR_SANDBOX_FAILED, "clone a mount: %s",
+		    strerror(errno));
+	return c;
+}

@@ -1,0 +1,63 @@
+/*
+ * os.h: operating-system mechanisms the privileged master needs, with
+ * no knowledge of any role: exec a helper with its fds at fixed numbers,
+ * listen on a unix socket, check a directory is ours alone, tell a
+ * mount point.
+ */
+#ifndef SB_OS_H
+#define SB_OS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* A child's fd and the number it must have after exec. */
+struct fdmap {
+	int fd, to;
+};
+
+/*
+ * In a freshly forked child: stdin on /dev/null, each fd moved to its
+ * number, every other fd closed, signals unblocked and SIGPIPE at its
+ * default, then execv. Never returns (exit 126 or 127 on failure).
+ */
+void os_spawn_exec(const char *path, char *const argv[],
+    const struct fdmap *fds, int nfds) __attribute__((noreturn));
+
+/*
+ * Start path as a child (with nsflags, as pid 1 of those new
+ * namespaces), its fds placed as os_spawn_exec does. The fds given are
+ * the child's: closed here either way. -1 with errno on failure.
+ */
+pid_t os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
+    int nfds, int nsflags);
+
+/*
+ * Bind and listen on a unix socket at path that any local user may
+ * connect to. A stale socket file is replaced; a live server on it is
+ * an error.
+ */
+int os_unix_listen(const char *path, struct error *e);
+
+/*
+ * 1 if dir is ours alone: missing, already owner's, or empty (never a
+ * shared directory such as /var/log).
+ */
+int os_dir_dedicated(const char *dir, uid_t owner);
+
+/*
+ * A fresh tmpfs of size_mb, nosuid, nodev, root's and 0700, mounted
+ * nowhere: the fd holds it. os_tree_clone gives a new detached mount of
+ * the same files, for another mount namespace to attach (move_mount).
+ */
+int os_tmpfs_new(uint64_t size_mb, struct error *e);
+int os_tree_clone(int fd, struct error *e);
+
+/* 1 if path is a mount point (its device differs from its parent's). */
+int os_is_mountpoint(const char *path);
+
+/* The directory of this executable if it holds file, else fallback. */
+char *os_exe_dir_with(const char *file, const char *fallback);
+
+#endif
