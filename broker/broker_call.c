@@ -90,9 +90,9 @@ call_find(uint64_t ref)
 {
 	struct call *c;
 
-	LIST_FOREACH(c, &B->calls, entry)
-	if (c->ref == ref)
-		return c;
+	LIST_FOREACH (c, &B->calls, entry)
+		if (c->ref == ref)
+			return c;
 	return NULL;
 }
 
@@ -371,9 +371,9 @@ call_conn_gone(struct conn *cn)
 {
 	struct call *c;
 
-	LIST_FOREACH(c, &B->calls, entry)
-	if (c->conn == cn)
-		c->conn = NULL;
+	LIST_FOREACH (c, &B->calls, entry)
+		if (c->conn == cn)
+			c->conn = NULL;
 }
 
 /* A peer died: every call that waits on it fails closed. */
@@ -385,11 +385,12 @@ calls_peer_lost(struct peer *p)
 	struct call *c;
 
 	refs = xcalloc(B->ncalls + 1, sizeof(*refs));
-	LIST_FOREACH(c, &B->calls, entry)
-	if ((p == &B->policyd && (c->st == CALL_AUTHZ || c->st == CALL_SKILLS ||
-	                             c->st == CALL_RELOAD)) ||
-	    (p == &B->auditd && c->st == CALL_DECISION))
-		refs[n++] = c->ref;
+	LIST_FOREACH (c, &B->calls, entry)
+		if ((p == &B->policyd &&
+		        (c->st == CALL_AUTHZ || c->st == CALL_SKILLS ||
+		            c->st == CALL_RELOAD)) ||
+		    (p == &B->auditd && c->st == CALL_DECISION))
+			refs[n++] = c->ref;
 	/* Failing one call may start or end others: look each up anew. */
 	for (i = 0; i < n; i++)
 		if ((c = call_find(refs[i])) != NULL)
@@ -443,9 +444,9 @@ call_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 		msg_audit_ack_free(&a);
 		return -1;
 	}
-	LIST_FOREACH(c, &B->calls, entry)
-	if (c->st == CALL_DECISION && c->audit_ref == a.ref)
-		break;
+	for (c = LIST_FIRST(&B->calls); c != NULL; c = LIST_NEXT(c, entry))
+		if (c->st == CALL_DECISION && c->audit_ref == a.ref)
+			break;
 	if (c != NULL && !a.ok)
 		r = call_fail(c, ERR_AUDIT_UNAVAILABLE, a.message);
 	else if (c != NULL && c->ans.err != ERR_NONE)

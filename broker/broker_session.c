@@ -23,12 +23,13 @@ struct bsession {
 	uint32_t uid;
 	char *name;
 	struct call *running;
-	TAILQ_HEAD(, call) queue;
+	TAILQ_HEAD(call_queue, call) queue;
 	size_t nqueued;
 	uint64_t used_ms;
 };
 
-static TAILQ_HEAD(, bsession) sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static TAILQ_HEAD(bsession_list, bsession) sessions = TAILQ_HEAD_INITIALIZER(
+    sessions);
 static size_t nsessions;
 static struct event *sweep_ev;
 
@@ -81,13 +82,14 @@ session_get(uint32_t uid, const char *name, struct error *e)
 {
 	struct bsession *s;
 
-	TAILQ_FOREACH(s, &sessions, entry)
-	if (s->uid == uid && strcmp(s->name, name) == 0)
-		return s;
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = TAILQ_NEXT(s, entry))
+		if (s->uid == uid && strcmp(s->name, name) == 0)
+			return s;
 	if (nsessions >= B->max_sessions) {
-		TAILQ_FOREACH(s, &sessions, entry)
-		if (session_idle(s))
-			break;
+		/* The least recently used idle session gives way. */
+		for (s = TAILQ_FIRST(&sessions); s != NULL && !session_idle(s);
+		     s = TAILQ_NEXT(s, entry))
+			;
 		if (s == NULL) {
 			error_set(e, ERR_OVERLOADED,
 			    "all %zu sessions have calls running or waiting",

@@ -479,7 +479,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	struct worker *w;
 	size_t i;
 
-	if ((w = worker_find(NULL, pid)) == NULL)
+	if ((w = worker_find("", pid)) == NULL)
 		return 0;
 	worker_fail(w, ERR_NONE, NULL); /* whatever is left of it */
 	worker_result(w, status, ru);

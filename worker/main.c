@@ -131,7 +131,7 @@ static void
 report_files(uint64_t since_ns)
 {
 	static const char *const dirs[] = {"/work", "/data", NULL};
-	struct msg_files f;
+	struct msg_files f = {0};
 	struct mp_enc m;
 	struct error e;
 
