@@ -139,6 +139,8 @@ struct broker {
 	/* installed by main.c */
 	void (*on_frame)(struct conn *, const uint8_t *, size_t);
 	void (*on_close)(struct conn *);
+	/* each move of a call, for tests to watch; NULL in the daemon */
+	void (*on_move)(const struct call *c, enum call_state from);
 };
 
 extern struct broker *B;

@@ -298,6 +298,7 @@ static int
 call_event(struct call *c, enum call_event ev)
 {
 	const struct call_edge *edge;
+	enum call_state from;
 	int first = 1;
 
 	do {
@@ -313,7 +314,10 @@ call_event(struct call *c, enum call_event ev)
 		}
 		log_debug("call %llu: %s -> %s", (unsigned long long)c->ref,
 		    call_state_name(c->st), call_state_name(edge->to));
+		from = c->st;
 		c->st = edge->to;
+		if (B->on_move != NULL)
+			B->on_move(c, from);
 		if (c->st == CALL_DONE) {
 			call_done(c);
 			return 0;
