@@ -196,11 +196,11 @@ audit_call(const struct call *c, const char *action, const char *type,
 	return B->audit_sent;
 }
 
-/* auditd acknowledges in order, and only what was sent. */
+/* auditd acknowledges each record, in order: only the next one. */
 int
 audit_ack_check(const struct msg_audit_ack *a)
 {
-	if (a->ref <= B->audit_acked || a->ref > B->audit_sent)
+	if (a->ref != B->audit_acked + 1 || a->ref > B->audit_sent)
 		return -1;
 	B->audit_acked = a->ref;
 	if (!a->ok)

@@ -1329,6 +1329,12 @@ test_audit_ack_unexpected(void **state)
 	assert_int_equal(
 	    deliver(&B->auditd, &t_auditd, &m, NULL, 0, call_on_audit_ack), -1);
 	assert_untouched(1, CALL_DECISION, n);
+	/* auditd acknowledges in order: not the decision before received. */
+	enc_ack(&m, dec, 1);
+	assert_int_equal(
+	    deliver(&B->auditd, &t_auditd, &m, NULL, 0, call_on_audit_ack), -1);
+	assert_untouched(1, CALL_DECISION, n);
+	assert_quiet(&t_master);
 	enc_ack(&m, received, 1);
 	assert_int_equal(
 	    deliver(&B->auditd, &t_auditd, &m, NULL, 0, call_on_audit_ack), 0);
