@@ -122,7 +122,18 @@ peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
 		return;
 	}
 	chan_queue(&p->ch, m, fds, nfds);
-	peer_writecb(p->ch.fd, EV_WRITE, p);
+	/*
+	 * Write what fits now, but report a failure from the loop: on_dead
+	 * must not run inside a caller that is changing what it tears down.
+	 */
+	switch (chan_flush(&p->ch)) {
+	case 1:
+		event_add(p->wev, NULL);
+		break;
+	case -1:
+		event_active(p->wev, EV_WRITE, 0);
+		break;
+	}
 }
 
 void

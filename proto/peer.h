@@ -36,7 +36,10 @@ struct peer {
 void peer_init(struct peer *p, struct event_base *base, int fd,
     const char *name, const struct peer_handler *table,
     void (*on_dead)(struct peer *, const char *), void *arg);
-/* Queue a message (the peer owns the fds) and arm the write event. */
+/*
+ * Queue a message (the peer owns the fds) and write what fits. A failed
+ * write ends the peer from the event loop, never inside peer_send.
+ */
 void peer_send(
     struct peer *p, const struct mp_enc *m, const int *fds, int nfds);
 /*

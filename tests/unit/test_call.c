@@ -1509,6 +1509,37 @@ test_auditd_dies(void **state)
 	assert_trace(5, "new>done");
 }
 
+/*
+ * auditd is gone but the broker has not read its EOF yet: recording the
+ * decision fails inside the send. The call must not be ended under the
+ * code that is moving it; the death comes from the loop.
+ */
+static void
+test_auditd_gone_unnoticed(void **state)
+{
+	struct mp_enc m;
+	uint64_t ref;
+
+	(void)state;
+	invoke(1, "s1");
+	expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	chan_close(&t_auditd);
+	enc_authz_ans(&m, ref, ERR_NONE, GRANT);
+	assert_int_equal(
+	    deliver(&B->policyd, &t_policyd, &m, NULL, 0, call_on_authz_ans),
+	    0);
+	assert_int_equal(deaths, 0);
+	assert_state(1, CALL_DECISION);
+	pump();
+	assert_int_equal(deaths, 1);
+	assert_false(B->auditd.alive);
+	assert_failed(1, ERR_AUDIT_UNAVAILABLE, "auditd");
+	expect_cancel();
+	assert_trace(1, "new>queued queued>authz authz>decision decision>done");
+	assert_quiet(&t_master);
+}
+
 /* Two invokes of one session run one after the other. */
 static void
 test_session_in_order(void **state)
@@ -1675,6 +1706,7 @@ main(void)
 	    CALL_TEST(test_violation_ends_peer),
 	    CALL_TEST(test_policyd_dies),
 	    CALL_TEST(test_auditd_dies),
+	    CALL_TEST(test_auditd_gone_unnoticed),
 	    CALL_TEST(test_session_in_order),
 	    CALL_TEST(test_session_bound),
 	    CALL_TEST(test_client_gone),

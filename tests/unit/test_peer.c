@@ -491,6 +491,37 @@ test_send(void **state)
 	close(pp[0]);
 }
 
+/*
+ * A send that fails (the other end is gone) ends the peer from the
+ * loop, not inside peer_send: the caller may be in the middle of
+ * changing what on_dead would tear down.
+ */
+static void
+test_send_fails_later(void **state)
+{
+	struct fix *f = *state;
+	struct mp_enc m;
+	int pp[2];
+	char c;
+
+	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+	chan_close(&f->tc);
+	enc_init(&m);
+	msg_begin(&m, (enum msg_type)T_PLAIN);
+	msg_end(&m);
+	peer_send(&f->p, &m, &pp[1], 1);
+	peer_send(&f->p, &m, NULL, 0);
+	enc_free(&m);
+	assert_int_equal(f->dead, 0);
+	assert_true(f->p.alive);
+	pump(f);
+	assert_int_equal(f->dead, 1);
+	assert_false(f->p.alive);
+	/* The fd that was never sent is closed with the channel. */
+	assert_int_equal(read(pp[0], &c, 1), 0);
+	close(pp[0]);
+}
+
 /* peer_send on a dead peer sends nothing and closes the fds it got. */
 static void
 test_send_dead(void **state)
@@ -539,6 +570,7 @@ main(void)
 	    FIX_TEST(test_fds_in_order),
 	    FIX_TEST(test_fd_missing),
 	    FIX_TEST(test_send),
+	    FIX_TEST(test_send_fails_later),
 	    FIX_TEST(test_send_dead),
 	};
 
