@@ -121,8 +121,12 @@ check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration
 
-unit: $(UNIT_BINS)
+# The layering check reads the roles' objects (tests/check-layers.sh).
+LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC))
+
+unit: $(UNIT_BINS) $(LAYER_OBJS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
+	@sh tests/check-layers.sh $(OUT)/obj
 
 # LeakSanitizer cannot work in roles that chroot and drop uid (no /proc);
 # every other sanitizer check stays on, and errors are fatal.
