@@ -45,16 +45,36 @@ static void __attribute__((noreturn)) usage(void)
 static pid_t
 spawn(const struct opts *o, int master, int broker)
 {
-	char *argv[] = {(char *)o->auditd, "-l", (char *)o->log, "-H",
-	    (char *)o->head, "-F", (char *)o->flush, "-m", "0", "-u",
-	    (char *)o->uid, "-g", (char *)o->gid, "-d", NULL};
+	char *argv[] = {(char *)o->auditd, "-d", NULL};
+	struct conf_auditd c;
+	struct mp_enc enc;
+	struct error e;
+	uint64_t v;
 	pid_t pid;
-	int m, b;
+	int m, b, i;
 
 	if ((pid = fork()) == -1)
 		fatal("fork");
-	if (pid != 0)
+	if (pid != 0) { /* its settings, as the master would send them */
+		memset(&c, 0, sizeof(c));
+		audit_settings_default(&c.set);
+		if ((i = config_keyword(audit_flush_names, o->flush)) < 0 ||
+		    parse_uint(o->uid, 1, UINT32_MAX - 1, &v) == -1)
+			usage();
+		c.set.flush = (enum audit_flush)i;
+		c.set.max_log_file = 0;
+		c.uid = c.gid = v;
+		if (parse_uint(o->gid, 1, UINT32_MAX - 1, &c.gid) == -1)
+			usage();
+		c.path = (char *)o->log;
+		c.head = (char *)o->head;
+		enc_init(&enc);
+		conf_auditd_enc(&enc, &c);
+		if (frame_send(master, enc.sb.data, enc.sb.size, &e) == -1)
+			fatalx("settings: %s", e.msg);
+		enc_free(&enc);
 		return pid;
+	}
 	if ((m = fcntl(master, F_DUPFD, 64)) == -1 ||
 	    (b = fcntl(broker, F_DUPFD, 64)) == -1 || dup2(m, 3) == -1 ||
 	    dup2(b, 4) == -1)
@@ -74,13 +94,7 @@ send_record(int fd, uint64_t ref)
 
 	snprintf(id, sizeof(id), "bench-%llu", (unsigned long long)ref);
 	enc_init(&m);
-	msg_begin(&m, MSG_AUDIT, 2);
-	enc_kuint(&m, "ref", ref);
-	enc_str(&m, "event");
-	enc_map(&m, 14);
-	enc_kstr(&m, "event.action", "policy.decision");
-	enc_kstr(&m, "event.type", "allowed");
-	enc_kstr(&m, "event.outcome", "success");
+	msg_audit_begin(&m, ref, "policy.decision", "allowed", "success");
 	enc_kstr(&m, "request.id", id);
 	enc_kstr(&m, "user.id", "1000");
 	enc_kstr(&m, "group.id", "1000");
@@ -95,6 +109,7 @@ send_record(int fd, uint64_t ref)
 	    "execution");
 	enc_kstr(&m, "error.type", "none");
 	enc_kstr(&m, "grant.id", "0123456789abcdef0123456789abcdef");
+	msg_audit_end(&m);
 	if (frame_send(fd, m.sb.data, m.sb.size, &e) == -1)
 		fatalx("send: %s", e.msg);
 	enc_free(&m);
