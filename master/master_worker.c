@@ -158,6 +158,7 @@ static void
 worker_audit_start(struct worker *w)
 {
 	w->st = W_AUDITING;
+	arm_timer(w, BUILD_MS); /* for auditd to make it durable */
 	if ((w->audit_ref = audit_worker(w, NULL)) == 0)
 		worker_fail(w, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
 }
@@ -171,7 +172,6 @@ worker_ctl_ready(struct peer *p, const struct mp_doc *d)
 
 	if (msg_empty_dec(d, &e) == -1 || w->st != W_BUILDING)
 		return -1;
-	evtimer_del(w->timer);
 	if (w->ref != 0)
 		worker_audit_start(w);
 	else {
@@ -381,10 +381,8 @@ worker_on_run(struct peer *p UNUSED, const struct mp_doc *d)
 		    .message =
 		        "no such grant: unknown, already used, or expired"};
 		PEER_SEND(&M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &x);
-	} else if ((w->ref = r.ref) != 0 && w->st == W_BUILT) {
-		evtimer_del(w->timer);
+	} else if ((w->ref = r.ref) != 0 && w->st == W_BUILT)
 		worker_audit_start(w);
-	}
 	msg_run_free(&r);
 	return 0;
 }
