@@ -57,7 +57,7 @@ UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
 	$(WORKER_SRC) $(MASTER_SRC) $(CLI_SRC))
 
-.PHONY: all check unit integration run bench install clean deps format format-check lint fuzz
+.PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz
 
 all: $(PROGS)
 
@@ -155,8 +155,21 @@ $(OUT)/bench/%: bench/%.c $(call obj,$(COMMON_SRC))
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
+# The roles' users (users.* of the config), made only when installing
+# into this system as root; a staged install (DESTDIR) leaves it to the
+# package.
+ROLE_USERS = _sb-broker _sb-policyd _sb-auditd
+install-users:
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		for u in $(ROLE_USERS); do \
+			getent passwd $$u >/dev/null || useradd --system \
+			    --user-group --no-create-home --home-dir /nonexistent \
+			    --shell /usr/sbin/nologin $$u || exit 1; \
+		done; \
+	fi
+
 # The installed config names absolute paths (the repo's is for `make run`).
-install: all
+install: all install-users
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(DATADIR)
 	install -m 755 $(BIN)/skillbrokerd $(DESTDIR)$(SBINDIR)/
