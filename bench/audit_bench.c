@@ -46,35 +46,13 @@ static pid_t
 spawn(const struct opts *o, int master, int broker)
 {
 	char *argv[] = {(char *)o->auditd, "-d", NULL};
-	struct conf_auditd c;
-	struct mp_enc enc;
-	struct error e;
-	uint64_t v;
 	pid_t pid;
-	int m, b, i;
+	int m, b;
 
 	if ((pid = fork()) == -1)
 		fatal("fork");
-	if (pid != 0) { /* its settings, as the master would send them */
-		memset(&c, 0, sizeof(c));
-		audit_settings_default(&c.set);
-		if ((i = config_keyword(audit_flush_names, o->flush)) < 0 ||
-		    parse_uint(o->uid, 1, UINT32_MAX - 1, &v) == -1)
-			usage();
-		c.set.flush = (enum audit_flush)i;
-		c.set.max_log_file = 0;
-		c.uid = c.gid = v;
-		if (parse_uint(o->gid, 1, UINT32_MAX - 1, &c.gid) == -1)
-			usage();
-		c.path = (char *)o->log;
-		c.head = (char *)o->head;
-		enc_init(&enc);
-		conf_auditd_enc(&enc, &c);
-		if (frame_send(master, enc.sb.data, enc.sb.size, &e) == -1)
-			fatalx("settings: %s", e.msg);
-		enc_free(&enc);
+	if (pid != 0)
 		return pid;
-	}
 	if ((m = fcntl(master, F_DUPFD, 64)) == -1 ||
 	    (b = fcntl(broker, F_DUPFD, 64)) == -1 || dup2(m, 3) == -1 ||
 	    dup2(b, 4) == -1)
@@ -82,6 +60,34 @@ spawn(const struct opts *o, int master, int broker)
 	close_from(5);
 	execv(o->auditd, argv);
 	_exit(127);
+}
+
+/* auditd's settings, as the master would send them. */
+static void
+send_conf(const struct opts *o, int fd)
+{
+	struct conf_auditd c;
+	struct mp_enc enc;
+	struct error e;
+	uint64_t v;
+	int i;
+
+	memset(&c, 0, sizeof(c));
+	audit_settings_default(&c.set);
+	if ((i = config_keyword(audit_flush_names, o->flush)) < 0 ||
+	    parse_uint(o->uid, 1, UINT32_MAX - 1, &v) == -1 ||
+	    parse_uint(o->gid, 1, UINT32_MAX - 1, &c.gid) == -1)
+		usage();
+	c.set.flush = (enum audit_flush)i;
+	c.set.max_log_file = 0;
+	c.uid = v;
+	c.path = (char *)o->log;
+	c.head = (char *)o->head;
+	enc_init(&enc);
+	conf_auditd_enc(&enc, &c);
+	if (frame_send(fd, enc.sb.data, enc.sb.size, &e) == -1)
+		fatalx("settings: %s", e.msg);
+	enc_free(&enc);
 }
 
 /* A record the size and shape of a broker's policy.decision. */
@@ -204,6 +210,7 @@ main(int argc, char **argv)
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bp) == -1)
 		fatal("socketpair");
 	pid = spawn(&o, mp[1], bp[1]);
+	send_conf(&o, mp[0]);
 	close(mp[1]);
 	close(bp[1]);
 	if (frame_recv(mp[0], FRAME_MAX_INTERNAL, &body, &len, &e) == -1)
