@@ -41,7 +41,6 @@ sb_config "$TMP/sb.yaml"
 SOCK=$SB_SOCK
 CONF=$SB_CONF
 AUDIT=$SB_AUDIT                # own dir: the master gives it to auditd, 0750
-WORKROOT=$SB_STATE/work
 # Tests that show a daemon bug not fixed yet: reported as "not ok ... #
 # TODO" and not counted as failures (SB_STRICT=1 counts them).
 SB_KNOWN_BUGS=""
@@ -381,7 +380,7 @@ t06_output_cap() {
 }
 
 t07_stdin_session() {
-	local text owner
+	local text owner uid
 	text="line one
 line two: $$ $(date +%s)"
 	OUT=$(printf '%s\n' "$text" | timeout 20 "$SB_BIN/skillctl" -s "$SOCK" \
@@ -398,15 +397,24 @@ line two: $$ $(date +%s)"
 	expect "other session: file content" "$OUT" "NO FILE"
 	ctl invoke stdin-to-file show --phase execution
 	expect "default session: file content" "$OUT" "NO FILE"
-	# The file lives in the session's work dir, owned by a worker uid.
-	if [ -f "$WORKROOT/0/it-s1/saved.txt" ]; then
-		owner=$(stat -c %u "$WORKROOT/0/it-s1/saved.txt")
-		if [ "$owner" -lt "$UID_FIRST" ] || [ "$owner" -gt "$UID_LAST" ]; then
-			fail "saved.txt owned by uid $owner"
-		fi
+	# The file lives in the session's work dir (which no host path
+	# shows), owned by a worker uid: the uid of the call that lists it.
+	ctl invoke stdin-to-file list --phase execution --session it-s1
+	expect "list: exit status" "$RC" 0
+	owner=$(printf '%s\n' "$OUT" | awk '$1 == "FILE" && $2 == "saved.txt" { print $3 }')
+	uid=$(printf '%s\n' "$OUT" | awk '$1 == "UID" { print $2 }')
+	if [ -z "$owner" ]; then
+		fail "no saved.txt in session it-s1: $(short "$OUT")"
+	elif [ "$owner" -lt "$UID_FIRST" ] || [ "$owner" -gt "$UID_LAST" ]; then
+		fail "saved.txt owned by uid $owner"
 	else
-		fail "no $WORKROOT/0/it-s1/saved.txt"
+		expect "saved.txt owner" "$owner" "$uid"
 	fi
+	expect "saved.txt size" \
+	    "$(printf '%s\n' "$OUT" | awk '$1 == "FILE" && $2 == "saved.txt" { print $4 }')" \
+	    "$((${#text} + 1))"
+	[ ! -e "$SB_STATE/work" ] || [ -z "$(ls -A "$SB_STATE/work")" ] ||
+	    fail "work dirs show on the host under $SB_STATE/work"
 	ctl invoke stdin-to-file save --phase execution --session '../x' --stdin </dev/null
 	expect "bad session name: exit status" "$RC" 3
 }
@@ -590,11 +598,18 @@ fail_closed() {
 		fail "no $role process"
 		return
 	fi
+	# The session of the refused call holds a file already: a later
+	# call that lists it sees the session's work dir, which no host path
+	# shows, and whether the refused call's saved.txt is there.
+	sess="fc-$role"
+	OUT=$(printf 'planted before\n' | timeout 20 "$SB_BIN/skillctl" -s "$SOCK" \
+	    invoke stdin-to-file save --phase execution --session "$sess" \
+	    --stdin -- before.txt 2>"$TMP/ctl.err")
+	expect "plant before.txt" "$OUT" "saved 15"
 	before=$(count_action worker.started)
 	kill -KILL "$pid"
 	sb_poll 1 gone "$pid"
 	# At once, inside the restart back-off: the call must be refused.
-	sess="fc-$role"
 	t0=$(now_ms)
 	OUT=$(printf 'should never be saved\n' | timeout 10 "$SB_BIN/skillctl" \
 	    -s "$SOCK" invoke stdin-to-file save --phase execution \
@@ -617,8 +632,6 @@ fail_closed() {
 		fail "skillctl exit $RC: $(short "$OUT") $(head -c 200 "$TMP/ctl.err")"
 		;;
 	esac
-	[ ! -e "$WORKROOT/0/$sess/saved.txt" ] ||
-	    fail "the skill ran with $role dead"
 	after=$(count_action worker.started)
 	[ "$role" = auditd ] || expect "worker.started records added" \
 	    "$((after - before))" 0
@@ -636,8 +649,16 @@ fail_closed() {
 	else
 		fail "no recovery within 5 s after $role died (last exit $RC)"
 	fi
-	[ ! -e "$WORKROOT/0/$sess/saved.txt" ] ||
-	    fail "the refused call ran later"
+	# The session as a call of it sees it: before.txt, no saved.txt
+	# (the refused call ran neither with $role dead nor later).
+	if kill -0 "$SB_DPID" 2>/dev/null; then
+		ctl invoke stdin-to-file list --phase execution --session "$sess"
+		expect "list the session: exit status" "$RC" 0
+		sb_contains "session $sess" "$OUT" "FILE before.txt "
+		case $OUT in
+		*"FILE saved.txt "*) fail "the refused call ran with $role dead, or later" ;;
+		esac
+	fi
 	# A fresh daemon for the next test.
 	restart_daemon || fail "could not restart the daemon"
 	ctl invoke echo-args --phase execution -- back

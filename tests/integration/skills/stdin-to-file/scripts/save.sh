@@ -1,4 +1,5 @@
 #!/bin/sh
 set -eu
-cat > saved.txt
-echo "saved $(wc -c < saved.txt)"
+f=${1:-saved.txt}
+cat > "$f"
+echo "saved $(wc -c < "$f")"
