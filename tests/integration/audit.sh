@@ -51,6 +51,10 @@ mkskill() {
 setup_common() {
 	mkskill echo 'echo "$*"'
 	mkskill mark 'echo ran >"$WORK_DIR/ran"; echo marked'
+	# A session's work dir has no host path: these plant a file in it
+	# and list it, for the tests to see whether a refused call ran.
+	mkskill plant 'echo here >"$WORK_DIR/planted"; echo planted'
+	mkskill look 'cd "$WORK_DIR" && ls -A | tr "\n" " "; echo'
 	mkdir -p "$TMP/policy.d"
 	cat >"$TMP/policy.d/10-audit.yaml" <<-'EOF'
 	skills:
@@ -318,6 +322,28 @@ mount_small_log() {
 	    { fail "cannot mount a tmpfs"; return 1; }
 }
 
+# plant in each SESSION: a later look sees the session it asks for.
+plant_in() {
+	local s
+	for s in "$@"; do
+		ctl invoke plant --phase execution --session "$s"
+		expect "plant in $s" "$OUT" planted
+	done
+}
+# What a call in session S sees of its work dir (LOOK): the planted
+# file, and the mark of a call that ran (ran) or not. $2: yes, no, or
+# any (LOOK tells).
+session_ran() {
+	ctl invoke look --phase execution --session "$1"
+	LOOK=$OUT
+	[ "$RC" = 0 ] || { fail "look in session $1: exit $RC"; return 1; }
+	contains "session $1 (as its calls see it)" " $LOOK " " planted "
+	case " $LOOK " in
+	*" ran "*) [ "$2" != no ] || fail "session $1: the refused call ran" ;;
+	*) [ "$2" != yes ] || fail "session $1: the call ran but left no mark" ;;
+	esac
+}
+
 # Call mark in session S until one is refused; sets REFUSED to that session.
 call_until_refused() {
 	local i
@@ -340,16 +366,16 @@ a06_disk_full() {
 	start_daemon || return
 	ctl invoke mark --phase execution --session before
 	expect "before" "$OUT" marked
+	plant_in full1 full2 full3 full4 full5 full6 full7 full8
 	fill_log_fs
 	call_until_refused full
-	[ -z "$REFUSED" ] || [ ! -e "$D/state/work/0/$REFUSED/ran" ] ||
-	    fail "a refused call ran"
 	contains "daemon log" "$(cat "$D/daemon.log")" "suspended"
 	ctl invoke echo --phase execution -- still
 	expect "still refused" "$RC" 3
 	rm -f "$D/log/filler"
 	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
+	[ -z "$REFUSED" ] || session_ran "$REFUSED" no
 	expect "audit.resumed" "$(count '.event.action == "audit.resumed" and .audit.refused >= 2')" 1
 	stop_daemon
 	verify --head "$HEAD" "$LOG"
@@ -394,12 +420,13 @@ a07_deleted() {
 	newdir a07
 	start_daemon || return
 	ctl invoke echo --phase execution -- one
+	plant_in gone
 	rm -f "$LOG"
 	ctl invoke mark --phase execution --session gone --json
 	expect "refused" "$(j .error.type)" audit_unavailable
-	[ ! -e "$D/state/work/0/gone/ran" ] || fail "the refused call ran"
 	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
+	session_ran gone no
 	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
 	stop_daemon
 	verify --head "$HEAD" "$LOG"
@@ -413,13 +440,14 @@ a08_readonly() {
 	newdir a08
 	start_daemon || return
 	ctl invoke echo --phase execution -- one
+	plant_in ro
 	chmod 0440 "$LOG"
 	ctl invoke mark --phase execution --session ro --json
 	expect "refused" "$(j .error.type)" audit_unavailable
-	[ ! -e "$D/state/work/0/ro/ran" ] || fail "the refused call ran"
 	chmod 0640 "$LOG"
 	sb_poll 5 call_ok invoke echo --phase execution -- back
 	expect "resumed" "$OUT" back
+	session_ran ro no
 	stop_daemon
 	verify --head "$HEAD" "$LOG"
 	expect "one chain" "$VRC" 0
@@ -441,40 +469,35 @@ a08_readonly() {
 # worker.started durable in the log, or failed with audit_unavailable
 # and did not run; the chain survives the restart.
 a09_auditd_killed() {
-	local i pids=() rc id grant ok=0 refused=0 pid
+	local i pids=() rc id grant ok=0 refused=0 pid ran=()
 	newdir a09
 	start_daemon || return
+	for i in $(seq 16); do
+		plant_in "k$i"
+	done
 	for i in $(seq 16); do
 		timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke mark \
 		    --phase execution --session "k$i" --json >"$D/call.$i" 2>&1 &
 		pids+=($!)
 	done
 	# kill auditd once the calls are coming in
-	sb_wait_for 3 "no invoke.received record" \
-	    sb_has_rec '.event.action == "invoke.received"' "$LOG"
+	sb_wait_for 3 "no invoke.received record of a mark call" \
+	    sb_has_rec '.event.action == "invoke.received" and .skill.name == "mark"' "$LOG"
 	pid=$(auditd_pid)
 	[ -n "$pid" ] && kill -KILL "$pid"
 	for i in $(seq 16); do
 		wait "${pids[$((i - 1))]}"
 		rc=$?
-		id=$(jq -r .id "$D/call.$i" 2>/dev/null)
 		if [ "$rc" = 0 ]; then
 			ok=$((ok + 1))
-			[ -e "$D/state/work/0/k$i/ran" ] || fail "call $i: ok but no marker"
+			ran[$i]=yes
 		elif [ "$(jq -r .error.type "$D/call.$i" 2>/dev/null)" = audit_unavailable ] ||
 		    [ "$(jq -r .error.type "$D/call.$i" 2>/dev/null)" = overloaded ]; then
 			refused=$((refused + 1))
-			[ ! -e "$D/state/work/0/k$i/ran" ] ||
-			    fail "call $i: refused but it ran"
+			ran[$i]=no
 		else
 			fail "call $i: exit $rc: $(head -c 200 "$D/call.$i")"
-		fi
-		# Anything that ran had its start durable in the log.
-		if [ -e "$D/state/work/0/k$i/ran" ]; then
-			grant=$(recs ".event.action == \"policy.decision\" and .request.id == \"$id\"" |
-			    jq -r .grant.id)
-			[ "$(count ".event.action == \"worker.started\" and .grant.id == \"${grant:-none}\"")" = 1 ] ||
-			    fail "call $i ran without a durable worker.started"
+			ran[$i]=any
 		fi
 	done
 	echo "# a09: $ok ran, $refused refused (audit_unavailable or overloaded)"
@@ -482,6 +505,17 @@ a09_auditd_killed() {
 	expect "after the restart" "$OUT" after
 	wait_rec '.event.action == "child.died" and .process.name == "auditd"' ||
 	    fail "no child.died record for auditd"
+	# Each session as its calls see it: ok calls left their mark,
+	# refused ones none, and anything that ran had its start durable.
+	for i in $(seq 16); do
+		session_ran "k$i" "${ran[$i]}"
+		case " $LOOK " in *" ran "*) ;; *) continue ;; esac
+		id=$(jq -r .id "$D/call.$i" 2>/dev/null)
+		grant=$(recs ".event.action == \"policy.decision\" and .request.id == \"$id\"" |
+		    jq -r .grant.id)
+		[ "$(count ".event.action == \"worker.started\" and .grant.id == \"${grant:-none}\"")" = 1 ] ||
+		    fail "call $i ran without a durable worker.started"
+	done
 	expect "audit.started twice" "$(count '.event.action == "audit.started"')" 2
 	stop_daemon
 	verify --head "$HEAD" "$LOG"
