@@ -41,6 +41,7 @@ claim_uids 64300 5 10 escape
 PIDS=64         # limits.pids of the daemon
 FSIZE_MB=16     # limits.fsize_mb of the daemon
 MEM_MB=128      # memory_mb of the mem-bomb skill
+WORK_MB=64      # worker.work_mb of the daemon: each session's work dir
 SB_PIDS=$PIDS SB_FSIZE_MB=$FSIZE_MB
 
 # ---------------------------------------------------------------- helpers
@@ -89,7 +90,7 @@ TMP=$SB_TMP
 CONF=$TMP/sb.yaml               # sb_config: its socket, state and log beside it
 SOCK=$TMP/sb.sock
 AUDIT=$TMP/log/audit.jsonl
-WORKROOT=$TMP/state/work/0      # the work dirs of calls made by uid 0
+HOSTWORK=$TMP/state/work        # where work dirs were once; none may be there now
 VICTIM=$TMP/victim              # host files that attacks aim at
 SECRET=sbsecret-$MARK           # in the daemon's environment only
 ABSTRACT=sb-escape-$MARK        # the host listener's abstract socket
@@ -164,7 +165,7 @@ setup() {
 	      fs: { write: ["\$SKILL_DIR/**"] }
 	EOF
 	# readable by anyone (sb_config): only the sandbox keeps it from a skill
-	sb_config "$CONF"
+	sb_config "$CONF" "worker.work_mb: $WORK_MB"
 }
 
 # Owner, mode and content hash of every victim file and dir.
@@ -265,9 +266,32 @@ victims_intact() {
 		fail "a reply holds the text of a host victim file"
 }
 
-# Remove what is in DIR, a session's work dir: DIR itself is the mount
-# point of the session's tmpfs, which the master unmounts.
-empty_dir() { find "$1" -mindepth 1 -delete 2>/dev/null; return 0; }
+# A session's work dir has no host path: the suite sees it through calls
+# of the workfiles skill in that session.
+# session_list SESSION: LIST is what a call in SESSION sees of its work
+# dir (UID, FS and FILE lines, see skills/workfiles/scripts/list.sh).
+session_list() {
+	inv "$1" workfiles list
+	LIST=$SO
+	printf '%s\n' "$LIST" | grep -qx DONE ||
+		fail "cannot list session $1 ($(errinfo)): $(short "$SO")"
+}
+# FIELD (3 owner, 4 size, 5 KiB used) of FILE in LIST; empty when absent.
+list_file() {
+	printf '%s\n' "$LIST" | awk -v f="$1" -v k="$2" '$1 == "FILE" && $2 == f { print $k }'
+}
+# Empty a session's work dir (it holds memory until the session ends).
+session_clear() {
+	inv "$1" workfiles clear
+	[ "$SO" = CLEARED ] || fail "cannot clear session $1 ($(errinfo))"
+}
+# No host path shows a work dir: state_dir/work does not exist, or is empty.
+no_host_workdirs() {
+	[ ! -e "$HOSTWORK" ] && [ ! -L "$HOSTWORK" ] && return 0
+	[ -d "$HOSTWORK" ] && [ ! -L "$HOSTWORK" ] &&
+		[ -z "$(ls -A "$HOSTWORK" 2>/dev/null)" ] && return 0
+	fail "work dirs show on the host: $HOSTWORK holds $(ls -lA "$HOSTWORK" 2>&1 | head -n 5 | tr '\n' ' ')"
+}
 
 # Available KiB on the file system of the state dir.
 avail_kb() { df -Pk "$TMP/state" | awk 'NR == 2 { print $4 }'; }
@@ -280,15 +304,27 @@ t_read_shadow() {
 }
 
 # The daemon's config, audit log and state, another session's files,
-# /root and the repo: none may exist inside.
+# /root and the repo: none may exist inside. Another session's file is
+# planted by a call in session "victim" and sought from session "thief"
+# (by the skill that wrote it and by read-host), from the session of
+# the same name of another principal, and on the host under state_dir.
 t_read_host_files() {
-	local p paths
-	inv victim hello                                # the worker makes the dir
-	mkdir -p "$WORKROOT/victim"
-	echo "sb-escape other session" >"$WORKROOT/victim/notes.txt"
-	chmod 755 "$WORKROOT/victim"
-	chmod 644 "$WORKROOT/victim/notes.txt"
-	paths="$CONF $AUDIT $(dirname "$AUDIT") $TMP/state $TMP/state/work $WORKROOT/victim/notes.txt $WORKROOT/victim $TMP/daemon.log /root $ROOT/Makefile"
+	local p paths note="sb-escape other session $MARK" seen
+	inv victim workfiles put -- notes.txt "$note"
+	expect "plant in session victim" "$SO" "PUT notes.txt"
+	inv victim workfiles get -- notes.txt
+	expect "the planted file in its own session" "$SO" "$note"
+	no_host_workdirs
+	seen=$(grep -rlsF -- "$note" "$TMP/state" | head -n 3 | tr '\n' ' ')
+	[ -z "$seen" ] || fail "the other session's file is on the host: $seen"
+	inv thief workfiles get -- notes.txt
+	expect "session thief reads notes.txt" "$SO" "NO FILE"
+	sb_ctl_as 65534 invoke workfiles get --json --phase execution \
+	    --session victim -- notes.txt
+	printf 'workfiles get (uid 65534) %s\n' "$OUT" >>"$TMP/replies.log"
+	expect "uid 65534 in its session victim reads notes.txt" \
+	    "$(j '.output.stdout // ""')" "NO FILE"
+	paths="$CONF $AUDIT $(dirname "$AUDIT") $TMP/state $HOSTWORK $HOSTWORK/0 $HOSTWORK/0/victim $HOSTWORK/0/victim/notes.txt /work/notes.txt $TMP/daemon.log /root $ROOT/Makefile"
 	# shellcheck disable=SC2086
 	inv thief read-host -- $paths
 	attack_failed || return
@@ -296,21 +332,29 @@ t_read_host_files() {
 		printf '%s\n' "$SO" | grep -qxF "ABSENT $p" ||
 			fail "host path $p exists inside: $(printf '%s\n' "$SO" | grep -F "SEEN $p:" | head -n 1)"
 	done
+	! printf '%s\n' "$SO" | grep -qF -- "$note" ||
+		fail "read-host in session thief read the other session's file"
 }
 
 t_write_outside() {
 	local p q hits=""
-	inv wo write-out -- "$MARK" "$TMP/hostdir" "$TMP/state/work" "$TMP" "$ROOT"
+	inv wo write-out -- "$MARK" "$TMP/hostdir" "$HOSTWORK" "$TMP" "$ROOT"
 	attack_failed "BLOCKED write /usr/$MARK" "BLOCKED write /skill/open/$MARK" \
 	    "BLOCKED write $TMP/hostdir/$MARK"
 	for p in $(host_marks) "$TMP/skills/write-out/$MARK" \
 	    "$TMP/skills/write-out/open/$MARK" "$TMP/hostdir/$MARK" \
-	    "$TMP/state/work/$MARK" "$WORKROOT/$MARK" "$TMP/$MARK" "$ROOT/$MARK"; do
+	    "$HOSTWORK/$MARK" "$TMP/$MARK" "$ROOT/$MARK"; do
 		for q in "$p" "$p.d"; do
 			[ -e "$q" ] && hits="$hits $q"
 		done
 	done
+	# anywhere in the state dir (the private root, the data dirs, where
+	# work dirs once were): a write through /work/.. would land there
+	for q in $(find "$TMP/state" -name "$MARK*" 2>/dev/null); do
+		hits="$hits $q"
+	done
 	[ -z "$hits" ] || fail "files appeared on the host:$hits"
+	no_host_workdirs
 }
 
 # Commands that are symlinks out of the skill dir, or climb out with
@@ -385,6 +429,12 @@ t_workdir_symlinks() {
 	victims_intact
 }
 
+# The race call of session race2 has started and its racer runs.
+race2_racing() {
+	sb_has_rec '.event.action == "worker.started" and .session.id == "race2" and .skill.command == "race"' &&
+		worker_procs | grep -q 'bin/racer 2500 '
+}
+
 # A directory of the work dir swapped for a symlink to a host dir in a
 # tight loop, (1) by a process a call left behind and (2) by a running
 # call, while more calls of the same session start.
@@ -402,8 +452,9 @@ t_workdir_race() {
 		printf '%s\n' "$OUT" >"$bgout"
 	) &
 	racer=$!
-	# the racer notes its progress every 200 ms of racing
-	sb_wait_for 5 "the racing call to race" test -s "$WORKROOT/race2/racer.log"
+	# the racing call started (its start is in the audit log before the
+	# skill runs) and its racer runs
+	sb_wait_for 5 "the racing call to race" race2_racing
 	# Calls of one session run one at a time: a probe during the race
 	# waits for its end, or is refused (overloaded), which is the race
 	# failing; one that runs must not escape either.
@@ -621,10 +672,15 @@ t_disk_fill_one_file() {
 	*) printf '%s\n' "$SO" | grep -qE '^STOPPED .*(EFBIG|ENOSPC|EDQUOT)' ||
 		fail "one: not stopped by a limit ($(errinfo)): $(short "$SO")" ;;
 	esac
-	size=$(stat -c %s "$WORKROOT/df-one/$MARK-fill-0" 2>/dev/null || echo 0)
-	[ "$size" -le $((FSIZE_MB << 20)) ] ||
-		fail "one: the file grew to $size bytes (fsize limit $FSIZE_MB MiB)"
-	empty_dir "$WORKROOT/df-one"
+	# the size the reply reports, and the size a later call of the
+	# session sees
+	size=$(j ".effects.files_written[] | select(.path == \"/work/$MARK-fill-0\") | .size_bytes")
+	[ -n "$size" ] || fail "one: no /work/$MARK-fill-0 in files_written"
+	[ "${size:-0}" -le $((FSIZE_MB << 20)) ] ||
+		fail "one: files_written says the file grew to $size bytes (fsize limit $FSIZE_MB MiB)"
+	session_list df-one
+	expect "one: the file's size in a later call" "$(list_file "$MARK-fill-0" 4)" "$size"
+	session_clear df-one
 }
 
 # Files of 8 MiB, each under the file size limit: only a bound on the
@@ -632,10 +688,23 @@ t_disk_fill_one_file() {
 # The skill stops by itself at 512 MiB, so a missing bound costs the
 # host no more than that.
 t_disk_fill_many_files() {
+	local fs used total
 	disk_fill many
 	printf '%s\n' "$SO" | grep -qE '^STOPPED .*(ENOSPC|EDQUOT|EFBIG)' ||
 		fail "many: not stopped by a limit ($(errinfo)): $(short "$(printf '%s\n' "$SO" | grep -vE '^WROTE' | tr '\n' '|')")"
-	empty_dir "$WORKROOT/df-many"
+	# a later call of the session measures it: bound by worker.work_mb,
+	# whatever the skill wrote
+	session_list df-many
+	fs=$(printf '%s\n' "$LIST" | awk '$1 == "FS" { print $3 }')
+	used=$(printf '%s\n' "$LIST" | awk '$1 == "FS" { print $5 }')
+	total=$(printf '%s\n' "$LIST" | awk '$1 == "FILE" { t += $5 } END { print t + 0 }')
+	[ -n "$fs" ] && [ "$fs" -le $((WORK_MB * 1024)) ] ||
+		fail "many: the session's file system holds '$fs' KiB (work_mb $WORK_MB)"
+	[ "${used:-0}" -le $((WORK_MB * 1024)) ] && [ "$total" -le $((WORK_MB * 1024)) ] ||
+		fail "many: the session holds $total KiB in files, $used KiB used (work_mb $WORK_MB)"
+	[ "$total" -gt $((16 * 1024)) ] ||
+		fail "many: a later call sees only $total KiB of the files the skill wrote"
+	session_clear df-many
 }
 
 t_disk_fill_tmp() {
@@ -659,8 +728,11 @@ t_hash_stall() {
 		printf '%s\n' "$OUT" >"$out"
 	) &
 	stall=$!
-	# the skill made its files: the daemon is about to deal with them
-	sb_wait_for 10 "the stall call's 256th file" test -e "$WORKROOT/stall/stall-255"
+	# the stall call started (its start is in the audit log before the
+	# skill runs); the skill makes its files in a millisecond, and the
+	# daemon deals with them after it
+	sb_wait_for 10 "the stall call to start" sb_has_rec \
+	    '.event.action == "worker.started" and .session.id == "stall"'
 	t0=$(now_ms)
 	inv stall-other hello -- other
 	ms=$(($(now_ms) - t0))
@@ -672,7 +744,11 @@ t_hash_stall() {
 	attack_failed "INFO made 256 sparse files"
 	[ "$ms" -le 1500 ] ||
 		fail "a call of another session took $ms ms while the daemon dealt with the files (the stall call took $(j .effects.process.duration_ms) ms in the skill)"
-	empty_dir "$WORKROOT/stall"
+	# the files are in the session, as the skill said
+	session_list stall
+	expect "stall files a later call of the session sees" \
+	    "$(printf '%s\n' "$LIST" | grep -c '^FILE stall-')" 256
+	session_clear stall
 }
 
 t_output_flood() {

@@ -1,0 +1,3 @@
+#!/bin/sh
+# clear: remove everything in the work dir.
+find . -mindepth 1 -delete && echo CLEARED
