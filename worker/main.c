@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,22 @@
 #include "../lib/xmalloc.h"
 #include "../proto/frame.h"
 #include "worker.h"
+
+/*
+ * The worker dies with the master: SIGKILL when the master goes (pid 1
+ * dying takes the whole namespace). The setting is cleared when our
+ * credentials change, so it is made again after the drop; each time,
+ * a master that died before it was set shows as a hung-up socket.
+ */
+static void
+die_with_master(void)
+{
+	struct pollfd pfd = {FD_WORKER_CTL, POLLIN, 0};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    poll(&pfd, 1, 0) == -1 || (pfd.revents & (POLLHUP | POLLERR)))
+		_exit(125);
+}
 
 /* One message to the master on the control socket. */
 static int
@@ -213,9 +230,11 @@ main(int argc, char *argv[])
 	    set_cloexec(FD_WORKER_WORK, 1) == -1)
 		_exit(126);
 	close_from(FD_WORKER_WORK + 1);
+	die_with_master();
 	read_spec(&g);
 	if (sandbox_build(&g, &step, &e) == -1)
 		fail(step, e.msg);
+	die_with_master(); /* the drop to the worker uid cleared it */
 	xargv = build_argv(&g, &path);
 	envp = build_env(&g);
 	enc_init(&m);

@@ -912,9 +912,8 @@ t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forev
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_master_killed t_master_killed_workers"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
-# counted (SB_STRICT=1 counts them). The worker's init neither watches
-# its master nor is killed with it: a call outlives a killed master.
-SB_KNOWN_BUGS="t_master_killed_workers"
+# counted (SB_STRICT=1 counts them). None today.
+SB_KNOWN_BUGS=""
 
 SB_TESTS=$ALL
 # After every attack (not after a skip): the daemon lives and serves.
