@@ -112,12 +112,44 @@ v2_usable(char *base, size_t len)
 	return 0;
 }
 
-/* Remove leftover groups of owners that are gone. */
+/* Kill every process listed in dir's cgroup.procs (v1, or v2 unaided). */
+static int
+kill_listed(const char *dir)
+{
+	char path[PATH_MAX];
+	int n = 0;
+	long pid;
+	FILE *f;
+
+	if (fmt_path(path, sizeof(path), "%s/cgroup.procs", dir) == -1 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 1 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Kill every process in the group at dir: cgroup.kill (v2), else its list. */
+static void
+group_kill(const char *dir)
+{
+	if (mode != CG_V2 || write_file(dir, "cgroup.kill", "1") == -1)
+		(void)kill_listed(dir);
+}
+
+/*
+ * Remove the leftover groups of owners that are gone (a master killed
+ * with SIGKILL): whatever still runs in them is killed first, and the
+ * group removed once it is empty (waiting at most about a second).
+ */
 static void
 sweep(const char *base)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
+	int tries;
 	DIR *d;
 
 	if ((d = opendir(base)) == NULL)
@@ -128,11 +160,20 @@ sweep(const char *base)
 		if (de->d_type != DT_DIR ||
 		    sscanf(de->d_name, "m%d.c", &pid) != 1 || pid <= 0 ||
 		    (pid != (int)getpid() &&
-		        (kill(pid, 0) == 0 || errno != ESRCH)))
+		        (kill(pid, 0) == 0 || errno != ESRCH)) ||
+		    fmt_path(path, sizeof(path), "%s/%s", base, de->d_name) ==
+		        -1)
 			continue;
-		if (fmt_path(path, sizeof(path), "%s/%s", base, de->d_name) ==
-		    0)
-			(void)rmdir(path);
+		for (tries = 0;
+		     tries < 100 && rmdir(path) == -1 && errno == EBUSY;
+		     tries++) {
+			if (tries == 0)
+				log_warnx("%s: a dead master left processes: "
+				          "killed",
+				    path);
+			group_kill(path);
+			usleep(10000);
+		}
 	}
 	closedir(d);
 }
@@ -270,25 +311,10 @@ cgroup_active(void)
 void
 cgroup_kill(uint64_t id)
 {
-	char mem[PATH_MAX], pids[PATH_MAX], path[PATH_MAX];
-	long pid;
-	FILE *f;
+	char mem[PATH_MAX], pids[PATH_MAX];
 
-	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
-		return;
-	if (mode == CG_V2) {
-		if (write_file(mem, "cgroup.kill", "1") == -1 &&
-		    errno != ENOENT)
-			log_warn("cgroup.kill %s", mem);
-		return;
-	}
-	if (fmt_path(path, sizeof(path), "%s/cgroup.procs", pids) == -1 ||
-	    (f = fopen(path, "re")) == NULL)
-		return;
-	while (fscanf(f, "%ld", &pid) == 1)
-		if (pid > 1)
-			(void)kill((pid_t)pid, SIGKILL);
-	fclose(f);
+	if (mode != CG_NONE && group_dirs(id, mem, pids, sizeof(mem)) == 0)
+		group_kill(mode == CG_V2 ? mem : pids);
 }
 
 /* Remove id's groups; -1 while a process is still in one. */

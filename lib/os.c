@@ -1,6 +1,7 @@
 /* os.c: operating-system mechanisms for the master (see os.h). */
 #include "os.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -203,4 +204,71 @@ os_tree_clone(int fd, struct error *e)
 		error_set(e, ERR_SANDBOX_FAILED, "clone a mount: %s",
 		    strerror(errno));
 	return c;
+}
+
+/* The real, effective, saved and filesystem uids of process pid. */
+static int
+proc_uids(const char *pid, unsigned u[4])
+{
+	char path[64], line[256];
+	int r = -1;
+	FILE *f;
+
+	if (fmt_path(path, sizeof(path), "/proc/%s/status", pid) == -1 ||
+	    (f = fopen(path, "re")) == NULL)
+		return -1;
+	while (r == -1 && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2],
+		        &u[3]) == 4)
+			r = 0;
+	fclose(f);
+	return r;
+}
+
+/*
+ * One pass over /proc: kill (with kill set) or mark in held every process
+ * holding a uid in [first, last]; how many it found.
+ */
+static int
+sweep_pass(uid_t first, uid_t last, int kill_them, uint8_t *held)
+{
+	struct dirent *de;
+	unsigned u[4];
+	int found = 0, i, hit;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    proc_uids(de->d_name, u) == -1)
+			continue;
+		for (i = 0, hit = 0; i < 4; i++)
+			if (u[i] >= first && u[i] <= last) {
+				hit = 1;
+				held[u[i] - first] = 1;
+			}
+		found += hit;
+		if (hit && kill_them)
+			(void)kill(atoi(de->d_name), SIGKILL);
+	}
+	closedir(d);
+	return found;
+}
+
+int
+os_sweep_uids(uid_t first, uid_t last, uint8_t *held)
+{
+	int tries, found, killed = 0;
+
+	for (tries = 0; tries < 100; tries++) {
+		memset(held, 0, (size_t)(last - first) + 1);
+		if ((found = sweep_pass(first, last, 1, held)) <= 0)
+			return found == -1 ? -1 : killed;
+		killed += tries == 0 ? found : 0;
+		usleep(10000);
+	}
+	/* Still there: the uids they hold are never handed out. */
+	memset(held, 0, (size_t)(last - first) + 1);
+	return sweep_pass(first, last, 0, held) == -1 ? -1 : killed;
 }

@@ -57,6 +57,14 @@ int os_tree_clone(int fd, struct error *e);
 /* 1 if path is a mount point (its device differs from its parent's). */
 int os_is_mountpoint(const char *path);
 
+/*
+ * At start: kill every process that holds a uid in [first, last] (what a
+ * daemon killed with SIGKILL may have left), wait about a second, and
+ * set held[uid - first] for each uid a process still holds. Reads every
+ * /proc/PID/status: never on a call's path. Returns how many it killed.
+ */
+int os_sweep_uids(uid_t first, uid_t last, uint8_t *held);
+
 /* The directory of this executable if it holds file, else fallback. */
 char *os_exe_dir_with(const char *file, const char *fallback);
 

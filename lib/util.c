@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -347,4 +348,15 @@ path_has_dot(const char *path)
 		        (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
 			return 1;
 	return 0;
+}
+
+const char *
+wait_status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(
+		    buf, len, "exited with status %d", WEXITSTATUS(status));
+	return buf;
 }

@@ -49,6 +49,8 @@ int fmt_path(char *out, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Lexically drop ".", ".." and repeated slashes of an absolute path. */
 void path_normalize(char *path);
+/* "killed by signal N" or "exited with status N", into buf. */
+const char *wait_status_text(int status, char *buf, size_t len);
 /* 1 if a component of path is "." or "..". */
 int path_has_dot(const char *path);
 #endif

@@ -1,8 +1,7 @@
 /*
  * skillbrokerd: the privileged master. It reads the config, opens the
- * socket, starts broker, policyd and auditd, and afterwards only
- * supervises them and runs a worker for each grant policyd sends. It
- * never parses client input, nor anything a skill wrote.
+ * socket, starts the roles, then supervises them and runs a worker for
+ * each grant policyd sends. It reads nothing a client or a skill wrote.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,9 +26,8 @@ on_sigchld(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 	int status, i, left = 0;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
-		if (!worker_reap(pid, status, &ru) &&
-		    !proc_child_exited(pid, status))
-			log_debug("reaped unknown child %d", (int)pid);
+		(void)(worker_reap(pid, status, &ru) ||
+		       proc_child_exited(pid, status));
 	for (i = 0; i < ROLE__COUNT; i++)
 		left += M->roles[i].pid > 0;
 	if (M->shutting_down && left == 0)
@@ -62,18 +60,21 @@ on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 		(void)kill(M->roles[ROLE_AUDITD].pid, SIGHUP);
 }
 
-/* After the loop: escalate to SIGKILL, reap, remove the socket. */
+/* After the loop: SIGKILL the rest, reap all (workers' cgroups go). */
 static void
 final_cleanup(void)
 {
+	struct rusage ru;
 	int i, status;
+	pid_t pid;
 
 	worker_role_lost(ROLE_BROKER);
 	for (i = 0; i < ROLE__COUNT; i++)
-		if (M->roles[i].pid > 0 && kill(M->roles[i].pid, SIGKILL) == 0)
-			(void)waitpid(M->roles[i].pid, &status, 0);
-	while (waitpid(-1, &status, WNOHANG) > 0)
-		;
+		if (M->roles[i].pid > 0)
+			(void)kill(M->roles[i].pid, SIGKILL);
+	while ((pid = wait4(-1, &status, 0, &ru)) > 0)
+		(void)(worker_reap(pid, status, &ru) ||
+		       proc_child_exited(pid, status));
 	if (unlink(M->cfg.socket) == -1 && errno != ENOENT)
 		log_warn("unlink %s", M->cfg.socket);
 }
@@ -100,20 +101,17 @@ load_config(const char *path, int check_only)
 		fatalx("%s", e.msg);
 }
 
-static void
-add_signal(int sig, event_callback_fn cb)
-{
-	struct event *ev = evsignal_new(M->base, sig, cb, NULL);
-
-	if (ev == NULL || event_add(ev, NULL) == -1)
-		fatalx("signal %d setup", sig);
-}
-
 int
 main(int argc, char *argv[])
 {
+	static const struct {
+		int sig;
+		event_callback_fn cb;
+	} sigs[] = {{SIGCHLD, on_sigchld}, {SIGTERM, on_sigterm},
+	    {SIGINT, on_sigterm}, {SIGHUP, on_sighup}};
 	const char *conf = NULL;
-	int ch, check_only = 0, bad = 0;
+	int ch, check_only = 0, bad = 0, i;
+	struct event *ev;
 	struct error e;
 
 	M = xcalloc(1, sizeof(*M));
@@ -143,10 +141,11 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	if ((M->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	add_signal(SIGCHLD, on_sigchld);
-	add_signal(SIGTERM, on_sigterm);
-	add_signal(SIGINT, on_sigterm);
-	add_signal(SIGHUP, on_sighup);
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+		if ((ev = evsignal_new(
+		         M->base, sigs[i].sig, sigs[i].cb, NULL)) == NULL ||
+		    event_add(ev, NULL) == -1)
+			fatalx("signal %d setup", sigs[i].sig);
 	cgroup_init("skillbroker");
 	worker_init();
 	proc_start_all();

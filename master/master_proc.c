@@ -234,6 +234,7 @@ int
 proc_child_exited(pid_t pid, int status)
 {
 	struct role *r = NULL;
+	char why[64];
 	int i, halted;
 
 	for (i = 0; i < ROLE__COUNT; i++)
@@ -245,12 +246,8 @@ proc_child_exited(pid_t pid, int status)
 	if (M->shutting_down)
 		return 1;
 	peer_kill(&r->peer, "child exited");
-	if (WIFSIGNALED(status))
-		log_warnx("%s (pid %d) killed by signal %d", r->name, (int)pid,
-		    WTERMSIG(status));
-	else
-		log_warnx("%s (pid %d) exited with status %d", r->name,
-		    (int)pid, WEXITSTATUS(status));
+	log_warnx("%s (pid %d) %s", r->name, (int)pid,
+	    wait_status_text(status, why, sizeof(why)));
 	/* After peer_kill: a dead auditd's own record waits in the queue. */
 	MAUDIT(msg_audit_child_died, r->name, pid, status);
 	halted = r == &M->roles[ROLE_AUDITD] && WIFEXITED(status) &&

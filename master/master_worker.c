@@ -72,10 +72,20 @@ static uint64_t cg_counter;
 void
 worker_init(void)
 {
+	uint8_t *held;
+	size_t i;
+
 	nworkers = (size_t)M->cfg.worker_uid_last - M->cfg.worker_uid_first + 1;
-	if (nworkers > WORKERS_MAX)
-		nworkers = WORKERS_MAX;
+	nworkers = nworkers > WORKERS_MAX ? WORKERS_MAX : nworkers;
 	workers = xcalloc(nworkers, sizeof(*workers));
+	held = xcalloc(nworkers, 1);
+	/* What a killed predecessor left: no uid a process holds is used. */
+	if (os_sweep_uids(M->cfg.worker_uid_first,
+	        (uid_t)(M->cfg.worker_uid_first + nworkers - 1), held) == -1)
+		fatal("sweep worker uids");
+	for (i = 0; i < nworkers; i++)
+		workers[i].st = held[i] ? W_LOST : W_FREE;
+	free(held);
 }
 
 /* worker.started (x NULL) or worker.exited; its ref, 0 if auditd is down. */
@@ -507,11 +517,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	return 1;
 }
 
-/*
- * A role is gone: every worker (the broker: we stop), those whose grant
- * did not run yet (policyd), those waiting for their start to be
- * durable (auditd: no start may wait for an acknowledgement forever).
- */
+/* Which workers end with a role: all (broker), unrun (policyd), auditing. */
 void
 worker_role_lost(enum role_id role)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
 void
@@ -77,12 +78,7 @@ msg_audit_child_died(
 	int64_t sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	char what[64];
 
-	if (sig != 0)
-		snprintf(what, sizeof(what), "killed by signal %lld",
-		    (long long)sig);
-	else
-		snprintf(what, sizeof(what), "exited with status %lld",
-		    (long long)exit_code);
+	wait_status_text(status, what, sizeof(what));
 	msg_audit_begin(m, ref, "child.died", "end", "failure");
 	enc_kstr(m, "process.name", role);
 	enc_kint(m, "process.pid", pid);
