@@ -24,6 +24,7 @@
 #define BROKER_VERSION "0.2.0"
 #define CONN_INFLIGHT_MAX 32
 #define DRAIN_MS 200
+#define STOP_TICKS 20        /* of 50 ms: at most a second to flush at a stop */
 #define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
 #define QUEUE_MAX 256        /* calls waiting for any session */
 
@@ -133,6 +134,7 @@ struct broker {
 	uint64_t session_idle_ms;
 	uint64_t next_ref, audit_sent, audit_acked;
 	uint64_t stat_requests, stat_invokes;
+	int stopping, stop_status; /* the daemon stops: no new call */
 	struct conn_list conns;
 	struct call_list calls;
 	size_t ncalls, nqueued;

@@ -132,6 +132,8 @@ enter_authz(struct call *c)
 {
 	struct msg_authz_req a;
 
+	if (B->stopping)
+		return call_error(c, ERR_CANCELLED, "skillbrokerd is stopping");
 	if (!B->policyd.alive)
 		return call_error(c, ERR_POLICY_UNAVAILABLE,
 		    "policyd is not running; nothing can be authorized");
@@ -380,7 +382,10 @@ call_conn_gone(struct conn *cn)
 			c->conn = NULL;
 }
 
-/* A peer died: every call that waits on it fails closed. */
+/*
+ * A peer died: every call that waits on it fails closed. p NULL: the
+ * daemon stops, and every call ends, cancelled.
+ */
 void
 calls_peer_lost(struct peer *p)
 {
@@ -390,7 +395,8 @@ calls_peer_lost(struct peer *p)
 
 	refs = xcalloc(B->ncalls + 1, sizeof(*refs));
 	LIST_FOREACH (c, &B->calls, entry)
-		if ((p == &B->policyd &&
+		if (p == NULL ||
+		    (p == &B->policyd &&
 		        (c->st == CALL_AUTHZ || c->st == CALL_SKILLS ||
 		            c->st == CALL_RELOAD)) ||
 		    (p == &B->auditd && c->st == CALL_DECISION))
@@ -399,9 +405,11 @@ calls_peer_lost(struct peer *p)
 	for (i = 0; i < n; i++)
 		if ((c = call_find(refs[i])) != NULL)
 			(void)call_fail(c,
-			    p == &B->policyd ? ERR_POLICY_UNAVAILABLE
-			                     : ERR_AUDIT_UNAVAILABLE,
-			    p == &B->policyd
+			    p == NULL          ? ERR_CANCELLED
+			    : p == &B->policyd ? ERR_POLICY_UNAVAILABLE
+			                       : ERR_AUDIT_UNAVAILABLE,
+			    p == NULL ? "skillbrokerd is stopping"
+			    : p == &B->policyd
 			        ? "policyd stopped before deciding"
 			        : "auditd stopped before the decision was "
 			          "recorded");

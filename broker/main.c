@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/listener.h>
 
 #include "../lib/log.h"
@@ -50,14 +51,66 @@ accept_cb(struct evconnlistener *l UNUSED, evutil_socket_t fd,
 	conn_accept(fd);
 }
 
+/* Every client's replies are out, or the time is up: exit. */
+static void
+stop_check(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
+{
+	struct conn *cn;
+	int *ticks = arg, pending = 0;
+
+	LIST_FOREACH (cn, &B->conns, entry)
+		pending |=
+		    evbuffer_get_length(bufferevent_get_output(cn->bev)) > 0;
+	if (!pending || ++*ticks >= STOP_TICKS)
+		exit(B->stop_status);
+}
+
+/*
+ * The daemon stops (SIGTERM, or the master is gone): no new client, no
+ * new call; every call in flight is answered with a typed error before
+ * the connections close (within STOP_TICKS * 50 ms).
+ */
+static void
+broker_stop(const char *why, int status)
+{
+	static struct timeval tv = {0, 50000};
+	static int ticks;
+	struct event *ev;
+	struct conn *cn;
+
+	if (B->stopping)
+		return;
+	B->stopping = 1;
+	B->stop_status = status;
+	log_info("stopping: %s", why);
+	evconnlistener_disable(B->listener);
+	LIST_FOREACH (cn, &B->conns, entry)
+		bufferevent_disable(cn->bev, EV_READ);
+	calls_peer_lost(NULL);
+	if ((ev = event_new(B->base, -1, EV_PERSIST, stop_check, &ticks)) ==
+	        NULL ||
+	    event_add(ev, &tv) == -1)
+		exit(status);
+}
+
 /* Fail closed: with policyd or auditd gone, calls get a typed error. */
 static void
 on_dead(struct peer *p, const char *why)
 {
-	if (p == &B->master)
-		fatalx("master channel: %s", why);
+	if (p == &B->master) {
+		if (!B->stopping)
+			log_warnx("master channel: %s", why);
+		broker_stop("the master is gone", 1);
+		return;
+	}
 	log_warnx("%s channel: %s", p->name, why);
 	calls_peer_lost(p);
+}
+
+static void
+on_sigterm(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	broker_stop("SIGTERM", 0);
 }
 
 /* The master restarted policyd or auditd: talk to it on the new fd. */
@@ -164,6 +217,9 @@ main(int argc, char *argv[])
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_DISABLED, -1, FD_BROKER_LISTEN);
 	if (B->listener == NULL)
 		fatalx("evconnlistener_new");
+	if (evsignal_add(
+	        evsignal_new(B->base, SIGTERM, on_sigterm, NULL), NULL) == -1)
+		fatalx("SIGTERM event");
 	PEER_SEND(&B->master, msg_ready_enc, "broker");
 	event_base_dispatch(B->base);
 	fatalx("event loop ended");

@@ -504,16 +504,15 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	for (i = 0; i < RUN_STARTED_FDS; i++)
 		if (w->pipes[i] != -1)
 			close(w->pipes[i]);
-	grant_free(&w->g);
 	/* A uid is reused only once nothing of the call can hold it. */
 	if (cgroup_remove(w->cg_id) == -1) {
-		log_warnx("uid %u is out of service: the cgroup of its last "
-		          "call still holds a process",
-		    (unsigned)(M->cfg.worker_uid_first +
-		               (size_t)(w - workers)));
+		log_warnx("uid %u out of service: its last call's cgroup "
+		          "holds a process",
+		    (unsigned)w->g.worker_uid);
 		w->st = W_LOST;
 	} else
 		w->st = W_FREE;
+	grant_free(&w->g);
 	return 1;
 }
 
@@ -531,7 +530,10 @@ worker_role_lost(enum role_id role)
 		        (role == ROLE_POLICYD && workers[i].ref == 0) ||
 		        (role == ROLE_AUDITD && workers[i].st == W_AUDITING)))
 			worker_fail(&workers[i],
-			    role == ROLE_AUDITD ? ERR_AUDIT_UNAVAILABLE
-			                        : ERR_NONE,
-			    "auditd stopped before recording the start");
+			    role == ROLE_AUDITD   ? ERR_AUDIT_UNAVAILABLE
+			    : role == ROLE_BROKER ? ERR_CANCELLED
+			                          : ERR_NONE,
+			    role == ROLE_AUDITD ? "auditd stopped before "
+			                          "recording the start"
+			                        : "skillbrokerd is stopping");
 }

@@ -182,7 +182,6 @@ run_exited_settle(struct msg_run_exited *x, int oom, int pids_hit,
 	                                     : ERR_RESOURCE_LIMIT;
 	x->message = (char *)why[x->limit];
 	if (fail != ERR_NONE || !x->started) {
-		x->started = 0;
 		x->limit = LIMIT_NONE;
 		x->err = fail != ERR_NONE ? fail : ERR_SANDBOX_FAILED;
 		x->message = fail != ERR_NONE
