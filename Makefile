@@ -194,6 +194,7 @@ format-check:
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem -D__linux__ \
+		--include=/usr/include/x86_64-linux-gnu/sys/queue.h \
 		lib proto master broker policyd auditd worker cli
 
 clean:
