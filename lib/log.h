@@ -7,6 +7,9 @@
 /* verbose: 1 adds debug lines; -1 silences all but fatal (offline tools). */
 void log_init(const char *procname, int foreground, int verbose);
 void log_setproc(const char *procname);
+/* Lines per call site per window; the rest are counted and reported. */
+void log_ratelimit(unsigned int burst, unsigned int window_s);
+void log_flush(void);
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
