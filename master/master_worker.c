@@ -295,7 +295,7 @@ worker_spawn(struct worker *w, int work, struct error *e)
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
 	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 2,
 	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-	        CLONE_NEWCGROUP | (w->g.net_host ? 0 : CLONE_NEWNET));
+	        (w->g.net_host ? 0 : CLONE_NEWNET));
 	free(path);
 	if (w->pid == -1) {
 		close(p[i][0]);

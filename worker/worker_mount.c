@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "../lib/log.h"
+#include "../lib/os.h"
 #include "../lib/util.h"
 #include "worker.h"
 
@@ -206,17 +208,54 @@ bind_system(const char *path, struct error *e)
 
 /* A host directory the daemon made (skill, work, data), at rel. */
 static int
-bind_host(
-    const char *path, const char *rel, int rw, int nolinks, struct error *e)
+bind_host(const char *path, const char *rel, int rw, struct error *e)
 {
 	int fd, r;
 
-	fd = nolinks
-	         ? open_nolinks(AT_FDCWD, path, 0)
-	         : open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
+	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
 		return merr(e, "open", path);
 	r = bind_fd(fd, rel, rw, e);
+	close(fd);
+	return r;
+}
+
+/*
+ * The skill, read-only at /skill. An overlay whose layers are the skill
+ * dir and an empty detached tmpfs, both named by fd: /proc/self/mountinfo
+ * inside then shows "/" and two fd numbers where a bind would show the
+ * skill's host path. A filesystem overlayfs refuses as a layer gets the
+ * plain read-only bind.
+ */
+static int
+mount_skill(const char *dir, struct error *e)
+{
+	char opts[160], dst[64];
+	int fd, empty, dfd, r = -1;
+
+	if ((fd = open_nolinks(AT_FDCWD, dir, 0)) == -1)
+		return merr(e, "open", dir);
+	if ((empty = os_tmpfs_new(1, e)) == -1 ||
+	    (dfd = mountpoint_at("skill", 1, e)) == -1) {
+		if (empty != -1)
+			close(empty);
+		close(fd);
+		return -1;
+	}
+	snprintf(opts, sizeof(opts),
+	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"
+	    "redirect_dir=nofollow,index=off,metacopy=off",
+	    fd, empty);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
+	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY, opts) == 0)
+		r = 0;
+	else {
+		log_info("skill %s: overlay refused (%s): bound instead", dir,
+		    strerror(errno));
+		r = bind_fd(fd, "skill", 0, e);
+	}
+	close(dfd);
+	close(empty);
 	close(fd);
 	return r;
 }
@@ -435,11 +474,11 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	for (i = 0; i < g->nsys_paths && r == 0; i++)
 		r = bind_system(g->sys_paths[i], e);
 	if (r == 0)
-		r = bind_host(g->skill_dir, "skill", 0, 1, e);
+		r = mount_skill(g->skill_dir, e);
 	if (r == 0)
 		r = attach_work(e);
 	if (r == 0 && (data = data_access(g)) >= 0)
-		r = bind_host(g->data_dir, "data", data, 0, e);
+		r = bind_host(g->data_dir, "data", data, e);
 	/* /tmp first, so a granted path beneath it is not hidden. */
 	if (r == 0)
 		r = make_dev(root, e) == -1 ||

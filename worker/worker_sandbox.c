@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -21,6 +22,27 @@ step_workdir(const struct grant *g, struct error *e)
 {
 	return workdir_prepare(g, e) == -1 || datadir_prepare(g, e) == -1 ? -1
 	                                                                  : 0;
+}
+
+/*
+ * Names that would tell the skill about the host: a cgroup namespace
+ * rooted at the call's own group (the master placed us there before it
+ * sent the spec), so /proc/self/cgroup shows "/", not the master's pid and
+ * call counter; and a hostname of its own in the new UTS namespace.
+ */
+static int
+step_names(const struct grant *g UNUSED, struct error *e)
+{
+	static const char host[] = "localhost", domain[] = "(none)";
+
+	if (unshare(CLONE_NEWCGROUP) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "cgroup namespace: %s",
+		    strerror(errno));
+	if (sethostname(host, sizeof(host) - 1) == -1 ||
+	    setdomainname(domain, sizeof(domain) - 1) == -1)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "hostname: %s", strerror(errno));
+	return 0;
 }
 
 /* A new session: no controlling terminal to inject into. */
@@ -106,6 +128,7 @@ static const struct {
 	const char *name;
 	int (*fn)(const struct grant *, struct error *);
 } steps[] = {
+    {"names", step_names},
     {"session", step_session},
     {"workdir", step_workdir},
     {"mounts", step_mounts},

@@ -28,7 +28,10 @@ static const char *const denied[] = {"mount", "umount", "umount2", "pivot_root",
     "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "fsopen",
     "fsconfig", "fsmount", "fspick", "move_mount", "open_tree", "mount_setattr",
     "pidfd_getfd", "iopl", "ioperm", "syslog", "lookup_dcookie", "uselib",
-    "vhangup", "nfsservctl", "kcmp", "landlock_create_ruleset", NULL};
+    "vhangup", "nfsservctl", "kcmp", "landlock_create_ruleset",
+    /* memory layout and placement: Docker's default profile refuses them */
+    "modify_ldt", "memfd_secret", "move_pages", "migrate_pages",
+    "set_mempolicy", "set_mempolicy_home_node", "mbind", NULL};
 
 static int
 deny(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *a)

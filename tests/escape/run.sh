@@ -570,7 +570,17 @@ t_seccomp_denylist() {
 	attack_failed "BLOCKED keyctl KEYCTL_GET_KEYRING_ID: EPERM" \
 	    "BLOCKED userfaultfd user mode: EPERM" "BLOCKED name_to_handle_at .: EPERM" \
 	    "BLOCKED personality ADDR_NO_RANDOMIZE: EPERM" \
-	    "BLOCKED perf_event_open own task clock: EPERM" "BLOCKED bpf BPF_MAP_CREATE: EPERM"
+	    "BLOCKED perf_event_open own task clock: EPERM" "BLOCKED bpf BPF_MAP_CREATE: EPERM" \
+	    "BLOCKED modify_ldt read: EPERM" "BLOCKED memfd_secret: EPERM" \
+	    "BLOCKED move_pages self none: EPERM" "BLOCKED set_mempolicy default: EPERM"
+}
+
+# What a skill learns from inside: the host's name, the master's pid and
+# the global call counter in its cgroup names, the host path of the skills.
+t_host_names() {
+	inv ln leaks -- "$(uname -n)" "$TMP/skills" "$SB_DPID"
+	attack_failed "BLOCKED hostname:" "BLOCKED cgroup names:" \
+	    "BLOCKED mountinfo:" "SKILL readable"
 }
 
 # x32 and i386 system calls: the filter kills the process with SIGSYS.
@@ -906,7 +916,7 @@ t_master_killed_workers() {
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
-t_io_uring t_seccomp_denylist t_x32_syscall t_i386_syscall t_network
+t_io_uring t_seccomp_denylist t_host_names t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names

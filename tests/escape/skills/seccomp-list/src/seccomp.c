@@ -111,6 +111,22 @@ main(void)
 	r = syscall(__NR_quotactl, QCMD(Q_SYNC, USRQUOTA), NULL, 0, NULL);
 	verdict("quotactl Q_SYNC", r, errno, EPERM, 0);
 
+	/* memory layout and NUMA placement; unfiltered, each succeeds (or,
+	 * memfd_secret where the kernel lacks it, says ENOSYS) */
+	r = syscall(__NR_modify_ldt, 0, buf, sizeof(buf));
+	verdict("modify_ldt read", r, errno, EPERM, 0);
+	r = syscall(__NR_memfd_secret, 0);
+	if (verdict("memfd_secret", r, errno, EPERM, 0))
+		close((int)r);
+	r = syscall(__NR_move_pages, 0, 0UL, NULL, NULL, NULL, 0);
+	verdict("move_pages self none", r, errno, EPERM, 0);
+	r = syscall(__NR_migrate_pages, 0, 0UL, NULL, NULL);
+	verdict("migrate_pages self none", r, errno, EPERM, 0);
+	r = syscall(__NR_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
+	verdict("set_mempolicy default", r, errno, EPERM, 0);
+	r = syscall(__NR_mbind, NULL, 0UL, 0, NULL, 0UL, 0U);
+	verdict("mbind empty range", r, errno, EPERM, 0);
+
 	/* the new mount API: EPERM, or ENOSYS */
 	r = syscall(__NR_fsopen, "tmpfs", 0);
 	if (verdict("fsopen tmpfs", r, errno, EPERM, ENOSYS, 0))
