@@ -69,8 +69,8 @@ test_burst_then_count(void **state)
 	sleep(2);
 	log_warnx("an unrelated line");
 	/* The window passed: the count and the first dropped line come out. */
-	assert_int_equal(count_lines("9995 similar messages suppressed",
-			     last, sizeof(last)),
+	assert_int_equal(
+	    count_lines("9995 similar messages suppressed", last, sizeof(last)),
 	    1);
 	assert_non_null(strstr(last, "attempt 5"));
 }
@@ -91,8 +91,8 @@ test_sites_are_separate(void **state)
 	fflush(stderr);
 	assert_int_equal(count_lines("site", NULL, 0), 7);
 	log_flush();
-	assert_int_equal(count_lines("97 similar messages suppressed", NULL, 0),
-	    2);
+	assert_int_equal(
+	    count_lines("97 similar messages suppressed", NULL, 0), 2);
 }
 
 static void
@@ -124,9 +124,10 @@ test_flush_reports_at_exit(void **state)
 	log_ratelimit(1, 3600);
 	flood(50, "a file");
 	log_flush();
-	/* Dropped lines are never lost silently, even if the site goes quiet. */
-	assert_int_equal(count_lines("49 similar messages suppressed", last,
-			     sizeof(last)),
+	/* Dropped lines are never lost silently, even if the site goes quiet.
+	 */
+	assert_int_equal(
+	    count_lines("49 similar messages suppressed", last, sizeof(last)),
 	    1);
 	assert_non_null(strstr(last, "attempt 1"));
 }
