@@ -24,7 +24,8 @@
 enum cg_mode { CG_NONE, CG_V1, CG_V2 };
 
 static enum cg_mode mode;
-static char mem_base[PATH_MAX], pids_base[PATH_MAX]; /* .../<name> */
+/* .../<name>; cpu_base is v1's cpuacct (empty: none), v2's is mem_base */
+static char mem_base[PATH_MAX], pids_base[PATH_MAX], cpu_base[PATH_MAX];
 
 /* Our own path in a hierarchy ("0" = v2, else a v1 controller). */
 static int
@@ -198,6 +199,7 @@ cgroup_init(const char *name)
 			snprintf(pids_base, sizeof(pids_base), "%s", mem_base);
 		}
 	}
+	cpu_base[0] = '\0';
 	if (mode == CG_NONE && own_path("memory", own, sizeof(own)) == 0 &&
 	    fmt_path(mem_base, sizeof(mem_base), "/sys/fs/cgroup/memory%s/%s",
 	        own, name) == 0 &&
@@ -207,11 +209,26 @@ cgroup_init(const char *name)
 		if ((mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
 		    (mkdir(pids_base, 0755) == 0 || errno == EEXIST))
 			mode = CG_V1;
+		/* CPU accounting, where the host mounts cpuacct. */
+		if (mode == CG_V1 &&
+		    (own_path("cpuacct", own, sizeof(own)) == 0 ||
+		        own_path("cpu,cpuacct", own, sizeof(own)) == 0)) {
+			if (fmt_path(cpu_base, sizeof(cpu_base),
+			        access("/sys/fs/cgroup/cpuacct/cpuacct.usage",
+			            F_OK) == 0
+			            ? "/sys/fs/cgroup/cpuacct%s/%s"
+			            : "/sys/fs/cgroup/cpu,cpuacct%s/%s",
+			        own, name) == -1 ||
+			    (mkdir(cpu_base, 0755) == -1 && errno != EEXIST))
+				cpu_base[0] = '\0';
+		}
 	}
 	if (mode != CG_NONE) {
 		sweep(mem_base);
 		if (mode == CG_V1)
 			sweep(pids_base);
+		if (cpu_base[0] != '\0')
+			sweep(cpu_base);
 	}
 	if (mode == CG_NONE)
 		log_warnx("no usable cgroup memory/pids controllers: workers "
@@ -221,18 +238,30 @@ cgroup_init(const char *name)
 		    mode == CG_V2 ? "v2" : "v1", mem_base);
 }
 
+/* One call's group in each hierarchy; cpu is empty where v1 has none. */
+struct cg_dirs {
+	char mem[PATH_MAX], pids[PATH_MAX], cpu[PATH_MAX];
+};
+
 /*
  * A group per call, never reused: a group that could not be removed yet
- * must not hand its charges or counters to a later call.
+ * must not hand its charges or counters to a later call. Our pid is in
+ * the name too: several daemons may share the parent group.
  */
 static int
-group_dirs(uint64_t id, char *mem, char *pids, size_t len)
+group_dirs(uint64_t id, struct cg_dirs *d)
 {
-	/* Our pid too: several daemons may share the parent group. */
-	return fmt_path(mem, len, "%s/m%d.c%llu", mem_base, (int)getpid(),
-	           (unsigned long long)id) ||
-	               fmt_path(pids, len, "%s/m%d.c%llu", pids_base,
-	                   (int)getpid(), (unsigned long long)id)
+	int pid = (int)getpid();
+	unsigned long long n = (unsigned long long)id;
+
+	d->cpu[0] = '\0';
+	return fmt_path(
+	           d->mem, sizeof(d->mem), "%s/m%d.c%llu", mem_base, pid, n) ||
+	               fmt_path(d->pids, sizeof(d->pids), "%s/m%d.c%llu",
+	                   pids_base, pid, n) ||
+	               (mode == CG_V1 && cpu_base[0] != '\0' &&
+	                   fmt_path(d->cpu, sizeof(d->cpu), "%s/m%d.c%llu",
+	                       cpu_base, pid, n))
 	           ? -1
 	           : 0;
 }
@@ -242,59 +271,118 @@ int
 cgroup_enter(
     uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids, struct error *e)
 {
-	char mem[PATH_MAX], pids[PATH_MAX], v[32], p[32];
+	struct cg_dirs d;
+	char v[32], p[32];
 
 	if (mode == CG_NONE)
 		return 0;
-	if (group_dirs(id, mem, pids, sizeof(mem)) == -1)
+	if (group_dirs(id, &d) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)memory_mb << 20);
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	if ((mkdir(mem, 0755) == -1 && errno != EEXIST) ||
-	    (mode == CG_V1 && mkdir(pids, 0755) == -1 && errno != EEXIST))
+	if ((mkdir(d.mem, 0755) == -1 && errno != EEXIST) ||
+	    (mode == CG_V1 && mkdir(d.pids, 0755) == -1 && errno != EEXIST) ||
+	    (d.cpu[0] != '\0' && mkdir(d.cpu, 0755) == -1 && errno != EEXIST))
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s", strerror(errno));
 	if (mode == CG_V2) {
-		if (write_file(mem, "memory.max", v) == -1 ||
-		    write_file(mem, "pids.max",
+		if (write_file(d.mem, "memory.max", v) == -1 ||
+		    write_file(d.mem, "pids.max",
 		        (snprintf(
 		             v, sizeof(v), "%llu", (unsigned long long)npids),
 		            v)) == -1)
 			return error_set(e, ERR_SANDBOX_FAILED,
 			    "cgroup limits: %s", strerror(errno));
-		(void)write_file(mem, "memory.swap.max", "0");
-		if (write_file(mem, "cgroup.procs", p) == -1)
+		(void)write_file(d.mem, "memory.swap.max", "0");
+		if (write_file(d.mem, "cgroup.procs", p) == -1)
 			return error_set(e, ERR_SANDBOX_FAILED,
 			    "cgroup join: %s", strerror(errno));
 		return 0;
 	}
-	if (write_file(mem, "memory.limit_in_bytes", v) == -1)
+	if (write_file(d.mem, "memory.limit_in_bytes", v) == -1)
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "memory limit: %s", strerror(errno));
-	(void)write_file(mem, "memory.memsw.limit_in_bytes", v);
+	(void)write_file(d.mem, "memory.memsw.limit_in_bytes", v);
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)npids);
-	if (write_file(pids, "pids.max", v) == -1 ||
-	    write_file(mem, "cgroup.procs", p) == -1 ||
-	    write_file(pids, "cgroup.procs", p) == -1)
+	if (write_file(d.pids, "pids.max", v) == -1 ||
+	    write_file(d.mem, "cgroup.procs", p) == -1 ||
+	    write_file(d.pids, "cgroup.procs", p) == -1 ||
+	    (d.cpu[0] != '\0' && write_file(d.cpu, "cgroup.procs", p) == -1))
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "cgroup join: %s", strerror(errno));
 	return 0;
 }
 
-/* Did a cgroup limit end or constrain a process in id's group? */
-void
-cgroup_limits_hit(uint64_t id, int *oom, int *pids_max)
+/*
+ * The number in a file (memory.peak), or after "key " in a flat-keyed
+ * one (cpu.stat); *ok says whether it was there.
+ */
+static uint64_t
+read_num_key(const char *dir, const char *name, const char *key, int *ok)
 {
-	char mem[PATH_MAX], pids[PATH_MAX];
+	char path[PATH_MAX], line[256];
+	unsigned long long v = 0;
+	size_t kl = key != NULL ? strlen(key) : 0;
+	FILE *f;
 
-	*oom = *pids_max = 0;
-	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
-		return;
-	if (mode == CG_V2)
-		*oom = read_key(mem, "memory.events", "oom_kill") > 0;
-	else
-		*oom = read_key(mem, "memory.oom_control", "oom_kill") > 0;
-	*pids_max = read_key(pids, "pids.events", "max") > 0;
+	if (fmt_path(path, sizeof(path), "%s/%s", dir, name) == -1 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (!*ok && fgets(line, sizeof(line), f) != NULL)
+		if (key == NULL ||
+		    (strncmp(line, key, kl) == 0 && line[kl] == ' ')) {
+			v = strtoull(
+			    line + (key != NULL ? kl + 1 : 0), NULL, 10);
+			*ok = 1;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * What the kernel counted for id's group: CPU time and peak memory of
+ * every process the call ever had (wait4 of its init misses whatever was
+ * killed rather than reaped: that is only the stand-in without cgroups),
+ * and whether a limit ended or held it.
+ */
+void
+cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u)
+{
+	int have_cpu = 0, have_mem = 0;
+	struct cg_dirs d;
+
+	memset(u, 0, sizeof(*u));
+	if (mode != CG_NONE && group_dirs(id, &d) == 0) {
+		const char *cpu = mode == CG_V2 ? d.mem : d.cpu;
+
+		u->oom =
+		    mode == CG_V2
+		        ? read_key(d.mem, "memory.events", "oom_kill") > 0
+		        : read_key(d.mem, "memory.oom_control", "oom_kill") > 0;
+		u->pids_max = read_key(d.pids, "pids.events", "max") > 0;
+		u->mem_peak_kb =
+		    read_num_key(d.mem,
+		        mode == CG_V2 ? "memory.peak"
+		                      : "memory.max_usage_in_bytes",
+		        NULL, &have_mem) >>
+		    10;
+		if (cpu[0] != '\0')
+			u->cpu_ms = mode == CG_V2
+			                ? read_num_key(cpu, "cpu.stat",
+			                      "usage_usec", &have_cpu) /
+			                      1000
+			                : read_num_key(cpu, "cpuacct.usage",
+			                      NULL, &have_cpu) /
+			                      1000000;
+	}
+	if (!have_cpu)
+		u->cpu_ms =
+		    ((uint64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+		        1000 +
+		    ((uint64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) /
+		        1000;
+	if (!have_mem)
+		u->mem_peak_kb = (uint64_t)ru->ru_maxrss;
 }
 
 /* 1 when memory and pids limits are enforced by cgroups. */
@@ -311,28 +399,30 @@ cgroup_active(void)
 void
 cgroup_kill(uint64_t id)
 {
-	char mem[PATH_MAX], pids[PATH_MAX];
+	struct cg_dirs d;
 
-	if (mode != CG_NONE && group_dirs(id, mem, pids, sizeof(mem)) == 0)
-		group_kill(mode == CG_V2 ? mem : pids);
+	if (mode != CG_NONE && group_dirs(id, &d) == 0)
+		group_kill(mode == CG_V2 ? d.mem : d.pids);
 }
 
 /* Remove id's groups; -1 while a process is still in one. */
 int
 cgroup_remove(uint64_t id)
 {
-	char mem[PATH_MAX], pids[PATH_MAX];
-	int r = 0;
+	const char *dirs[3];
+	struct cg_dirs d;
+	int i, r = 0;
 
-	if (mode == CG_NONE || group_dirs(id, mem, pids, sizeof(mem)) == -1)
+	if (mode == CG_NONE || group_dirs(id, &d) == -1)
 		return 0;
-	if (rmdir(mem) == -1 && errno != ENOENT) {
-		log_warn("rmdir %s", mem);
-		r = -1;
-	}
-	if (mode == CG_V1 && rmdir(pids) == -1 && errno != ENOENT) {
-		log_warn("rmdir %s", pids);
-		r = -1;
-	}
+	dirs[0] = d.mem;
+	dirs[1] = mode == CG_V1 ? d.pids : "";
+	dirs[2] = d.cpu;
+	for (i = 0; i < 3; i++)
+		if (dirs[i][0] != '\0' && rmdir(dirs[i]) == -1 &&
+		    errno != ENOENT) {
+			log_warn("rmdir %s", dirs[i]);
+			r = -1;
+		}
 	return r;
 }

@@ -6,6 +6,7 @@
 #define SB_CGROUP_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -17,8 +18,15 @@ int cgroup_active(void);
 /* Make id's group with its limits and move pid into it. */
 int cgroup_enter(uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids,
     struct error *e);
-/* Did the memory limit kill, or the pids limit refuse, in id's group? */
-void cgroup_limits_hit(uint64_t id, int *oom, int *pids_max);
+/* What the kernel counted for a call's group. */
+struct cgroup_usage {
+	int oom;              /* the memory limit killed a process */
+	int pids_max;         /* the pids limit refused a fork */
+	uint64_t cpu_ms;      /* of every process the group had */
+	uint64_t mem_peak_kb; /* peak memory charged to the group */
+};
+/* ru (wait4 of the group's first process) stands in where no group counts. */
+void cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u);
 /* Kill every process in id's group (cgroup.kill, else its task list). */
 void cgroup_kill(uint64_t id);
 /* Remove id's group; -1 while a process is still in it. */

@@ -459,25 +459,24 @@ worker_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 	return 0;
 }
 
-/* How the call ended: the worker's word, the clock, cgroups, rusage. */
+/* How the call ended: the worker's word, the clock, cgroups (rusage of the
+ * init where no cgroup counts: it misses what was killed, not reaped). */
 static void
 worker_result(struct worker *w, int status, const struct rusage *ru)
 {
 	struct msg_run_exited *x = &w->x;
-	int oom, pids_hit;
+	struct cgroup_usage u;
 
-	cgroup_limits_hit(w->cg_id, &oom, &pids_hit);
+	cgroup_usage(w->cg_id, ru, &u);
 	x->started = w->st == W_RUNNING || w->st == W_SCANNING;
 	if (w->st == W_RUNNING) { /* no word from its init: its own status */
 		x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		x->duration_ms = now_mono_ms() - w->t_go;
 	}
-	x->cpu_ms =
-	    ((uint64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
-	    ((uint64_t)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
-	x->max_rss_kb = (uint64_t)ru->ru_maxrss;
-	run_exited_settle(x, oom, pids_hit, w->fail, w->failmsg);
+	x->cpu_ms = u.cpu_ms;
+	x->max_rss_kb = u.mem_peak_kb;
+	run_exited_settle(x, u.oom, u.pids_max, w->fail, w->failmsg);
 }
 
 /* SIGCHLD for a worker: end what is left of the call, and report. */

@@ -636,6 +636,29 @@ t_fork_bomb() {
 	no_worker_procs || fail "processes left: $(worker_procs | head -n 5 | tr '\n' '|')"
 }
 
+# Children that spin or hold memory and are killed by the timeout, never
+# waited for: the call is charged what they used (its cgroup's counters),
+# not what its init happened to reap.
+t_usage_accounted() {
+	local cpu rss spun
+	sb_require cgroups || return
+	inv ua burner
+	expect error "$(j .error.type)" timeout
+	cpu=$(j '.effects.process.cpu_ms // 0')
+	rss=$(j '.effects.process.max_rss_kb // 0')
+	# at least what the spinners had used when last seen (a v1 host
+	# without cpuacct counts no CPU per group)
+	spun=$(printf '%s\n' "$SO" | awk '/^SPUN / && $2 > v { v = $2 } END { print v + 0 }')
+	if grep -qE '^0::|cpuacct' /proc/self/cgroup; then
+		[ "$spun" -gt 0 ] || fail "no SPUN line: $(short "$SO")"
+		[ "$cpu" -ge "$spun" ] || fail "cpu_ms $cpu; the spinners alone used $spun ms"
+	else
+		echo "# no cgroup CPU accounting on this host: cpu_ms not checked"
+	fi
+	[ "$rss" -ge $((48 * 1024)) ] || fail "max_rss_kb $rss with 48 MiB held"
+	no_worker_procs || fail "processes left: $(worker_procs | head -n 5 | tr '\n' '|')"
+}
+
 mem_bomb() {
 	local held rss
 	inv mb mem-bomb -- "$1"
@@ -917,7 +940,7 @@ ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
 t_io_uring t_seccomp_denylist t_host_names t_x32_syscall t_i386_syscall t_network
-t_fork_bomb t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
+t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_master_killed t_master_killed_workers"
