@@ -178,12 +178,15 @@ os_exe_dir_with(const char *file, const char *fallback)
 int
 os_tmpfs_new(uint64_t size_mb, struct error *e)
 {
-	char size[32];
+	char size[32], inodes[32];
 	int fs, mnt = -1;
 
 	snprintf(size, sizeof(size), "%llum", (unsigned long long)size_mb);
+	snprintf(inodes, sizeof(inodes), "%llu",
+	    (unsigned long long)OS_TMPFS_INODES(size_mb));
 	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == -1 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
 	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC,

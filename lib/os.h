@@ -52,6 +52,12 @@ int os_dir_dedicated(const char *dir, uid_t owner);
  * the same files, for another mount namespace to attach (move_mount).
  */
 int os_tmpfs_new(uint64_t size_mb, struct error *e);
+/*
+ * Inodes of a tmpfs of size_mb: one per 4 KiB page, so whatever fits by
+ * size fits by count, and empty files (about 1 KiB of kernel memory each,
+ * unreclaimable while the tmpfs lives) pin at most a quarter of its size.
+ */
+#define OS_TMPFS_INODES(size_mb) ((size_mb)*256 + 64)
 int os_tree_clone(int fd, struct error *e);
 
 /* 1 if path is a mount point (its device differs from its parent's). */

@@ -423,8 +423,9 @@ make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 	    (fd = mountpoint_at("tmp", 1, e)) == -1)
 		return -1;
 	close(fd);
-	snprintf(opts, sizeof(opts), "size=%llum,mode=1777",
-	    (unsigned long long)tmp_mb);
+	snprintf(opts, sizeof(opts), "size=%llum,nr_inodes=%llu,mode=1777",
+	    (unsigned long long)tmp_mb,
+	    (unsigned long long)OS_TMPFS_INODES(tmp_mb));
 	if (mount("sb-tmp", path, "tmpfs", MNT_SAFE | MS_NOEXEC, opts) == -1)
 		return merr(e, "mount", "/tmp");
 	add_own(path);

@@ -740,6 +740,20 @@ t_disk_fill_many_files() {
 	session_clear df-many
 }
 
+# Empty files pin kernel memory (about 1 KiB each) that no size limit
+# sees: the work dir's inode count is bound with its size.
+t_disk_fill_inodes() {
+	local n
+	disk_fill files
+	n=$(printf '%s\n' "$SO" | awk '/^STOPPED files after / { print $4 }' | tr -d :)
+	[ -n "$n" ] || fail "files: not stopped ($(errinfo)): $(short "$SO")"
+	printf '%s\n' "$SO" | grep -q '^STOPPED files after .*ENOSPC' ||
+		fail "files: not stopped by ENOSPC: $(short "$SO")"
+	[ "${n:-0}" -le $((WORK_MB * 256 + 64)) ] ||
+		fail "files: $n empty files in a $WORK_MB MiB work dir"
+	session_clear df-files
+}
+
 t_disk_fill_tmp() {
 	local left
 	disk_fill tmp
@@ -941,7 +955,7 @@ t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_h
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
 t_io_uring t_seccomp_denylist t_host_names t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
-t_disk_fill_many_files t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
+t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_master_killed t_master_killed_workers"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not

@@ -4,7 +4,9 @@
  *         file size limit must end it);
  *   many: 8 MiB files in the work dir, SIGXFSZ ignored;
  *   tmp:  8 MiB files in /tmp, SIGXFSZ ignored (the small /tmp must
- *         fill up).
+ *         fill up);
+ *   files: empty files in the work dir until one cannot be created (the
+ *         inode bound must stop it; 100,000 is ESCAPED).
  * Stops by itself at 512 MiB in all: "ESCAPED" then, since no limit
  * held. Files are named MARK-N so that the host can find them.
  */
@@ -27,6 +29,22 @@ main(int argc, char *argv[])
 	int fd = -1, nfile = 0;
 	ssize_t w;
 
+	if (strcmp(mode, "files") == 0) {
+		for (nfile = 0; nfile < 100000; nfile++) {
+			snprintf(path, sizeof(path), "%s-e%d", mark, nfile);
+			if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL,
+			         0600)) == -1) {
+				say("STOPPED files after %d: %s", nfile,
+				    ename(errno));
+				say("DONE");
+				return 1;
+			}
+			close(fd);
+		}
+		say("ESCAPED created %d empty files", nfile);
+		say("DONE");
+		return 0;
+	}
 	memset(buf, 'd', sizeof(buf));
 	per_file = strcmp(mode, "one") == 0 ? CAP : (8L << 20);
 	if (strcmp(mode, "one") != 0)
