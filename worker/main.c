@@ -88,15 +88,24 @@ build_argv(const struct grant *g, char **path)
 }
 
 /*
- * The environment: the directory variables, where the sandbox shows
- * them (the host paths stay hidden), then the grant's other entries.
+ * The environment: the directory variables, where the sandbox shows them
+ * (the host paths stay hidden); HOME on this call's own /tmp, so no
+ * start-up file another call of the session left in the shared work dir
+ * runs (shell profiles, Python's user site, tool configs); the start-up
+ * hooks of interpreters and git that read the work dir turned off. Then
+ * the grant's other entries, never one that overrides these or that the
+ * dynamic loader acts on.
  */
 static char **
 build_env(const struct grant *g)
 {
-	static const char *const fixed[] = {"HOME=/work", "WORK_DIR=/work",
-	    "SKILL_DIR=/skill", "DATA_DIR=/data", NULL};
-	char **envp = xcalloc(g->nenv + 5, sizeof(char *));
+	static const char *const fixed[] = {"HOME=/tmp", "WORK_DIR=/work",
+	    "SKILL_DIR=/skill", "DATA_DIR=/data", "PYTHONNOUSERSITE=1",
+	    "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=core.hooksPath",
+	    "GIT_CONFIG_VALUE_0=/dev/null", "GIT_CONFIG_KEY_1=core.fsmonitor",
+	    "GIT_CONFIG_VALUE_1=false", NULL};
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]) - 1;
+	char **envp = xcalloc(g->nenv + nfixed + 1, sizeof(char *));
 	size_t i, k, n = 0;
 
 	for (k = 0; fixed[k] != NULL; k++)
@@ -106,7 +115,8 @@ build_env(const struct grant *g)
 			if (strncmp(g->env[i], fixed[k],
 			        strcspn(fixed[k], "=") + 1) == 0)
 				break;
-		if (fixed[k] == NULL)
+		if (fixed[k] == NULL && strncmp(g->env[i], "LD_", 3) != 0 &&
+		    strncmp(g->env[i], "GIT_CONFIG", 10) != 0)
 			envp[n++] = g->env[i];
 	}
 	return envp;

@@ -161,7 +161,7 @@ setup() {
 	    skills: ["*"]
 	    action: allow
 	    ceiling:
-	      env: [TZ]
+	      env: [TZ, LD_PRELOAD, HOME, PYTHONNOUSERSITE]
 	      fs: { write: ["\$SKILL_DIR/**"] }
 	EOF
 	# readable by anyone (sb_config): only the sandbox keeps it from a skill
@@ -575,6 +575,20 @@ t_seccomp_denylist() {
 	    "BLOCKED move_pages self none: EPERM" "BLOCKED set_mempolicy default: EPERM"
 }
 
+# A skill plants start-up code (Python usercustomize and .pth, shell
+# profiles) in its $HOME and the work dir; another skill of the same
+# session, run the ordinary way, must not run any of it.
+t_session_startup_files() {
+	inv hs home-plant
+	attack_failed "PLANTED /work" || return
+	inv hs home-victim
+	attack_failed "RAN sh -l"
+	! printf '%s\n' "$SO" | grep -q '^HOME /work' || fail "HOME is the shared work dir"
+	if command -v python3 >/dev/null; then
+		printf '%s\n' "$SO" | grep -qx "RAN python3" || fail "python3 did not run: $(short "$SO")"
+	fi
+}
+
 # What a skill learns from inside: the host's name, the master's pid and
 # the global call counter in its cgroup names, the host path of the skills.
 t_host_names() {
@@ -825,10 +839,14 @@ t_fd_inherit() {
 
 t_env_leak() {
 	local names want
-	inv env env --env TZ=UTC --env EVIL=1 --env LD_PRELOAD=/tmp/x.so
-	attack_failed "ENV TZ=UTC"
+	# the skill declares LD_PRELOAD, HOME and PYTHONNOUSERSITE, and the
+	# policy lets them: the loader's and the sandbox's own still never pass
+	inv env env --env TZ=UTC --env EVIL=1 --env LD_PRELOAD=/tmp/x.so \
+	    --env HOME=/work --env PYTHONNOUSERSITE=0
+	attack_failed "ENV TZ=UTC" "ENV HOME=/tmp" "ENV PYTHONNOUSERSITE=1"
 	names=$(printf '%s\n' "$SO" | sed -n 's/^ENV \([^=]*\)=.*/\1/p' | sort | tr '\n' ' ')
-	want="DATA_DIR HOME LANG PATH SKILL_DIR TZ WORK_DIR "
+	want="DATA_DIR GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_KEY_1 GIT_CONFIG_VALUE_0 "
+	want+="GIT_CONFIG_VALUE_1 HOME LANG PATH PYTHONNOUSERSITE SKILL_DIR TZ WORK_DIR "
 	expect "environment names" "$names" "$want"
 	! printf '%s\n' "$SO" | grep -qF "$SECRET" || fail "the daemon's SB_SECRET leaked"
 	! printf '%s\n' "$SO" | grep '^ENV ' | grep -qF "$TMP" ||
@@ -953,7 +971,7 @@ t_master_killed_workers() {
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
-t_io_uring t_seccomp_denylist t_host_names t_x32_syscall t_i386_syscall t_network
+t_io_uring t_seccomp_denylist t_session_startup_files t_host_names t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
