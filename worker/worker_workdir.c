@@ -17,6 +17,12 @@
 #define WALK_MAX_DEPTH 32
 #define WALK_MAX_ENTRIES 100000
 
+/*
+ * Hand the tree at dfd to uid:gid. The bounds end the walk, never the
+ * call: what lies deeper or further stays with its old owner (this call
+ * may not write it), so no tree a skill builds can make later calls of
+ * the session or the skill fail. Inode limits keep it small anyway.
+ */
 static int
 chown_tree(
     int dfd, uid_t uid, gid_t gid, int depth, long *budget, struct error *e)
@@ -25,28 +31,22 @@ chown_tree(
 	DIR *d;
 	int sub, r = 0;
 
-	if (depth > WALK_MAX_DEPTH)
-		return error_set(e, ERR_SANDBOX_FAILED,
-		    "work dir nested deeper than %d", WALK_MAX_DEPTH);
 	if ((d = fdopendir(dfd)) == NULL) {
 		close(dfd);
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "fdopendir: %s", strerror(errno));
 	}
-	while (r == 0 && (de = readdir(d)) != NULL) {
+	while (r == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (--*budget < 0)
-			r = error_set(e, ERR_SANDBOX_FAILED,
-			    "work dir has more than %d entries",
-			    WALK_MAX_ENTRIES);
-		else if (fchownat(dirfd(d), de->d_name, uid, gid,
-		             AT_SYMLINK_NOFOLLOW) == -1 &&
-		         errno != ENOENT)
+		--*budget;
+		if (fchownat(dirfd(d), de->d_name, uid, gid,
+		        AT_SYMLINK_NOFOLLOW) == -1 &&
+		    errno != ENOENT)
 			r = error_set(e, ERR_SANDBOX_FAILED, "chown %s: %s",
 			    de->d_name, strerror(errno));
-		else if (de->d_type == DT_DIR &&
+		else if (de->d_type == DT_DIR && depth < WALK_MAX_DEPTH &&
 		         (sub = openat(dirfd(d), de->d_name,
 		              O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		                  O_CLOEXEC)) != -1)

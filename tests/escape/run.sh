@@ -162,7 +162,7 @@ setup() {
 	    action: allow
 	    ceiling:
 	      env: [TZ, LD_PRELOAD, HOME, PYTHONNOUSERSITE]
-	      fs: { write: ["\$SKILL_DIR/**"] }
+	      fs: { write: ["\$SKILL_DIR/**", "\$DATA_DIR/**"] }
 	EOF
 	# readable by anyone (sb_config): only the sandbox keeps it from a skill
 	sb_config "$CONF" "worker.work_mb: $WORK_MB"
@@ -589,6 +589,20 @@ t_session_startup_files() {
 	fi
 }
 
+# Directories nested deeper than the daemon's ownership walk, in the work
+# dir and the skill's data dir: later calls of the session, and of the
+# skill in another session, must still run.
+t_nested_dirs() {
+	inv nest1 nest
+	attack_failed "NESTED /work" "NESTED /data" || return
+	inv nest1 nest -- check
+	attack_failed "WRITABLE /work" "WRITABLE /data"
+	inv nest2 nest -- check
+	attack_failed "WRITABLE /work" "WRITABLE /data"
+	inv nest1 hello
+	[ "$(j .ok)" = true ] || fail "a later call of the session failed: $(errinfo)"
+}
+
 # What a skill learns from inside: the host's name, the master's pid and
 # the global call counter in its cgroup names, the host path of the skills.
 t_host_names() {
@@ -971,7 +985,7 @@ t_master_killed_workers() {
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
-t_io_uring t_seccomp_denylist t_session_startup_files t_host_names t_x32_syscall t_i386_syscall t_network
+t_io_uring t_seccomp_denylist t_session_startup_files t_nested_dirs t_host_names t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
