@@ -240,22 +240,25 @@ msg_skills_ans_dec(
 	if (mp_only_keys(o, keys, e) ||
 	    mp_uint(o, "ref", 1, UINT64_MAX, &a->ref, e) ||
 	    mp_bool(o, "truncated", 1, &a->truncated, e))
-		return -1;
+		goto bad;
 	arr = mp_get(o, "skills");
 	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY ||
-	    arr->via.array.size > SKILLS_LIST_MAX)
-		return error_set(e, ERR_BAD_REQUEST,
+	    arr->via.array.size > SKILLS_LIST_MAX) {
+		error_set(e, ERR_BAD_REQUEST,
 		    "field \"skills\" must be an array of at most %d",
 		    SKILLS_LIST_MAX);
+		goto bad;
+	}
 	a->skills = xcalloc(arr->via.array.size + 1, sizeof(*a->skills));
 	for (i = 0; i < arr->via.array.size; i++) {
 		a->nskills++;
-		if (skill_dec(&arr->via.array.ptr[i], &a->skills[i], e) == -1) {
-			msg_skills_ans_free(a);
-			return -1;
-		}
+		if (skill_dec(&arr->via.array.ptr[i], &a->skills[i], e) == -1)
+			goto bad;
 	}
 	return 0;
+bad:
+	msg_skills_ans_free(a);
+	return -1;
 }
 
 void

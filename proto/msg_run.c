@@ -251,23 +251,26 @@ msg_files_dec(const struct mp_doc *d, struct msg_files *f, struct error *e)
 	if (mp_only_keys(o, keys, e) ||
 	    mp_uint(o, "found", 1, UINT64_MAX, &f->found, e) ||
 	    mp_bool(o, "complete", 1, &f->complete, e))
-		return -1;
+		goto bad;
 	arr = mp_get(o, "files");
 	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY ||
 	    arr->via.array.size > FILES_WRITTEN_MAX ||
-	    arr->via.array.size > f->found)
-		return error_set(e, ERR_BAD_REQUEST,
+	    arr->via.array.size > f->found) {
+		error_set(e, ERR_BAD_REQUEST,
 		    "field \"files\" must be an array of at most %d",
 		    FILES_WRITTEN_MAX);
+		goto bad;
+	}
 	f->files = xcalloc(arr->via.array.size + 1, sizeof(*f->files));
 	for (i = 0; i < arr->via.array.size; i++) {
 		f->nfiles++;
-		if (written_dec(&arr->via.array.ptr[i], &f->files[i], e)) {
-			msg_files_free(f);
-			return -1;
-		}
+		if (written_dec(&arr->via.array.ptr[i], &f->files[i], e))
+			goto bad;
 	}
 	return 0;
+bad:
+	msg_files_free(f);
+	return -1;
 }
 
 void
