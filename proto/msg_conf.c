@@ -18,10 +18,13 @@
 static int
 ids_dec(const msgpack_object *o, uint64_t *uid, uint64_t *gid, struct error *e)
 {
-	return mp_uint(o, "uid", 1, ID_MAX, uid, e) ||
-	               mp_uint(o, "gid", 1, ID_MAX, gid, e)
-	           ? -1
-	           : 0;
+	if (mp_uint(o, "uid", 1, ID_MAX, uid, e) ||
+	    mp_uint(o, "gid", 1, ID_MAX, gid, e))
+		return -1;
+	if (*uid == 0 || *gid == 0)
+		return error_set(e, ERR_BAD_REQUEST, "field \"%s\" is root",
+		    *uid == 0 ? "uid" : "gid");
+	return 0;
 }
 
 /* An absolute path. */

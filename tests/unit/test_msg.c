@@ -791,6 +791,13 @@ test_conf_broker(void **state)
 	assert_null(out.root);
 	close_msg(&m, &d);
 
+	/* A role never runs as root. */
+	c = in;
+	c.uid = 0;
+	REFUSED(conf_broker_enc, &c, "\"uid\" is root");
+	c = in;
+	c.gid = 0;
+	REFUSED(conf_broker_enc, &c, "\"gid\" is root");
 	c = in;
 	c.uid = 4294967295ULL; /* (uid_t)-1 */
 	REFUSED(conf_broker_enc, &c, "\"uid\" above");
@@ -875,6 +882,12 @@ test_conf_policyd(void **state)
 	close_msg(&m, &d);
 
 	c = in;
+	c.uid = 0;
+	REFUSED(conf_policyd_enc, &c, "\"uid\" is root");
+	c = in;
+	c.gid = 0;
+	REFUSED(conf_policyd_enc, &c, "\"gid\" is root");
+	c = in;
 	c.skills_dirs = rel;
 	REFUSED(conf_policyd_enc, &c, "skills_dirs must be absolute");
 	refused_edit(MSG_CONF_POLICYD, "skills_dirs",
@@ -954,6 +967,12 @@ test_conf_auditd(void **state)
 	conf_auditd_free(&out);
 	close_msg(&m, &d);
 
+	c = in;
+	c.uid = 0;
+	REFUSED(conf_auditd_enc, &c, "\"uid\" is root");
+	c = in;
+	c.gid = 0;
+	REFUSED(conf_auditd_enc, &c, "\"gid\" is root");
 	c = in;
 	c.path = "audit.jsonl";
 	REFUSED(conf_auditd_enc, &c, "\"path\" must be absolute");
