@@ -71,8 +71,8 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 		conf_broker_free(c);
 		return -1;
 	}
-	if (c->max_frame < 1024 || c->max_sessions == 0 ||
-	    c->session_idle_s == 0) {
+	if (c->max_frame < 1024 || c->max_clients == 0 ||
+	    c->max_sessions == 0 || c->session_idle_s == 0) {
 		conf_broker_free(c);
 		return error_set(
 		    e, ERR_BAD_REQUEST, "broker settings out of range");

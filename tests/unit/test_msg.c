@@ -816,6 +816,8 @@ test_conf_broker(void **state)
 	c.max_frame = 1024 * 1024 + 1;
 	REFUSED(conf_broker_enc, &c, "\"max_frame\" above");
 	c = in;
+	c.max_clients = 0;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
 	c.max_clients = 65537;
 	REFUSED(conf_broker_enc, &c, "\"max_clients\" above");
 	c.max_clients = 1;
