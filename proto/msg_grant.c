@@ -139,6 +139,7 @@ int
 spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 {
 	const msgpack_object *o = d->root;
+	size_t i;
 
 	memset(g, 0, sizeof(*g));
 	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
@@ -157,6 +158,12 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
 		goto bad;
 	}
+	for (i = 0; i < g->nsys_paths; i++)
+		if (g->sys_paths[i][0] != '/') {
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"sys_paths\" must be absolute");
+			goto bad;
+		}
 	return 0;
 bad:
 	grant_free(g);

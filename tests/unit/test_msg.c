@@ -1488,6 +1488,7 @@ test_grant(void **state)
 static void
 test_spec(void **state)
 {
+	static char *rel[] = {"/usr", "lib"};
 	struct grant in = sample_spec(), out, g;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1539,6 +1540,10 @@ test_spec(void **state)
 	REFUSED(spec_enc, &g, "malformed worker spec");
 	refused_edit(MSG_SPEC, "data_dir", vlong(PATH_MAX_LEN + 1, '/'),
 	    "\"data_dir\" longer than 4096");
+	g = in;
+	g.sys_paths = rel;
+	g.nsys_paths = 2;
+	REFUSED(spec_enc, &g, "\"sys_paths\" must be absolute");
 	g = in;
 	g.tmp_mb = 65537;
 	REFUSED(spec_enc, &g, "\"tmp_mb\" above");
