@@ -187,7 +187,7 @@ msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e)
 {
 	static const char *const keys[] = {"t", "ref", "event", NULL};
-	const msgpack_object *ev = NULL;
+	const msgpack_object *ev = NULL, *action;
 	uint32_t i;
 
 	if (mp_only_keys(d->root, keys, e) ||
@@ -202,7 +202,9 @@ msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
 		    !audit_value_valid(&ev->via.map.ptr[i].val))
 			return error_set(e, ERR_BAD_REQUEST,
 			    "event field %u is malformed", (unsigned)i);
-	if (mp_get(ev, "event.action") == NULL)
+	action = mp_get(ev, "event.action");
+	if (action == NULL || action->type != MSGPACK_OBJECT_STR ||
+	    action->via.str.size == 0)
 		return error_set(e, ERR_BAD_REQUEST, "an event without action");
 	*event = ev;
 	return 0;

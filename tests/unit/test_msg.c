@@ -2122,6 +2122,12 @@ test_audit(void **state)
 	}
 	refused_edit(
 	    MSG_AUDIT, "event/event.action", vdel(), "an event without action");
+	refused_edit(
+	    MSG_AUDIT, "event/event.action", vnil(), "an event without action");
+	refused_edit(MSG_AUDIT, "event/event.action", vuint(1),
+	    "an event without action");
+	refused_edit(MSG_AUDIT, "event/event.action", vstr(""),
+	    "an event without action");
 }
 
 /* The master's own records, whole, each an AUDIT that decodes. */
