@@ -225,8 +225,10 @@ written_dec(const msgpack_object *it, struct written *w, struct error *e)
 	    mp_uint(it, "size_bytes", 1, UINT64_MAX, &w->size, e) ||
 	    mp_str(it, "sha256", 1, 64, &w->sha256, e))
 		return -1;
-	if (strncmp(w->path, "/work/", 6) != 0 &&
-	    strncmp(w->path, "/data/", 6) != 0)
+	/* No "." or ".." component, so none leads out of /work or /data. */
+	if ((strncmp(w->path, "/work/", 6) != 0 &&
+	        strncmp(w->path, "/data/", 6) != 0) ||
+	    path_has_dot(w->path))
 		return error_set(
 		    e, ERR_BAD_REQUEST, "a file outside /work, /data");
 	n = strlen(w->sha256);

@@ -2251,6 +2251,8 @@ test_files(void **state)
 {
 	static const char *const outside[] = {
 	    "/etc/passwd", "/workx/a", "work/a", "/work", "/data", ""};
+	static const char *const dotted[] = {"/work/../etc/passwd",
+	    "/data/x/../../etc/shadow", "/work/./a", "/work/a/..", "/data/."};
 	static const char *const inside[] = {"/work/a", "/data/x/y.txt",
 	    "/work/a..b", "/work/.hidden", "/data/..."};
 	struct msg_files in = sample_files(), out, f;
@@ -2282,6 +2284,10 @@ test_files(void **state)
 	/* Paths as the skill saw them: under /work/ or /data/ only. */
 	for (i = 0; i < sizeof(outside) / sizeof(outside[0]); i++)
 		refused_edit(MSG_FILES, "files/0/path", vstr(outside[i]),
+		    "a file outside /work, /data");
+	/* No "." or ".." component, so that none leads out of them. */
+	for (i = 0; i < sizeof(dotted) / sizeof(dotted[0]); i++)
+		refused_edit(MSG_FILES, "files/0/path", vstr(dotted[i]),
 		    "a file outside /work, /data");
 	for (i = 0; i < sizeof(inside) / sizeof(inside[0]); i++)
 		accepted_edit(MSG_FILES, "files/1/path", vstr(inside[i]));
