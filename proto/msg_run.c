@@ -256,11 +256,15 @@ msg_files_dec(const struct mp_doc *d, struct msg_files *f, struct error *e)
 		goto bad;
 	arr = mp_get(o, "files");
 	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY ||
-	    arr->via.array.size > FILES_WRITTEN_MAX ||
-	    arr->via.array.size > f->found) {
+	    arr->via.array.size > FILES_WRITTEN_MAX) {
 		error_set(e, ERR_BAD_REQUEST,
 		    "field \"files\" must be an array of at most %d",
 		    FILES_WRITTEN_MAX);
+		goto bad;
+	}
+	if (arr->via.array.size > f->found) {
+		error_set(e, ERR_BAD_REQUEST,
+		    "field \"files\" lists more than \"found\"");
 		goto bad;
 	}
 	f->files = xcalloc(arr->via.array.size + 1, sizeof(*f->files));

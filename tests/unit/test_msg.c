@@ -2308,7 +2308,7 @@ test_files(void **state)
 	/* No more files listed than found, nor than FILES_WRITTEN_MAX. */
 	f = in;
 	f.found = 1;
-	REFUSED(msg_files_enc, &f, "\"files\"");
+	REFUSED(msg_files_enc, &f, "\"files\" lists more than \"found\"");
 	f.found = 2;
 	ACCEPTED(msg_files_enc, &f);
 	for (i = 0; i < FILES_WRITTEN_MAX + 1; i++)
