@@ -5,11 +5,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testenc.h"
+#include "../../proto/frame.h"
 #include "../../proto/mp.h"
+#include "../../proto/msg.h"
 
 /* A byte array literal and its length, for hand-made msgpack. */
 #define BYTES(...)                                                             \
@@ -986,6 +990,277 @@ test_doc_owns_its_data(void **state)
 	enc_free(&m);
 }
 
+/* The n entries {"k0": 0, "k1": 1, ...}, keys counted when a map is open. */
+static void
+enc_entries(struct mp_enc *m, uint32_t n)
+{
+	char k[16];
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(k, sizeof(k), "k%u", (unsigned)i);
+		enc_kuint(m, k, i);
+	}
+}
+
+/* The map at o holds exactly enc_entries(n). */
+static void
+assert_entries(const msgpack_object *o, uint32_t n)
+{
+	struct error e;
+	char k[16];
+	uint64_t v;
+	uint32_t i;
+
+	assert_int_equal(o->type, MSGPACK_OBJECT_MAP);
+	assert_int_equal(o->via.map.size, n);
+	for (i = 0; i < n; i++) {
+		snprintf(k, sizeof(k), "k%u", (unsigned)i);
+		assert_int_equal(mp_uint(o, k, 1, UINT64_MAX, &v, &e), 0);
+		assert_int_equal(v, i);
+	}
+}
+
+/*
+ * A map counts its own entries and comes out with the smallest header
+ * that holds the count (fixmap, map16, map32), directly followed by the
+ * entries; at the root and nested in another map.
+ */
+static void
+test_enc_map_counts_itself(void **state)
+{
+	static const struct {
+		uint32_t n;
+		uint8_t first;
+		size_t hdr;
+	} cases[] = {
+	    {0, 0x80, 1},
+	    {15, 0x8f, 1},
+	    {16, 0xde, 3},
+	    {65535, 0xde, 3},
+	    {65536, 0xdf, 5},
+	};
+	static const struct mp_limits big = {
+	    .max_depth = 6, .max_str = 64, .max_elems = 65536, .max_key = 64};
+	struct mp_enc m, body;
+	struct mp_doc d;
+	struct error e;
+	const uint8_t *p;
+	size_t i;
+	int b = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* The same entries outside any map: the body alone. */
+		enc_init(&body);
+		enc_entries(&body, cases[i].n);
+
+		enc_init(&m);
+		enc_map_open(&m);
+		assert_false(enc_complete(&m));
+		enc_entries(&m, cases[i].n);
+		enc_map_close(&m);
+		assert_true(enc_complete(&m));
+		p = (const uint8_t *)m.sb.data;
+		assert_int_equal(p[0], cases[i].first);
+		if (cases[i].hdr == 3)
+			assert_int_equal((p[1] << 8) | p[2], cases[i].n);
+		if (cases[i].hdr == 5)
+			assert_int_equal(((uint32_t)p[1] << 24) | (p[2] << 16) |
+			                     (p[3] << 8) | p[4],
+			    cases[i].n);
+		assert_int_equal(m.sb.size, cases[i].hdr + body.sb.size);
+		assert_memory_equal(
+		    p + cases[i].hdr, body.sb.data, body.sb.size);
+		assert_int_equal(mp_decode(&d, p, m.sb.size, &big, &e), 0);
+		assert_entries(d.root, cases[i].n);
+		mp_doc_free(&d);
+		enc_free(&m);
+
+		/* Nested: the entries after the shrunk header stay in place. */
+		enc_init(&m);
+		enc_map_open(&m);
+		enc_kuint(&m, "before", 1);
+		enc_key(&m, "m");
+		enc_map_open(&m);
+		enc_entries(&m, cases[i].n);
+		enc_map_close(&m);
+		assert_false(enc_complete(&m));
+		enc_kbool(&m, "after", 1);
+		enc_map_close(&m);
+		assert_true(enc_complete(&m));
+		p = (const uint8_t *)m.sb.data;
+		assert_int_equal(p[0], 0x83);
+		assert_int_equal(mp_decode(&d, p, m.sb.size, &big, &e), 0);
+		assert_int_equal(d.root->via.map.size, 3);
+		assert_entries(mp_get(d.root, "m"), cases[i].n);
+		assert_int_equal(mp_bool(d.root, "after", 1, &b, &e), 0);
+		assert_int_equal(b, 1);
+		mp_doc_free(&d);
+		enc_free(&m);
+		enc_free(&body);
+	}
+}
+
+/* Maps in maps, in arrays, several deep, each counted on its own. */
+static void
+test_enc_nested_maps(void **state)
+{
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	const msgpack_object *o, *arr;
+	char *s = NULL;
+	uint64_t v = 0;
+
+	(void)state;
+	enc_init(&m);
+	enc_map_open(&m);
+	enc_key(&m, "empty");
+	enc_map_open(&m);
+	enc_map_close(&m);
+	enc_key(&m, "list");
+	enc_array(&m, 3);
+	enc_map_open(&m);
+	enc_kuint(&m, "x", 1);
+	enc_map_close(&m);
+	enc_map_open(&m);
+	enc_map_close(&m);
+	enc_map_open(&m);
+	enc_entries(&m, 20);
+	enc_map_close(&m);
+	enc_key(&m, "deep");
+	enc_map_open(&m);
+	enc_key(&m, "a");
+	enc_map_open(&m);
+	enc_key(&m, "b");
+	enc_map_open(&m);
+	enc_kstr(&m, "c", "bottom");
+	enc_map_close(&m);
+	enc_kuint(&m, "after_b", 2);
+	enc_map_close(&m);
+	enc_map_close(&m);
+	enc_kuint(&m, "last", 3);
+	enc_map_close(&m);
+	assert_true(enc_complete(&m));
+	assert_int_equal((uint8_t)m.sb.data[0], 0x84);
+
+	assert_int_equal(
+	    mp_decode(&d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
+	assert_int_equal(d.root->via.map.size, 4);
+	assert_int_equal(mp_get(d.root, "empty")->via.map.size, 0);
+	arr = mp_get(d.root, "list");
+	assert_int_equal(arr->via.array.size, 3);
+	assert_int_equal(arr->via.array.ptr[0].via.map.size, 1);
+	assert_int_equal(arr->via.array.ptr[1].via.map.size, 0);
+	assert_entries(&arr->via.array.ptr[2], 20);
+	o = mp_get(mp_get(d.root, "deep"), "a");
+	assert_int_equal(o->via.map.size, 2);
+	assert_int_equal(mp_str(mp_get(o, "b"), "c", 1, 16, &s, &e), 0);
+	assert_string_equal(s, "bottom");
+	free(s);
+	assert_int_equal(mp_uint(o, "after_b", 1, 9, &v, &e), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(mp_uint(d.root, "last", 1, 9, &v, &e), 0);
+	assert_int_equal(v, 3);
+	mp_doc_free(&d);
+	enc_free(&m);
+}
+
+/* A header whose count is wrong (written by hand) does not decode. */
+static void
+test_enc_wrong_count(void **state)
+{
+	struct mp_enc m;
+
+	(void)state;
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_entries(&m, 2);
+	enc_expect_bad(&m, NULL, "truncated msgpack");
+	enc_init(&m);
+	enc_map(&m, 1);
+	enc_entries(&m, 2);
+	enc_expect_bad(&m, NULL, "trailing bytes");
+	enc_init(&m);
+	enc_map_open(&m);
+	enc_entries(&m, 2);
+	enc_map_close(&m);
+	enc_expect_good(&m, NULL);
+}
+
+/* A pipe whose reading end holds len bytes, the writing end closed. */
+static int
+pipe_of(const void *p, size_t len)
+{
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	assert_true(write(fds[1], p, len) == (ssize_t)len);
+	close(fds[1]);
+	return fds[0];
+}
+
+/* msg_read: one whole message of the type asked for, or an error. */
+static void
+test_msg_read_pipe(void **state)
+{
+	static const uint8_t not_msgpack[] = {0, 0, 0, 1, 0xc1};
+	static const uint8_t truncated[] = {0, 0, 0, 9, 0x81, 0xa1};
+	static const uint8_t empty[] = {0, 0, 0, 0};
+	uint8_t big[FRAME_HDR_LEN];
+	struct msg_ready r;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	int fds[2];
+
+	(void)state;
+	/* Two messages back to back: each read takes one frame. */
+	assert_int_equal(pipe(fds), 0);
+	enc_init(&m);
+	msg_ready_enc(&m, "auditd");
+	assert_int_equal(frame_send(fds[1], m.sb.data, m.sb.size, &e), 0);
+	enc_free(&m);
+	enc_init(&m);
+	msg_empty_enc(&m, MSG_SERVE);
+	assert_int_equal(frame_send(fds[1], m.sb.data, m.sb.size, &e), 0);
+	enc_free(&m);
+	close(fds[1]);
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), 0);
+	assert_int_equal(msg_ready_dec(&d, &r, &e), 0);
+	assert_string_equal(r.role, "auditd");
+	msg_ready_free(&r);
+	mp_doc_free(&d);
+	/* The next one is a SERVE, not the READY asked for. */
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "expected message type 1"));
+	assert_null(d.root);
+	/* Then the writer is gone. */
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "connection closed"));
+	close(fds[0]);
+
+	fds[0] = pipe_of(not_msgpack, sizeof(not_msgpack));
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "malformed msgpack"));
+	close(fds[0]);
+	fds[0] = pipe_of(truncated, sizeof(truncated));
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "truncated frame"));
+	close(fds[0]);
+	fds[0] = pipe_of(empty, sizeof(empty));
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "empty frame"));
+	close(fds[0]);
+	frame_put_len(big, FRAME_MAX_INTERNAL + 1);
+	fds[0] = pipe_of(big, sizeof(big));
+	assert_int_equal(msg_read(fds[0], MSG_READY, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "exceeds the limit"));
+	close(fds[0]);
+}
+
 int
 main(void)
 {
@@ -1023,6 +1298,10 @@ main(void)
 	        test_only_keys, fixture_setup, fixture_teardown),
 	    cmocka_unit_test(test_enc_round_trip),
 	    cmocka_unit_test(test_doc_owns_its_data),
+	    cmocka_unit_test(test_enc_map_counts_itself),
+	    cmocka_unit_test(test_enc_nested_maps),
+	    cmocka_unit_test(test_enc_wrong_count),
+	    cmocka_unit_test(test_msg_read_pipe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
