@@ -57,7 +57,8 @@ UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
 	$(WORKER_SRC) $(MASTER_SRC) $(CLI_SRC))
 
-.PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz
+.PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
+	fuzz-seeds
 
 all: $(PROGS)
 
@@ -211,6 +212,16 @@ FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) $(PKG_LIBS)
+
+# The seeds of fuzz_msg: each message type's unit test sample, one file.
+fuzz-seeds: $(OUT)/tests/fuzz/gen_seeds
+	@$(OUT)/tests/fuzz/gen_seeds tests/fuzz/seeds/fuzz_msg
+
+$(OUT)/tests/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$${f##*/}; mkdir -p build/fuzz/corpus-$$n && \
