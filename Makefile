@@ -125,9 +125,12 @@ check: deps
 # The layering check reads the roles' objects (tests/check-layers.sh).
 LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC))
 
+# The unit tests, the layering, and whether docs/architecture.md names
+# every message type of proto/msg.h.
 unit: $(UNIT_BINS) $(LAYER_OBJS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 	@sh tests/check-layers.sh $(OUT)/obj
+	@sh tests/check-msg-doc.sh
 
 # LeakSanitizer cannot work in roles that chroot and drop uid (no /proc);
 # every other sanitizer check stays on, and errors are fatal.

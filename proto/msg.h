@@ -5,7 +5,7 @@
  * encoder and one strict decoder here (proto/msg*.c); no role encodes or
  * decodes a message by hand. READY carries PROTO_VERSION, which the
  * master checks on every child. docs/architecture.md lists the same
- * table (tests/unit/test_msg_doc checks that they agree).
+ * table (tests/check-msg-doc.sh checks that they agree).
  */
 #ifndef SB_MSG_H
 #define SB_MSG_H
