@@ -514,6 +514,36 @@ put_edited(struct mp_enc *m, const msgpack_object *o, const char *path,
 	enc_map_close(m);
 }
 
+/* The object at path in o ("" is o itself). */
+static const msgpack_object *
+object_at(const msgpack_object *o, const char *path)
+{
+	const char *rest;
+	size_t seg;
+	uint32_t i;
+
+	for (; *path != '\0'; path = rest) {
+		rest = strchr(path, '/');
+		seg = rest != NULL ? (size_t)(rest - path) : strlen(path);
+		rest = rest != NULL ? rest + 1 : path + seg;
+		if (o->type == MSGPACK_OBJECT_ARRAY) {
+			i = (uint32_t)strtoul(path, NULL, 10);
+			assert_true(i < o->via.array.size);
+			o = &o->via.array.ptr[i];
+			continue;
+		}
+		assert_int_equal(o->type, MSGPACK_OBJECT_MAP);
+		for (i = 0; i < o->via.map.size; i++)
+			if (o->via.map.ptr[i].key.via.str.size == seg &&
+			    memcmp(o->via.map.ptr[i].key.via.str.ptr, path,
+			        seg) == 0)
+				break;
+		assert_true(i < o->via.map.size);
+		o = &o->via.map.ptr[i].val;
+	}
+	return o;
+}
+
 /* out: the sample of type t, edited. */
 static void
 edit_sample(struct mp_enc *out, enum msg_type t, const char *path, struct val v)
@@ -566,9 +596,10 @@ wrong_type(const msgpack_object *o)
 
 /*
  * In the sample of type t, within the map at prefix ("" for the whole
- * message): each field dropped, set to nil or to a wrong type (and, for
- * an array of strings, given a non-string item) is refused with an error
- * that names the field; so is one unknown field. "t" is msg_type_of's.
+ * message, "skills/0" for the first skill): each field dropped, set to nil or
+ * to a wrong type (and, for an array of strings, given a non-string item) is
+ * refused with an error that names the field; so is one unknown field. "t" is
+ * msg_type_of's.
  */
 static void
 check_strict(enum msg_type t, const char *prefix)
@@ -588,24 +619,14 @@ check_strict(enum msg_type t, const char *prefix)
 	enc_init(&m);
 	assert_int_equal(sample_enc(&m, t), 0);
 	decode_enc(&m, &d);
-	map = d.root;
-	if (*prefix != '\0') {
-		map = mp_get(map, prefix);
-		if (map != NULL && map->type == MSGPACK_OBJECT_ARRAY)
-			map = &map->via.array.ptr[0];
-		prefix = strcmp(prefix, "skills") == 0   ? "skills/0/"
-		         : strcmp(prefix, "files") == 0  ? "files/0/"
-		         : strcmp(prefix, "limits") == 0 ? "limits/"
-		                                         : NULL;
-		assert_non_null(prefix);
-	}
-	assert_non_null(map);
+	map = object_at(d.root, prefix);
 	assert_int_equal(map->type, MSGPACK_OBJECT_MAP);
 	for (i = 0; i < map->via.map.size; i++) {
 		kv = &map->via.map.ptr[i];
 		snprintf(key, sizeof(key), "%.*s", (int)kv->key.via.str.size,
 		    kv->key.via.str.ptr);
-		snprintf(path, sizeof(path), "%s%s", prefix, key);
+		snprintf(path, sizeof(path), "%s%s%s", prefix,
+		    *prefix != '\0' ? "/" : "", key);
 		snprintf(needle, sizeof(needle), "\"%s\"", key);
 		nv = 0;
 		v[nv++] = vdel();
@@ -630,7 +651,8 @@ check_strict(enum msg_type t, const char *prefix)
 			close_msg(&m2, &d2);
 		}
 	}
-	snprintf(path, sizeof(path), "%sbogus", prefix);
+	snprintf(path, sizeof(path), "%s%sbogus", prefix,
+	    *prefix != '\0' ? "/" : "");
 	refused_edit(t, path, vuint(1), "unknown field \"bogus\"");
 	close_msg(&m, &d);
 }
@@ -693,8 +715,8 @@ test_every_type_strict(void **state)
 	for (i = 0; i < SAMPLE_NTYPES; i++)
 		check_strict(sample_types[i].type, "");
 	check_strict(MSG_CONF_POLICYD, "limits");
-	check_strict(MSG_SKILLS_ANS, "skills");
-	check_strict(MSG_FILES, "files");
+	check_strict(MSG_SKILLS_ANS, "skills/0");
+	check_strict(MSG_FILES, "files/0");
 }
 
 /* "t": present, an integer, at most 255. */
