@@ -55,16 +55,41 @@ config_path(struct ydoc *y, yaml_node_t *n, const char *base, char **out,
 	return 0;
 }
 
+/* One whole-number key of a section, its place and its range. */
+struct config_uint {
+	const char *k;
+	uint64_t *v;
+	uint64_t min, max;
+};
+
+/* A section of whole numbers only: every key in f[], each in range. */
+static int
+config_uints(struct ydoc *y, yaml_node_t *n, const char *section,
+    const struct config_uint *f, size_t nf, struct error *e)
+{
+	const char *keys[16];
+	yaml_node_t *v;
+	size_t i;
+
+	if (nf >= sizeof(keys) / sizeof(keys[0]))
+		fatalx("section %s: too many keys", section);
+	for (i = 0; i < nf; i++)
+		keys[i] = f[i].k;
+	keys[nf] = NULL;
+	if (yexpect(y, n, YAML_MAPPING_NODE, section, e) ||
+	    ymap_only(y, n, keys, e))
+		return -1;
+	for (i = 0; i < nf; i++)
+		if ((v = ymap_get(y, n, f[i].k)) != NULL &&
+		    yuint(y, v, f[i].min, f[i].max, f[i].v, e) == -1)
+			return -1;
+	return 0;
+}
+
 static int
 config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l, struct error *e)
 {
-	static const char *const keys[] = {"timeout_ms", "max_timeout_ms",
-	    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", NULL};
-	struct {
-		const char *k;
-		uint64_t *v;
-		uint64_t min, max;
-	} f[] = {
+	const struct config_uint f[] = {
 	    {"timeout_ms", &l->timeout_ms, 1, 86400000},
 	    {"max_timeout_ms", &l->max_timeout_ms, 1, 86400000},
 	    {"output_bytes", &l->output_bytes, 1, 64 * 1024 * 1024},
@@ -73,19 +98,41 @@ config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l, struct error *e)
 	    {"fsize_mb", &l->fsize_mb, 1, 1024 * 1024},
 	    {"nofile", &l->nofile, 8, 65536},
 	};
-	yaml_node_t *v;
-	size_t i;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "limits", e) ||
-	    ymap_only(y, n, keys, e))
+	if (config_uints(y, n, "limits", f, sizeof(f) / sizeof(f[0]), e))
 		return -1;
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		if ((v = ymap_get(y, n, f[i].k)) != NULL &&
-		    yuint(y, v, f[i].min, f[i].max, f[i].v, e) == -1)
-			return -1;
 	if (l->timeout_ms > l->max_timeout_ms)
 		return yerr(y, n, e, "timeout_ms exceeds max_timeout_ms");
 	return 0;
+}
+
+/* per_uid: what one local user may hold at once. */
+static int
+config_per_uid(struct ydoc *y, yaml_node_t *n, struct quota *q, struct error *e)
+{
+	const struct config_uint f[] = {
+	    {"clients", &q->clients, 1, 65536},
+	    {"calls", &q->calls, 1, 65536},
+	    {"sessions", &q->sessions, 1, 65536},
+	    {"workers", &q->workers, 1, 65536},
+	};
+
+	return config_uints(y, n, "per_uid", f, sizeof(f) / sizeof(f[0]), e);
+}
+
+/* clients: how long a connection may idle or stall, what it may leave. */
+static int
+config_clients(
+    struct ydoc *y, yaml_node_t *n, struct client_bounds *b, struct error *e)
+{
+	const struct config_uint f[] = {
+	    {"idle_s", &b->idle_s, 1, 86400 * 365},
+	    {"frame_s", &b->frame_s, 1, 3600},
+	    {"stall_s", &b->stall_s, 1, 3600},
+	    {"output_bytes", &b->output_bytes, 65536, 1024 * 1024 * 1024},
+	};
+
+	return config_uints(y, n, "clients", f, sizeof(f) / sizeof(f[0]), e);
 }
 
 static int
@@ -326,13 +373,55 @@ config_users(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 	return 0;
 }
 
+uint64_t
+config_nworkers(const struct config *c)
+{
+	uint64_t n = (uint64_t)c->worker_uid_last - c->worker_uid_first + 1;
+
+	return n > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : n;
+}
+
+/*
+ * One user's share never exceeds the whole: an unset per_uid bound is
+ * its default or the global bound, whichever is smaller; a set one
+ * above the global bound is an error.
+ */
+static int
+config_per_uid_fill(
+    struct ydoc *y, yaml_node_t *r, struct config *c, struct error *e)
+{
+	struct {
+		uint64_t *v, def, global;
+		const char *k, *gk;
+	} f[] = {
+	    {&c->per_uid.clients, 16, c->max_clients, "clients", "max_clients"},
+	    {&c->per_uid.calls, 64, UINT64_MAX, "calls", ""},
+	    {&c->per_uid.sessions, 16, c->max_sessions, "sessions",
+	        "worker.max_sessions"},
+	    {&c->per_uid.workers, 8, config_nworkers(c), "workers",
+	        "the workers at once (worker.uids)"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (*f[i].v == 0)
+			*f[i].v =
+			    f[i].def < f[i].global ? f[i].def : f[i].global;
+		else if (*f[i].v > f[i].global)
+			return yerr(y, r, e,
+			    "per_uid.%s (%llu) exceeds %s (%llu)", f[i].k,
+			    (unsigned long long)*f[i].v, f[i].gk,
+			    (unsigned long long)f[i].global);
+	return 0;
+}
+
 static int
 config_parse(
     struct ydoc *y, const char *base, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"socket", "skills_dirs",
 	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
-	    "max_frame_bytes", "max_clients", NULL};
+	    "max_frame_bytes", "max_clients", "per_uid", "clients", NULL};
 	yaml_node_t *r = ydoc_root(y), *n;
 
 	if (yexpect(y, r, YAML_MAPPING_NODE, "the config", e) ||
@@ -353,8 +442,13 @@ config_parse(
 	    ((n = ymap_get(y, r, "max_frame_bytes")) &&
 	        yuint(y, n, 1024, 1024 * 1024, &c->max_frame_bytes, e)) ||
 	    ((n = ymap_get(y, r, "max_clients")) &&
-	        yuint(y, n, 1, 65536, &c->max_clients, e)))
+	        yuint(y, n, 1, 65536, &c->max_clients, e)) ||
+	    ((n = ymap_get(y, r, "per_uid")) &&
+	        config_per_uid(y, n, &c->per_uid, e)) ||
+	    ((n = ymap_get(y, r, "clients")) &&
+	        config_clients(y, n, &c->clients, e)))
 		return -1;
+	return config_per_uid_fill(y, r, c, e);
 	if ((n = ymap_get(y, r, "users")) != NULL &&
 	    config_users(y, n, c, e) == -1)
 		return -1;
@@ -381,7 +475,9 @@ config_defaults(struct config *c, const char *base)
 	c->worker_uid_first = 61000;
 	c->worker_uid_last = 61099;
 	c->max_frame_bytes = 1024 * 1024;
-	c->max_clients = 64;
+	c->max_clients = 128;
+	/* per_uid: 0 until parsed, then a default (config_per_uid_fill) */
+	c->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024};
 	c->limits = default_limits;
 	audit_settings_default(&c->audit);
 	c->worker_tmp_mb = 64;

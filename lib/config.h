@@ -56,6 +56,16 @@ extern const char *const config_user_defaults[USER__COUNT];
 /* uids used when a default user does not exist (make install makes them) */
 #define CONFIG_FALLBACK_UID 64290
 
+/* per_uid: what one local user (uid) may hold at once. */
+struct quota {
+	uint64_t clients, calls, sessions, workers;
+};
+
+/* clients: idle and partial-frame timeouts, unread replies. */
+struct client_bounds {
+	uint64_t idle_s, frame_s, stall_s, output_bytes;
+};
+
 struct config {
 	char *path; /* absolute path of the config file */
 	char *socket;
@@ -80,8 +90,14 @@ struct config {
 	uint64_t session_idle_s; /* worker.session_idle_s: then unmounted */
 	uint64_t max_frame_bytes;
 	uint64_t max_clients;
+	struct quota per_uid;
+	struct client_bounds clients;
 	struct limits limits;
 };
+
+/* Workers at once: one per worker uid, at most CONFIG_WORKERS_MAX. */
+#define CONFIG_WORKERS_MAX 1024
+uint64_t config_nworkers(const struct config *c);
 
 int config_load(struct config *c, const char *path, struct error *e);
 void config_free(struct config *c);

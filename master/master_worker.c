@@ -26,7 +26,6 @@
 #define BUILD_MS 10000     /* to build the sandbox */
 #define GRANT_TTL_MS 30000 /* for the broker to name the grant */
 #define SCAN_MS 5000       /* for the worker to list what the call wrote */
-#define WORKERS_MAX 1024
 
 enum wstate {
 	W_FREE,
@@ -75,8 +74,7 @@ worker_init(void)
 	uint8_t *held;
 	size_t i;
 
-	nworkers = (size_t)M->cfg.worker_uid_last - M->cfg.worker_uid_first + 1;
-	nworkers = nworkers > WORKERS_MAX ? WORKERS_MAX : nworkers;
+	nworkers = (size_t)config_nworkers(&M->cfg);
 	workers = xcalloc(nworkers, sizeof(*workers));
 	held = xcalloc(nworkers, 1);
 	/* What a killed predecessor left: no uid a process holds is used. */

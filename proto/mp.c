@@ -518,6 +518,40 @@ mp_strarr(const msgpack_object *map, const char *key, int required, size_t maxn,
 }
 
 int
+mp_uintarr(const msgpack_object *map, const char *key, int required,
+    size_t maxn, uint64_t max, uint64_t **out, size_t *n, struct error *e)
+{
+	const msgpack_object *o, *it;
+	uint64_t *v;
+	uint32_t i;
+	int r;
+
+	if ((r = mp_field(map, key, required, &o, e)) != 0)
+		return r == 1 ? 0 : -1;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" must be an array of integers", key);
+	if (o->via.array.size > maxn)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"%s\" has more than %zu items", key, maxn);
+	for (i = 0; i < o->via.array.size; i++) {
+		it = &o->via.array.ptr[i];
+		if (it->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    it->via.u64 > max)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "an item of \"%s\" is not an integer in 0..%llu",
+			    key, (unsigned long long)max);
+	}
+	v = xcalloc(o->via.array.size + 1, sizeof(*v));
+	for (i = 0; i < o->via.array.size; i++)
+		v[i] = o->via.array.ptr[i].via.u64;
+	free(*out);
+	*out = v;
+	*n = o->via.array.size;
+	return 0;
+}
+
+int
 mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e)
 {

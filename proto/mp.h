@@ -48,6 +48,9 @@ int mp_bin(const msgpack_object *map, const char *key, int required,
     size_t maxlen, uint8_t **out, size_t *outlen, struct error *e);
 int mp_strarr(const msgpack_object *map, const char *key, int required,
     size_t maxn, size_t maxlen, char ***out, size_t *n, struct error *e);
+/* An array of at most maxn unsigned integers, each at most max. */
+int mp_uintarr(const msgpack_object *map, const char *key, int required,
+    size_t maxn, uint64_t max, uint64_t **out, size_t *n, struct error *e);
 int mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e);
 

@@ -33,6 +33,7 @@ enum msg_type {
 	MSG_SKILLS_ANS = 19,
 	MSG_RELOAD_REQ = 20, /* an admin's reload: {ref, uid, gid} */
 	MSG_RELOAD_ANS = 21, /* {ref, err, message} */
+	MSG_ADMINS = 22,     /* policyd -> broker: who may use the reserve */
 	/* policyd <-> master */
 	MSG_GRANT = 32,
 	MSG_GRANT_ACK = 33,
@@ -112,6 +113,9 @@ struct conf_broker {
 	char *root; /* chroot: an empty directory */
 	uint64_t max_frame, max_clients;
 	uint64_t max_sessions, session_idle_s;
+	uint64_t workers;             /* the master's pool: workers at once */
+	struct quota per_uid;         /* per_uid.* */
+	struct client_bounds clients; /* clients.* */
 };
 
 /* CONF_POLICYD */
@@ -186,6 +190,13 @@ struct msg_reload_ans {
 	uint64_t ref;
 	uint64_t err; /* ERR_NONE: reloaded */
 	char *message;
+};
+
+/* ADMINS: the uids and gids of the policy's admin principals. */
+#define ADMINS_MAX 1024
+struct msg_admins {
+	uint64_t *uids, *gids;
+	size_t nuids, ngids;
 };
 
 /*
@@ -384,6 +395,11 @@ void msg_reload_ans_enc(struct mp_enc *m, const struct msg_reload_ans *a);
 int msg_reload_ans_dec(
     const struct mp_doc *d, struct msg_reload_ans *a, struct error *e);
 void msg_reload_ans_free(struct msg_reload_ans *a);
+
+void msg_admins_enc(struct mp_enc *m, const struct msg_admins *a);
+int msg_admins_dec(
+    const struct mp_doc *d, struct msg_admins *a, struct error *e);
+void msg_admins_free(struct msg_admins *a);
 
 /* GRANT (policyd -> master) and SPEC (master -> worker). */
 void grant_enc(struct mp_enc *m, const struct grant *g);

@@ -334,3 +334,45 @@ msg_reload_ans_free(struct msg_reload_ans *a)
 	free(a->message);
 	memset(a, 0, sizeof(*a));
 }
+
+void
+msg_admins_enc(struct mp_enc *m, const struct msg_admins *a)
+{
+	size_t i;
+
+	msg_begin(m, MSG_ADMINS);
+	enc_key(m, "uids");
+	enc_array(m, a->nuids);
+	for (i = 0; i < a->nuids; i++)
+		enc_uint(m, a->uids[i]);
+	enc_key(m, "gids");
+	enc_array(m, a->ngids);
+	for (i = 0; i < a->ngids; i++)
+		enc_uint(m, a->gids[i]);
+	msg_end(m);
+}
+
+int
+msg_admins_dec(const struct mp_doc *d, struct msg_admins *a, struct error *e)
+{
+	static const char *const keys[] = {"t", "uids", "gids", NULL};
+
+	memset(a, 0, sizeof(*a));
+	if (mp_only_keys(d->root, keys, e) ||
+	    mp_uintarr(d->root, "uids", 1, ADMINS_MAX, UINT32_MAX, &a->uids,
+	        &a->nuids, e) ||
+	    mp_uintarr(d->root, "gids", 1, ADMINS_MAX, UINT32_MAX, &a->gids,
+	        &a->ngids, e)) {
+		msg_admins_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_admins_free(struct msg_admins *a)
+{
+	free(a->uids);
+	free(a->gids);
+	memset(a, 0, sizeof(*a));
+}

@@ -50,6 +50,15 @@ conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
 	enc_kuint(m, "max_clients", c->max_clients);
 	enc_kuint(m, "max_sessions", c->max_sessions);
 	enc_kuint(m, "session_idle_s", c->session_idle_s);
+	enc_kuint(m, "workers", c->workers);
+	enc_kuint(m, "per_uid_clients", c->per_uid.clients);
+	enc_kuint(m, "per_uid_calls", c->per_uid.calls);
+	enc_kuint(m, "per_uid_sessions", c->per_uid.sessions);
+	enc_kuint(m, "per_uid_workers", c->per_uid.workers);
+	enc_kuint(m, "idle_s", c->clients.idle_s);
+	enc_kuint(m, "frame_s", c->clients.frame_s);
+	enc_kuint(m, "stall_s", c->clients.stall_s);
+	enc_kuint(m, "output_bytes", c->clients.output_bytes);
 	msg_end(m);
 }
 
@@ -57,7 +66,12 @@ int
 conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "root",
-	    "max_frame", "max_clients", "max_sessions", "session_idle_s", NULL};
+	    "max_frame", "max_clients", "max_sessions", "session_idle_s",
+	    "workers", "per_uid_clients", "per_uid_calls", "per_uid_sessions",
+	    "per_uid_workers", "idle_s", "frame_s", "stall_s", "output_bytes",
+	    NULL};
+	struct quota *q = &c->per_uid;
+	struct client_bounds *b = &c->clients;
 	const msgpack_object *o = d->root;
 
 	memset(c, 0, sizeof(*c));
@@ -67,12 +81,28 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    mp_uint(o, "max_clients", 1, 65536, &c->max_clients, e) ||
 	    mp_uint(o, "max_sessions", 1, 65536, &c->max_sessions, e) ||
 	    mp_uint(
-	        o, "session_idle_s", 1, 86400 * 365, &c->session_idle_s, e)) {
+	        o, "session_idle_s", 1, 86400 * 365, &c->session_idle_s, e) ||
+	    mp_uint(o, "workers", 1, CONFIG_WORKERS_MAX, &c->workers, e) ||
+	    mp_uint(o, "per_uid_clients", 1, 65536, &q->clients, e) ||
+	    mp_uint(o, "per_uid_calls", 1, 65536, &q->calls, e) ||
+	    mp_uint(o, "per_uid_sessions", 1, 65536, &q->sessions, e) ||
+	    mp_uint(o, "per_uid_workers", 1, 65536, &q->workers, e) ||
+	    mp_uint(o, "idle_s", 1, 86400 * 365, &b->idle_s, e) ||
+	    mp_uint(o, "frame_s", 1, 3600, &b->frame_s, e) ||
+	    mp_uint(o, "stall_s", 1, 3600, &b->stall_s, e) ||
+	    mp_uint(o, "output_bytes", 65536, 1024 * 1024 * 1024,
+	        &b->output_bytes, e)) {
 		conf_broker_free(c);
 		return -1;
 	}
+	/* One user's share within the whole, as the config loader says. */
 	if (c->max_frame < 1024 || c->max_clients == 0 ||
-	    c->max_sessions == 0 || c->session_idle_s == 0) {
+	    c->max_sessions == 0 || c->session_idle_s == 0 || c->workers == 0 ||
+	    q->clients == 0 || q->calls == 0 || q->sessions == 0 ||
+	    q->workers == 0 || b->idle_s == 0 || b->frame_s == 0 ||
+	    b->stall_s == 0 || b->output_bytes < 65536 ||
+	    q->clients > c->max_clients || q->sessions > c->max_sessions ||
+	    q->workers > c->workers) {
 		conf_broker_free(c);
 		return error_set(
 		    e, ERR_BAD_REQUEST, "broker settings out of range");
@@ -293,7 +323,7 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 {
 	struct conf_broker cb = {c->uid[USER_BROKER], c->gid[USER_BROKER], NULL,
 	    c->max_frame_bytes, c->max_clients, c->max_sessions,
-	    c->session_idle_s};
+	    c->session_idle_s, config_nworkers(c), c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
 	    c->worker_network_host, c->limits};

@@ -145,6 +145,14 @@ check_conf_broker(const struct conf_broker *c)
 	CHECK(c->uid != 0 && c->gid != 0 && absolute(c->root));
 	CHECK(c->max_frame >= 1024 && c->max_clients >= 1 &&
 	      c->max_sessions >= 1 && c->session_idle_s >= 1);
+	CHECK(c->workers >= 1 && c->workers <= CONFIG_WORKERS_MAX);
+	CHECK(c->per_uid.clients >= 1 && c->per_uid.clients <= c->max_clients);
+	CHECK(
+	    c->per_uid.sessions >= 1 && c->per_uid.sessions <= c->max_sessions);
+	CHECK(c->per_uid.workers >= 1 && c->per_uid.workers <= c->workers);
+	CHECK(c->per_uid.calls >= 1 && c->clients.idle_s >= 1 &&
+	      c->clients.frame_s >= 1 && c->clients.stall_s >= 1 &&
+	      c->clients.output_bytes >= 65536);
 }
 static void
 same_conf_broker(const struct conf_broker *a, const struct conf_broker *b)
@@ -153,7 +161,10 @@ same_conf_broker(const struct conf_broker *a, const struct conf_broker *b)
 	      strcmp(a->root, b->root) == 0 && a->max_frame == b->max_frame &&
 	      a->max_clients == b->max_clients &&
 	      a->max_sessions == b->max_sessions &&
-	      a->session_idle_s == b->session_idle_s);
+	      a->session_idle_s == b->session_idle_s &&
+	      a->workers == b->workers &&
+	      memcmp(&a->per_uid, &b->per_uid, sizeof(a->per_uid)) == 0 &&
+	      memcmp(&a->clients, &b->clients, sizeof(a->clients)) == 0);
 }
 FUZZ_TYPE(conf_broker, struct conf_broker, conf_broker_dec, conf_broker_enc,
     conf_broker_free)
@@ -332,6 +343,29 @@ same_reload_ans(const struct msg_reload_ans *a, const struct msg_reload_ans *b)
 }
 FUZZ_TYPE(reload_ans, struct msg_reload_ans, msg_reload_ans_dec,
     msg_reload_ans_enc, msg_reload_ans_free)
+
+static void
+check_admins(const struct msg_admins *a)
+{
+	size_t i;
+
+	CHECK(a->nuids <= ADMINS_MAX && a->ngids <= ADMINS_MAX);
+	for (i = 0; i < a->nuids; i++)
+		CHECK(a->uids[i] <= UINT32_MAX);
+	for (i = 0; i < a->ngids; i++)
+		CHECK(a->gids[i] <= UINT32_MAX);
+}
+static void
+same_admins(const struct msg_admins *a, const struct msg_admins *b)
+{
+	CHECK(a->nuids == b->nuids && a->ngids == b->ngids);
+	CHECK(a->nuids == 0 ||
+	      memcmp(a->uids, b->uids, a->nuids * sizeof(*a->uids)) == 0);
+	CHECK(a->ngids == 0 ||
+	      memcmp(a->gids, b->gids, a->ngids * sizeof(*a->gids)) == 0);
+}
+FUZZ_TYPE(
+    admins, struct msg_admins, msg_admins_dec, msg_admins_enc, msg_admins_free)
 
 /* What the master and the worker rely on in any grant. */
 static void
@@ -749,6 +783,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case MSG_RELOAD_ANS:
 		fuzz_reload_ans(&d, t);
+		break;
+	case MSG_ADMINS:
+		fuzz_admins(&d, t);
 		break;
 	case MSG_GRANT:
 		fuzz_grant(&d, t);

@@ -31,6 +31,12 @@ sample_conf_broker(void)
 	    .max_clients = 17,
 	    .max_sessions = 33,
 	    .session_idle_s = 600,
+	    .workers = 40,
+	    .per_uid = {.clients = 4, .calls = 20, .sessions = 8, .workers = 5},
+	    .clients = {.idle_s = 300,
+	        .frame_s = 7,
+	        .stall_s = 9,
+	        .output_bytes = 65536},
 	};
 
 	return c;
@@ -177,6 +183,16 @@ sample_reload_ans(void)
 	    .err = ERR_BAD_REQUEST,
 	    .message = "10-base.yaml:3: unknown key",
 	};
+
+	return a;
+}
+
+static inline struct msg_admins
+sample_admins(void)
+{
+	static uint64_t uids[] = {0, 1000, 4294967295ULL};
+	static uint64_t gids[] = {27};
+	struct msg_admins a = {uids, gids, 3, 1};
 
 	return a;
 }
@@ -419,6 +435,7 @@ static const struct {
     {MSG_SKILLS_ANS, "skills_ans"},
     {MSG_RELOAD_REQ, "reload_req"},
     {MSG_RELOAD_ANS, "reload_ans"},
+    {MSG_ADMINS, "admins"},
     {MSG_GRANT, "grant"},
     {MSG_GRANT_ACK, "grant_ack"},
     {MSG_POLICY_EVENT, "policy_event"},
@@ -453,6 +470,7 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 		struct msg_skills_ans sa;
 		struct msg_reload_req rq;
 		struct msg_reload_ans ra;
+		struct msg_admins ad;
 		struct grant g;
 		struct msg_grant_ack ga;
 		struct msg_policy_event pe;
@@ -506,6 +524,10 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 	case MSG_RELOAD_ANS:
 		u.ra = sample_reload_ans();
 		msg_reload_ans_enc(m, &u.ra);
+		return 0;
+	case MSG_ADMINS:
+		u.ad = sample_admins();
+		msg_admins_enc(m, &u.ad);
 		return 0;
 	case MSG_GRANT:
 		u.g = sample_grant();

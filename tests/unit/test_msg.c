@@ -64,6 +64,8 @@ ADAPTER(skills_ans, struct msg_skills_ans, msg_skills_ans_dec,
     msg_skills_ans_enc, msg_skills_ans_free)
 ADAPTER(reload_ans, struct msg_reload_ans, msg_reload_ans_dec,
     msg_reload_ans_enc, msg_reload_ans_free)
+ADAPTER(
+    admins, struct msg_admins, msg_admins_dec, msg_admins_enc, msg_admins_free)
 ADAPTER(grant, struct grant, grant_dec, grant_enc, grant_free)
 ADAPTER(spec, struct grant, spec_dec, spec_enc, grant_free)
 ADAPTER(grant_ack, struct msg_grant_ack, msg_grant_ack_dec, msg_grant_ack_enc,
@@ -183,6 +185,7 @@ static const struct codec {
     {MSG_SKILLS_ANS, dec_skills_ans},
     {MSG_RELOAD_REQ, dec_reload_req},
     {MSG_RELOAD_ANS, dec_reload_ans},
+    {MSG_ADMINS, dec_admins},
     {MSG_GRANT, dec_grant},
     {MSG_GRANT_ACK, dec_grant_ack},
     {MSG_POLICY_EVENT, dec_policy_event},
@@ -809,6 +812,15 @@ test_conf_broker(void **state)
 	assert_int_equal(out.max_clients, 17);
 	assert_int_equal(out.max_sessions, 33);
 	assert_int_equal(out.session_idle_s, 600);
+	assert_int_equal(out.workers, 40);
+	assert_int_equal(out.per_uid.clients, 4);
+	assert_int_equal(out.per_uid.calls, 20);
+	assert_int_equal(out.per_uid.sessions, 8);
+	assert_int_equal(out.per_uid.workers, 5);
+	assert_int_equal(out.clients.idle_s, 300);
+	assert_int_equal(out.clients.frame_s, 7);
+	assert_int_equal(out.clients.stall_s, 9);
+	assert_int_equal(out.clients.output_bytes, 65536);
 	conf_broker_free(&out);
 	assert_null(out.root);
 	close_msg(&m, &d);
@@ -842,14 +854,14 @@ test_conf_broker(void **state)
 	REFUSED(conf_broker_enc, &c, "broker settings out of range");
 	c.max_clients = 65537;
 	REFUSED(conf_broker_enc, &c, "\"max_clients\" above");
-	c.max_clients = 1;
+	c.max_clients = c.per_uid.clients = 1;
 	ACCEPTED(conf_broker_enc, &c);
 	c = in;
 	c.max_sessions = 0;
 	REFUSED(conf_broker_enc, &c, "broker settings out of range");
 	c.max_sessions = 65537;
 	REFUSED(conf_broker_enc, &c, "\"max_sessions\" above");
-	c.max_sessions = 1;
+	c.max_sessions = c.per_uid.sessions = 1;
 	ACCEPTED(conf_broker_enc, &c);
 	c = in;
 	c.session_idle_s = 0;
@@ -858,6 +870,32 @@ test_conf_broker(void **state)
 	REFUSED(conf_broker_enc, &c, "\"session_idle_s\" above");
 	c.session_idle_s = 86400 * 365;
 	ACCEPTED(conf_broker_enc, &c);
+	/* One user's share is never above the whole, nor zero. */
+	c = in;
+	c.per_uid.clients = c.max_clients + 1;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c.per_uid.clients = c.max_clients;
+	ACCEPTED(conf_broker_enc, &c);
+	c = in;
+	c.per_uid.sessions = c.max_sessions + 1;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c = in;
+	c.per_uid.workers = c.workers + 1;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c.per_uid.workers = c.workers;
+	ACCEPTED(conf_broker_enc, &c);
+	c = in;
+	c.workers = CONFIG_WORKERS_MAX + 1;
+	REFUSED(conf_broker_enc, &c, "\"workers\" above");
+	c = in;
+	c.per_uid.calls = 0;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c = in;
+	c.clients.frame_s = 0;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c = in;
+	c.clients.output_bytes = 65535;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
 }
 
 static void
@@ -1326,6 +1364,41 @@ test_reload(void **state)
 	REFUSED(msg_reload_ans_enc, &ra2, "\"err\" above");
 	refused_edit(MSG_RELOAD_ANS, "message", vlong(REASON_MAX_LEN + 1, 'm'),
 	    "\"message\" longer than 512");
+}
+
+static void
+test_admins(void **state)
+{
+	struct msg_admins a = sample_admins(), b;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+
+	(void)state;
+	enc_init(&m);
+	msg_admins_enc(&m, &a);
+	open_msg(&m, &d, MSG_ADMINS);
+	assert_int_equal(msg_admins_dec(&d, &b, &e), 0);
+	assert_int_equal(b.nuids, 3);
+	assert_int_equal(b.uids[0], 0);
+	assert_int_equal(b.uids[2], 4294967295ULL);
+	assert_int_equal(b.ngids, 1);
+	assert_int_equal(b.gids[0], 27);
+	msg_admins_free(&b);
+	assert_null(b.uids);
+	close_msg(&m, &d);
+	/* Nobody is an admin: both lists empty. */
+	b = a;
+	b.nuids = b.ngids = 0;
+	ACCEPTED(msg_admins_enc, &b);
+	refused_edit(MSG_ADMINS, "uids/0", vuint((uint64_t)UINT32_MAX + 1),
+	    "is not an integer in 0..4294967295");
+	refused_edit(MSG_ADMINS, "gids/0", vint(-1),
+	    "is not an integer in 0..4294967295");
+	refused_edit(MSG_ADMINS, "uids", vmixed(), "is not an integer");
+	refused_edit(
+	    MSG_ADMINS, "gids", vdup(ADMINS_MAX + 1), "more than 1024 items");
+	accepted_edit(MSG_ADMINS, "gids", vdup(ADMINS_MAX));
 }
 
 /* The fields of sample_grant(), as decoded. */
@@ -2395,6 +2468,7 @@ main(void)
 	    cmocka_unit_test(test_skills_req),
 	    cmocka_unit_test(test_skills_ans),
 	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_admins),
 	    cmocka_unit_test(test_grant),
 	    cmocka_unit_test(test_spec),
 	    cmocka_unit_test(test_grant_ack),
