@@ -3,7 +3,8 @@
  *
  * Files depend on each other in one direction only:
  *   main.c -> broker_client.c -> broker_call.c -> broker_session.c,
- *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c
+ *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c,
+ *   broker_quota.c
  * broker_conn.c reports frames and closes through callbacks that
  * main.c installs, never by calling up.
  */
@@ -35,7 +36,20 @@ struct conn {
 	uint32_t uid, gid;
 	int32_t pid;
 	int closing;
+	int throttled; /* its unread replies passed clients.output_bytes */
 	unsigned inflight;
+	struct event *timer; /* clients.idle_s and clients.frame_s */
+	uint64_t frame_ms;   /* when a partial frame began; 0: none */
+	uint64_t last_ms;    /* the last byte read, or the last reply */
+};
+
+/* What one uid holds at once (broker_quota.c). */
+enum quota_kind {
+	QUOTA_CLIENTS,
+	QUOTA_CALLS,
+	QUOTA_SESSIONS,
+	QUOTA_WORKERS,
+	QUOTA__COUNT
 };
 
 /* One output pipe of a worker: counted in full, kept up to cap. */
@@ -108,12 +122,18 @@ struct call {
 	int32_t pid;
 	struct client_req cr;
 	char ts[40];
+	uint64_t t0_ms; /* when it came, monotonic */
 	struct msg_authz_ans ans;
 	uint64_t audit_ref; /* the record the call waits for */
 	struct bsession *session;
 	struct run run;
 	int run_sent; /* RUN went to the master */
 	int ran;      /* RUN_STARTED came: the skill was exec'd */
+	int received; /* invoke.received is in the log: invoke.completed ends it
+	               */
+	int holds_worker; /* counted in QUOTA_WORKERS */
+	int cancelled;    /* the client went away: end at the next step */
+	int cancel_sent;  /* CANCEL went to the master */
 	int output_done;
 	struct msg_run_exited x;
 	struct msg_files files;
@@ -130,7 +150,10 @@ struct broker {
 	struct evconnlistener *listener; /* enabled at SERVE */
 	struct peer master, policyd, auditd;
 	size_t max_frame, max_sessions;
-	unsigned max_clients, nclients;
+	unsigned max_clients;
+	uint64_t workers; /* the master's worker pool */
+	struct quota per_uid;
+	struct client_bounds clients;
 	uint64_t session_idle_ms;
 	uint64_t next_ref, audit_sent, audit_acked;
 	uint64_t stat_requests, stat_invokes;
@@ -150,6 +173,8 @@ extern struct broker *B;
 /* broker_conn.c: connections and framing */
 void conn_accept(int fd);
 void conn_send(struct conn *cn, const struct mp_enc *m);
+/* Re-arm the idle and partial-frame deadline after a change. */
+void conn_arm(struct conn *cn);
 void conn_error(struct conn *cn, const struct client_id *id, enum err_type type,
     const char *msg, int close_after);
 
@@ -170,8 +195,21 @@ int call_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int call_expects(const struct call *c, enum call_event ev);
 const char *call_state_name(enum call_state st);
 
+/* broker_quota.c: per-uid bounds, and the admins' reserve */
+unsigned quota_reserve(unsigned global);
+int quota_is_admin(uint32_t uid, uint32_t gid);
+unsigned quota_held(enum quota_kind k, uint32_t uid);
+unsigned quota_total(enum quota_kind k);
+int quota_check(enum quota_kind k, uint32_t uid, uint32_t gid, int reserve,
+    struct error *e);
+int quota_take(enum quota_kind k, uint32_t uid, uint32_t gid, struct error *e);
+void quota_add(enum quota_kind k, uint32_t uid);
+void quota_release(enum quota_kind k, uint32_t uid);
+int quota_on_admins(struct peer *p, const struct mp_doc *d);
+
 /* broker_session.c: one call at a time per (uid, session) */
 void session_init(void);
+void session_fini(void);
 int session_acquire(struct call *c, struct error *e);
 struct call *session_release(struct call *c);
 

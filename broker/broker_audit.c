@@ -134,16 +134,26 @@ audit_files(struct mp_enc *m, const struct call *c)
 		enc_str(m, c->files.files[i].sha256);
 }
 
+/*
+ * How a call ended. One whose skill never started (denied, refused,
+ * cancelled before it ran) has only its error and how long it took since
+ * invoke.received; one that ran has what its process did as well.
+ */
 static void
 audit_completion(struct mp_enc *m, const struct call *c)
 {
 	const struct run *r = &c->run;
 
+	enc_kstr(m, "error.type", err_type_name(c->err));
+	enc_kstr(m, "error.message", c->errmsg);
+	if (!c->ran) {
+		enc_kint(m, "event.duration",
+		    (int64_t)(now_mono_ms() - c->t0_ms) * 1000000);
+		return;
+	}
 	enc_kint(m, "process.exit_code", c->x.exit_code);
 	enc_kint(m, "process.signal", c->x.signal);
 	enc_kint(m, "event.duration", (int64_t)c->x.duration_ms * 1000000);
-	enc_kstr(m, "error.type", err_type_name(c->err));
-	enc_kstr(m, "error.message", c->errmsg);
 	enc_kint(m, "output.stdout_bytes", (int64_t)r->out.total);
 	enc_kint(m, "output.stderr_bytes", (int64_t)r->err.total);
 	enc_kbool(m, "output.truncated",

@@ -131,12 +131,19 @@ static enum call_event
 enter_authz(struct call *c)
 {
 	struct msg_authz_req a;
+	struct error e;
 
 	if (B->stopping)
 		return call_error(c, ERR_CANCELLED, "skillbrokerd is stopping");
 	if (!B->policyd.alive)
 		return call_error(c, ERR_POLICY_UNAVAILABLE,
 		    "policyd is not running; nothing can be authorized");
+	/* A grant makes the master start a worker: count it from here. */
+	if (c->cr.type == CREQ_INVOKE) {
+		if (quota_take(QUOTA_WORKERS, c->uid, c->gid, &e) == -1)
+			return call_error(c, e.type, e.msg);
+		c->holds_worker = 1;
+	}
 	memset(&a, 0, sizeof(a));
 	a.ref = c->ref;
 	a.uid = c->uid;
@@ -175,6 +182,8 @@ enter_run_wait(struct call *c)
 {
 	struct msg_run run = {c->ref, c->ans.grant_id};
 
+	if (c->cancelled) /* call_done gives the grant back */
+		return call_error(c, ERR_CANCELLED, "the client disconnected");
 	c->run_sent = 1;
 	PEER_SEND(&B->master, msg_run_enc, &run);
 	return CEV_NONE;
@@ -231,8 +240,11 @@ call_free(struct call *c)
 {
 	LIST_REMOVE(c, entry);
 	B->ncalls--;
-	if (c->conn != NULL)
-		c->conn->inflight--;
+	quota_release(QUOTA_CALLS, c->uid);
+	if (c->holds_worker)
+		quota_release(QUOTA_WORKERS, c->uid);
+	if (c->conn != NULL && --c->conn->inflight == 0)
+		conn_arm(c->conn);
 	if (c->answer != NULL && c->cr.type == CREQ_SKILLS)
 		msg_skills_ans_free(c->answer);
 	else if (c->answer != NULL)
@@ -277,7 +289,7 @@ call_done(struct call *c)
 	if (c->ran && run_files(&c->run, &c->files, &e) == -1)
 		log_warnx("call %llu: files report: %s",
 		    (unsigned long long)c->ref, e.msg);
-	if (c->ran)
+	if (c->received) /* every invoke.received has its end */
 		audit_call(c, "invoke.completed", "end",
 		    c->err == ERR_NONE ? "success" : "failure");
 	/* A grant it will never run: the master may free its worker now. */
@@ -353,9 +365,12 @@ call_start(struct conn *cn, struct client_req *cr)
 	memset(cr, 0, sizeof(*cr));
 	run_init(&c->run);
 	now_rfc3339(c->ts, sizeof(c->ts));
+	c->t0_ms = now_mono_ms();
 	LIST_INSERT_HEAD(&B->calls, c, entry);
 	B->ncalls++;
 	cn->inflight++;
+	quota_add(QUOTA_CALLS, c->uid);
+	conn_arm(cn);
 	if (!B->policyd.alive)
 		(void)call_fail(c, ERR_POLICY_UNAVAILABLE,
 		    "policyd is not running; nothing can be authorized");
@@ -365,21 +380,55 @@ call_start(struct conn *cn, struct client_req *cr)
 	else {
 		if (c->cr.type == CREQ_INVOKE) {
 			B->stat_invokes++;
-			audit_call(c, "invoke.received", "start", "unknown");
+			c->received = audit_call(c, "invoke.received", "start",
+			                  "unknown") != 0;
 		}
 		(void)call_event(c, CEV_START);
 	}
 }
 
-/* The client went away: its calls go on, and their replies are dropped. */
+/* End a running call's worker; the master answers with RUN_EXITED. */
+static void
+call_cancel_run(struct call *c)
+{
+	if (c->cancel_sent || c->ans.grant_id == NULL ||
+	    *c->ans.grant_id == '\0')
+		return;
+	c->cancel_sent = 1;
+	PEER_SEND(
+	    &B->master, msg_cancel_enc, &(struct msg_cancel){c->ans.grant_id});
+}
+
+/*
+ * The client went away: its calls are cancelled. A call that waits for
+ * nobody ends now; one that waits for policyd or auditd ends at its
+ * answer; a running one has its worker ended by the master. Each is
+ * answered to nobody and audited as cancelled.
+ */
 void
 call_conn_gone(struct conn *cn)
 {
+	uint64_t *refs;
+	size_t n = 0, i;
 	struct call *c;
 
+	refs = xcalloc(B->ncalls + 1, sizeof(*refs));
 	LIST_FOREACH (c, &B->calls, entry)
-		if (c->conn == cn)
+		if (c->conn == cn) {
 			c->conn = NULL;
+			c->cancelled = 1;
+			refs[n++] = c->ref;
+		}
+	for (i = 0; i < n; i++) {
+		if ((c = call_find(refs[i])) == NULL)
+			continue;
+		if (c->st == CALL_QUEUED)
+			(void)call_fail(
+			    c, ERR_CANCELLED, "the client disconnected");
+		else if (c->st == CALL_RUN_WAIT || c->st == CALL_RUNNING)
+			call_cancel_run(c);
+	}
+	free(refs);
 }
 
 /*
@@ -441,6 +490,8 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 		free(c->cr.command);
 		c->cr.command = xstrdup(a.command);
 	}
+	if (c->cancelled) /* its grant goes back in call_done */
+		return call_fail(c, ERR_CANCELLED, "the client disconnected");
 	return call_event(c, CEV_AUTHZ_ANS);
 }
 

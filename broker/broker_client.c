@@ -4,6 +4,8 @@
  * frame that does not decode is answered with bad_request and the
  * connection closes.
  */
+#include <stdio.h>
+
 #include "../lib/log.h"
 #include "broker.h"
 
@@ -14,6 +16,7 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 	struct mp_doc d;
 	struct error e;
 	struct mp_enc m;
+	char msg[64];
 
 	B->stat_requests++;
 	if (mp_decode(&d, body, len, NULL, &e) == -1) {
@@ -32,9 +35,13 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 		reply_hello(&m, &cr.id, cn);
 	else if (cr.type == CREQ_STATS)
 		reply_stats(&m, &cr.id);
-	else if (cn->inflight >= CONN_INFLIGHT_MAX)
-		client_error_enc(&m, &cr.id, ERR_OVERLOADED,
-		    "too many requests in flight on this connection");
+	else if (cn->inflight >= CONN_INFLIGHT_MAX) {
+		snprintf(msg, sizeof(msg),
+		    "%d requests in flight on this connection, its bound",
+		    CONN_INFLIGHT_MAX);
+		client_error_enc(&m, &cr.id, ERR_OVERLOADED, msg);
+	} else if (quota_check(QUOTA_CALLS, cn->uid, cn->gid, 0, &e) == -1)
+		client_error_enc(&m, &cr.id, e.type, e.msg);
 	else {
 		enc_free(&m);
 		call_start(cn, &cr); /* takes cr */

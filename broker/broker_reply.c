@@ -150,7 +150,7 @@ void
 reply_stats(struct mp_enc *m, const struct client_id *id)
 {
 	client_reply_begin(m, "stats", id, 1);
-	enc_kuint(m, "clients", B->nclients);
+	enc_kuint(m, "clients", quota_total(QUOTA_CLIENTS));
 	enc_kuint(m, "requests_total", B->stat_requests);
 	enc_kuint(m, "invokes_total", B->stat_invokes);
 	enc_kuint(m, "in_flight", B->ncalls);

@@ -4,9 +4,11 @@
  * Its calls run one at a time (each owns the work dir while it runs);
  * the others wait in line, in order, within a bound per session and one
  * for all. A session with nothing running or waiting ends after
- * session_idle_s, or sooner when a new session needs its place (least
- * recently used first): the broker then tells the master (SESSION_END),
- * which unmounts its work dir.
+ * session_idle_s, or sooner when a new session needs its place: the
+ * broker then tells the master (SESSION_END), which unmounts its work
+ * dir. A uid at its own bound (per_uid.sessions) gives up its least
+ * recently used idle session; at the global bound, the uid holding the
+ * most sessions does. So one user's sessions never push out another's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,7 @@ session_end(struct bsession *s)
 	PEER_SEND(&B->master, msg_session_end_enc, &se);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	quota_release(QUOTA_SESSIONS, s->uid);
 	free(s->name);
 	free(s);
 }
@@ -76,35 +79,81 @@ session_init(void)
 		fatalx("session sweep");
 }
 
-/* The session, made (if need be) in the place of the least recently used. */
+/*
+ * The idle session to give way: uid's own least recently used one, or
+ * (uid -1) the least recently used of the uid that holds the most.
+ */
 static struct bsession *
-session_get(uint32_t uid, const char *name, struct error *e)
+session_victim(int64_t uid)
 {
-	struct bsession *s;
+	struct bsession *s, *best = NULL;
+	unsigned held, most = 0;
 
-	for (s = TAILQ_FIRST(&sessions); s != NULL; s = TAILQ_NEXT(s, entry))
-		if (s->uid == uid && strcmp(s->name, name) == 0)
+	TAILQ_FOREACH (s, &sessions, entry) {
+		if (!session_idle(s) || (uid >= 0 && s->uid != (uint32_t)uid))
+			continue;
+		if (uid >= 0)
 			return s;
-	if (nsessions >= B->max_sessions) {
-		/* The least recently used idle session gives way. */
-		for (s = TAILQ_FIRST(&sessions); s != NULL && !session_idle(s);
-		     s = TAILQ_NEXT(s, entry))
-			;
-		if (s == NULL) {
+		if ((held = quota_held(QUOTA_SESSIONS, s->uid)) > most) {
+			most = held;
+			best = s;
+		}
+	}
+	return best;
+}
+
+/* The session, made (if need be) in the place of an idle one. */
+static struct bsession *
+session_get(const struct call *c, struct error *e)
+{
+	struct bsession *s, *victim = NULL;
+
+	TAILQ_FOREACH (s, &sessions, entry)
+		if (s->uid == c->uid && strcmp(s->name, c->cr.session) == 0)
+			return s;
+	if (quota_held(QUOTA_SESSIONS, c->uid) >= B->per_uid.sessions) {
+		if ((victim = session_victim(c->uid)) == NULL) {
 			error_set(e, ERR_OVERLOADED,
-			    "all %zu sessions have calls running or waiting",
-			    B->max_sessions);
+			    "uid %u has %llu sessions, all with calls running "
+			    "or waiting (per_uid.sessions)",
+			    (unsigned)c->uid,
+			    (unsigned long long)B->per_uid.sessions);
 			return NULL;
 		}
-		session_end(s);
+	} else if (quota_check(QUOTA_SESSIONS, c->uid, c->gid, 1, e) == -1 &&
+	           (victim = session_victim(-1)) == NULL) {
+		error_set(e, ERR_OVERLOADED,
+		    "%u of %zu sessions are in use, all with calls running or "
+		    "waiting (worker.max_sessions)%s",
+		    quota_total(QUOTA_SESSIONS), B->max_sessions,
+		    quota_is_admin(c->uid, c->gid) ? ""
+		                                   : "; the rest are kept for "
+		                                     "admins");
+		return NULL;
 	}
+	if (victim != NULL)
+		session_end(victim);
 	s = xcalloc(1, sizeof(*s));
-	s->uid = uid;
-	s->name = xstrdup(name);
+	s->uid = c->uid;
+	s->name = xstrdup(c->cr.session);
 	TAILQ_INIT(&s->queue);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
+	quota_add(QUOTA_SESSIONS, c->uid);
 	return s;
+}
+
+/* Every idle session ends: the broker's end (and a test's teardown). */
+void
+session_fini(void)
+{
+	struct bsession *s, *next;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (session_idle(s))
+			session_end(s);
+	}
 }
 
 /* Most recently used last. */
@@ -122,7 +171,7 @@ session_acquire(struct call *c, struct error *e)
 {
 	struct bsession *s;
 
-	if ((s = session_get(c->uid, c->cr.session, e)) == NULL)
+	if ((s = session_get(c, e)) == NULL)
 		return -1;
 	session_touch(s);
 	if (s->running == NULL) {

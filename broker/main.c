@@ -30,6 +30,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
+    {MSG_ADMINS, 0, quota_on_admins},
     {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
@@ -194,6 +195,9 @@ main(int argc, char *argv[])
 	B->max_frame = (size_t)conf.max_frame;
 	B->max_clients = (unsigned)conf.max_clients;
 	B->max_sessions = (size_t)conf.max_sessions;
+	B->workers = conf.workers;
+	B->per_uid = conf.per_uid;
+	B->clients = conf.clients;
 	B->session_idle_ms = conf.session_idle_s * 1000;
 	B->on_frame = client_request;
 	B->on_close = call_conn_gone;

@@ -210,14 +210,20 @@ on_dead(struct peer *p, const char *why)
 	fatalx("%s channel: %s", p->name, why);
 }
 
-/* Tell the master, which has it audited. */
+/* Tell the master, which has it audited, and the broker who is admin. */
 static void
 report_load(enum policy_event action, const char *message)
 {
 	struct msg_policy_event pe = {
 	    action, (char *)message, pol.nfiles, pol.nrules, reg.n};
+	struct msg_admins a;
 
 	PEER_SEND(&master_peer, msg_policy_event_enc, &pe);
+	if (action == POLICY_RELOAD_FAILED)
+		return;
+	policy_admins(&pol, &a);
+	PEER_SEND(&broker_peer, msg_admins_enc, &a);
+	msg_admins_free(&a);
 }
 
 /*

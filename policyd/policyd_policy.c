@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/log.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../lib/ydoc.h"
+#include "../proto/msg.h"
 #include "policyd_match.h"
 #include "policyd_policy.h"
 
@@ -422,4 +424,36 @@ policy_is_admin(const struct policy *p, uint64_t uid, uint64_t gid)
 		if (p->pr[i].admin && principal_matches(&p->pr[i], uid, gid))
 			return 1;
 	return 0;
+}
+
+/*
+ * The uids and gids of the admin principals, for the broker (ADMINS): at
+ * most ADMINS_MAX of each; beyond that, no more are admins there (logged).
+ */
+void
+policy_admins(const struct policy *p, struct msg_admins *a)
+{
+	size_t i, k, lost = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->uids = xcalloc(ADMINS_MAX, sizeof(*a->uids));
+	a->gids = xcalloc(ADMINS_MAX, sizeof(*a->gids));
+	for (i = 0; i < p->npr; i++) {
+		if (!p->pr[i].admin)
+			continue;
+		for (k = 0; k < p->pr[i].nuids; k++)
+			if (a->nuids < ADMINS_MAX)
+				a->uids[a->nuids++] = p->pr[i].uids[k];
+			else
+				lost++;
+		for (k = 0; k < p->pr[i].ngids; k++)
+			if (a->ngids < ADMINS_MAX)
+				a->gids[a->ngids++] = p->pr[i].gids[k];
+			else
+				lost++;
+	}
+	if (lost > 0)
+		log_warnx("%zu admin uids or gids beyond %d: the broker keeps "
+		          "no reserve for them",
+		    lost, ADMINS_MAX);
 }

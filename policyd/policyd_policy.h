@@ -61,5 +61,7 @@ int principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid);
 int policy_skill_enabled(const struct policy *p, const char *skill);
 /* 1 if some principal matching uid/gid is marked admin. */
 int policy_is_admin(const struct policy *p, uint64_t uid, uint64_t gid);
+struct msg_admins;
+void policy_admins(const struct policy *p, struct msg_admins *a);
 
 #endif

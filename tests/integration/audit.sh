@@ -470,12 +470,14 @@ a08_readonly() {
 # and did not run; the chain survives the restart.
 a09_auditd_killed() {
 	local i pids=() rc id grant ok=0 refused=0 pid ran=()
+	# sessions k1..k15 and the default one: within per_uid.sessions (16)
+	local A09_N=15
 	newdir a09
 	start_daemon || return
-	for i in $(seq 16); do
+	for i in $(seq "$A09_N"); do
 		plant_in "k$i"
 	done
-	for i in $(seq 16); do
+	for i in $(seq "$A09_N"); do
 		timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke mark \
 		    --phase execution --session "k$i" --json >"$D/call.$i" 2>&1 &
 		pids+=($!)
@@ -485,7 +487,7 @@ a09_auditd_killed() {
 	    sb_has_rec '.event.action == "invoke.received" and .skill.name == "mark"' "$LOG"
 	pid=$(auditd_pid)
 	[ -n "$pid" ] && kill -KILL "$pid"
-	for i in $(seq 16); do
+	for i in $(seq "$A09_N"); do
 		wait "${pids[$((i - 1))]}"
 		rc=$?
 		if [ "$rc" = 0 ]; then
@@ -507,7 +509,7 @@ a09_auditd_killed() {
 	    fail "no child.died record for auditd"
 	# Each session as its calls see it: ok calls left their mark,
 	# refused ones none, and anything that ran had its start durable.
-	for i in $(seq 16); do
+	for i in $(seq "$A09_N"); do
 		session_ran "k$i" "${ran[$i]}"
 		case " $LOOK " in *" ran "*) ;; *) continue ;; esac
 		id=$(jq -r .id "$D/call.$i" 2>/dev/null)

@@ -722,12 +722,13 @@ t13_config_check() {
 	esac
 }
 
-# A client that hangs up during a call: the call still runs to the end
-# and is audited (docs/architecture.md); nobody else notices.
+# A client that hangs up during a call: the call is cancelled (its
+# worker killed at once, not at its 20 s timeout) and audited as such;
+# nobody else notices.
 t09b_client_disconnect() {
 	local cpid id rec
 	"$SB_BIN/skillctl" -s "$SOCK" invoke sleeper --phase execution \
-	    --timeout 700 >/dev/null 2>&1 &
+	    --timeout 20000 >/dev/null 2>&1 &
 	cpid=$!
 	sb_bg_add "$cpid"
 	id="skillctl-$cpid-1"
@@ -747,6 +748,8 @@ t09b_client_disconnect() {
 		rec=$(audit_q "select(.event.action == \"invoke.completed\" and .request.id == \"$id\")")
 		expect "the abandoned call's outcome" \
 		    "$(printf '%s' "$rec" | jq -r .event.outcome)" failure
+		expect "the abandoned call's error" \
+		    "$(printf '%s' "$rec" | jq -r .error.type)" cancelled
 	else
 		fail "no invoke.completed record for the abandoned call $id"
 	fi

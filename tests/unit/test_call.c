@@ -26,6 +26,8 @@
 #include "../../lib/util.h"
 #include "../../proto/frame.h"
 
+#include <event2/buffer.h>
+
 struct broker *B;
 
 #define GRANT "0123456789abcdef0123456789abcdef"
@@ -92,6 +94,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
+    {MSG_ADMINS, 0, quota_on_admins},
     {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
@@ -184,6 +187,9 @@ setup(void **state)
 	B->max_clients = 8;
 	B->max_sessions = 64;
 	B->session_idle_ms = 3600 * 1000;
+	B->workers = 64;
+	B->per_uid = (struct quota){8, 256, 64, 64};
+	B->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024};
 	B->on_frame = client_request;
 	B->on_close = call_conn_gone;
 	B->on_move = on_move;
@@ -195,7 +201,7 @@ setup(void **state)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
 	conn_accept(sv[0]);
-	if (B->nclients != 1 || set_nonblock(sv[1]) == -1)
+	if (quota_total(QUOTA_CLIENTS) != 1 || set_nonblock(sv[1]) == -1)
 		return -1;
 	chan_init(&t_client, sv[1], "client");
 	deaths = 0;
@@ -242,10 +248,16 @@ teardown(void **state)
 		bad = 1;
 	}
 	chan_close(&t_client);
-	for (i = 0; i < 100 && B->nclients > 0; i++)
+	for (i = 0; i < 100 && quota_total(QUOTA_CLIENTS) > 0; i++)
 		pump();
-	if (B->nclients != 0)
-		bad = 1;
+	session_fini();
+	/* Nothing is held once everything has ended. */
+	for (i = 0; i < QUOTA__COUNT; i++)
+		if (quota_total((enum quota_kind)i) != 0) {
+			print_error("quota %zu: %u still held\n", i,
+			    quota_total((enum quota_kind)i));
+			bad = 1;
+		}
 	peer_kill(&B->master, "teardown");
 	peer_kill(&B->policyd, "teardown");
 	peer_kill(&B->auditd, "teardown");
@@ -274,6 +286,8 @@ recv_doc(struct chan *end, struct mp_doc *d)
 		pump();
 		while ((r = chan_read(end)) == 1)
 			;
+		if (r == 0 && chan_next(end, d, &e) == 1)
+			return; /* what came before the end */
 		if (r == 0)
 			fail_msg(
 			    "%s: the broker closed the channel", end->peer);
@@ -785,10 +799,35 @@ to_run_wait(uint64_t id, uint64_t received)
 	return ref;
 }
 
+/*
+ * The invoke.completed of a call whose skill never ran: its error, how
+ * long it took, nothing about a process. Acknowledged.
+ */
+static void
+expect_end(enum err_type t)
+{
+	const msgpack_object *ev;
+	struct mp_doc d;
+	struct error e;
+	uint64_t ref;
+
+	recv_msg(&t_auditd, MSG_AUDIT, &d);
+	if (msg_audit_dec(&d, &ref, &ev, &e) == -1)
+		fail_msg("AUDIT: %s", e.msg);
+	assert_str(ev, "event.action", "invoke.completed");
+	assert_str(ev, "event.outcome", "failure");
+	assert_str(ev, "error.type", err_type_name(t));
+	assert_null(mp_get(ev, "process.exit_code"));
+	assert_non_null(mp_get(ev, "event.duration"));
+	mp_doc_free(&d);
+	ack(ref);
+}
+
 /* Deny request id (in AUTHZ) and acknowledge what remains. */
 static void
 deny(uint64_t id, uint64_t received)
 {
+	int invoke = call_of(id)->cr.type == CREQ_INVOKE;
 	uint64_t dec;
 
 	authz_ans(call_of(id)->ref, ERR_PERMISSION_DENIED, "");
@@ -796,6 +835,8 @@ deny(uint64_t id, uint64_t received)
 	if (received != 0)
 		ack(received);
 	ack(dec);
+	if (invoke)
+		expect_end(ERR_PERMISSION_DENIED);
 	assert_failed(id, ERR_PERMISSION_DENIED, "no rule allows it");
 }
 
@@ -1026,6 +1067,8 @@ test_denied(void **state)
 	assert_state(1, CALL_DECISION);
 	assert_quiet(&t_client);
 	ack(dec);
+	/* Every invoke.received has its invoke.completed. */
+	expect_end(ERR_PERMISSION_DENIED);
 	reply_to(1, &d);
 	assert_bool(d.root, "ok", 0);
 	assert_bool(sub(d.root, "policy"), "allowed", 0);
@@ -1056,10 +1099,11 @@ test_run_refused(void **state)
 	expect_authz_req(1, 0);
 	ref = to_run_wait(1, received);
 	run_exited(ref, 0, ERR_SANDBOX_FAILED);
+	/* Nothing ran: the completion record says why, and no more. */
+	expect_end(ERR_SANDBOX_FAILED);
 	assert_failed(1, ERR_SANDBOX_FAILED, "could not be built");
 	assert_trace(1, "new>queued queued>authz authz>decision "
 	                "decision>run_wait run_wait>done");
-	/* Nothing ran: there is no completion record. */
 	assert_quiet(&t_auditd);
 }
 
@@ -1261,8 +1305,10 @@ test_run_started_early(void **state)
 	ack(dec);
 	expect_run(ref);
 	run_exited(ref, 0, ERR_SANDBOX_FAILED);
+	ack(received + 2); /* 2's invoke.received, before 1's end */
+	expect_end(ERR_SANDBOX_FAILED);
 	assert_failed(1, ERR_SANDBOX_FAILED, NULL);
-	deny(2, received + 2);
+	deny(2, 0);
 }
 
 /* RUN_EXITED for a call that is not there, or not running. */
@@ -1628,24 +1674,60 @@ test_session_bound(void **state)
 	assert_int_equal(B->nqueued, 0);
 }
 
-/* The client goes away: its calls go on, their replies are dropped. */
+/*
+ * The client goes away: its calls are cancelled. One that waits for
+ * policyd ends at the answer (its grant goes back, it never runs); one
+ * that waits in its session's line ends at once; one that runs has its
+ * worker ended by the master. Each is audited as cancelled.
+ */
 static void
 test_client_gone(void **state)
 {
-	uint64_t received;
+	uint64_t r1, r2, r3, ref1, ref3;
+	struct pipes p;
+	struct mp_enc m;
 
 	(void)state;
 	invoke(1, "s1");
-	received = expect_audit("invoke.received", NULL);
-	expect_authz_req(1, 0);
+	r1 = expect_audit("invoke.received", NULL);
+	ref1 = expect_authz_req(1, 0);
+	invoke(2, "s1"); /* waits behind 1 */
+	r2 = expect_audit("invoke.received", NULL);
+	invoke(3, "s3");
+	r3 = expect_audit("invoke.received", NULL);
+	ref3 = expect_authz_req(3, 0);
+	ack(r1);
+	ack(r2);
+	ack(r3);
+	authz_ans(ref3, ERR_NONE, GRANT);
+	ack(expect_audit("policy.decision", NULL));
+	expect_run(ref3);
+	pipes_open(&p);
+	enc_run_started(&m, ref3);
+	send_msg(&t_master, &m, p.w, RUN_STARTED_FDS);
+	assert_state(3, CALL_RUNNING);
+
 	chan_close(&t_client);
 	pump();
-	assert_int_equal(B->nclients, 0);
-	assert_null(call_of(1)->conn);
-	authz_ans(call_of(1)->ref, ERR_PERMISSION_DENIED, "");
-	ack(received);
-	ack(expect_audit("policy.decision", NULL));
+	assert_int_equal(quota_total(QUOTA_CLIENTS), 0);
+	/* 2, in line, ends now: it never reaches policyd. */
+	expect_end(ERR_CANCELLED);
+	assert_null(call_of(2));
+	/* 3 runs: the master is asked to end its worker. */
+	expect_cancel();
+	assert_state(3, CALL_RUNNING);
+	pipes_close(&p);
+	run_exited(ref3, 1, ERR_CANCELLED);
+	ack(expect_audit("invoke.completed", "failure"));
+	assert_null(call_of(3));
+	/* 1 ends at policyd's answer; its grant goes back unused. */
+	assert_state(1, CALL_AUTHZ);
+	authz_ans(ref1, ERR_NONE, GRANT);
+	expect_end(ERR_CANCELLED);
+	expect_cancel();
 	assert_null(call_of(1));
+	assert_quiet(&t_policyd);
+	assert_int_equal(B->ncalls, 0);
 }
 
 /*
@@ -1683,6 +1765,267 @@ test_table(void **state)
 			}
 }
 
+/* A request that gets overloaded at once, naming the bound. */
+static void
+assert_overloaded(uint64_t id, const char *bound)
+{
+	assert_failed(id, ERR_OVERLOADED, bound);
+}
+
+/* One uid's requests in flight are bounded over all its connections. */
+static void
+test_quota_calls(void **state)
+{
+	uint64_t r[3];
+	int i;
+
+	(void)state;
+	B->per_uid.calls = 3;
+	for (i = 0; i < 3; i++) {
+		invoke((uint64_t)i + 1, i == 0 ? "s1" : i == 1 ? "s2" : "s3");
+		r[i] = expect_audit("invoke.received", NULL);
+		expect_authz_req((uint64_t)i + 1, 0);
+	}
+	invoke(4, "s4");
+	assert_overloaded(4, "per_uid.calls");
+	assert_null(call_of(4));
+	/* The connection stays: once one ends, the next is taken. */
+	for (i = 0; i < 3; i++)
+		ack(r[i]);
+	deny(1, 0);
+	invoke(5, "s5");
+	ack(expect_audit("invoke.received", NULL));
+	expect_authz_req(5, 0);
+	deny(2, 0);
+	deny(3, 0);
+	deny(5, 0);
+}
+
+/* Calls holding workers: per uid, and the global pool's admin reserve. */
+static void
+test_quota_workers(void **state)
+{
+	struct msg_admins a;
+	uint64_t uid0 = 0;
+	struct mp_enc m;
+	uint64_t r;
+
+	(void)state;
+	B->per_uid.workers = 2;
+	invoke(1, "s1");
+	r = expect_audit("invoke.received", NULL);
+	expect_authz_req(1, 0);
+	invoke(2, "s2");
+	expect_audit("invoke.received", NULL);
+	expect_authz_req(2, 0);
+	invoke(3, "s3");
+	expect_audit("invoke.received", NULL);
+	ack(r);
+	ack(r + 1);
+	ack(r + 2);
+	/* refused before policyd is asked, and audited */
+	expect_end(ERR_OVERLOADED);
+	assert_overloaded(3, "per_uid.workers");
+	assert_quiet(&t_policyd);
+	deny(1, 0);
+	deny(2, 0);
+
+	/* 4 workers, 4 per uid: one is kept for admins. */
+	B->workers = 4;
+	B->per_uid.workers = 4;
+	assert_int_equal(quota_reserve(4), 1);
+	invoke(11, "t1");
+	r = expect_audit("invoke.received", NULL);
+	expect_authz_req(11, 0);
+	invoke(12, "t2");
+	expect_audit("invoke.received", NULL);
+	expect_authz_req(12, 0);
+	invoke(13, "t3");
+	expect_audit("invoke.received", NULL);
+	expect_authz_req(13, 0);
+	invoke(14, "t4");
+	expect_audit("invoke.received", NULL);
+	ack(r);
+	ack(r + 1);
+	ack(r + 2);
+	ack(r + 3);
+	expect_end(ERR_OVERLOADED);
+	assert_overloaded(14, "kept for admins");
+	/* policyd says this uid is an admin: the last worker is its. */
+	a = (struct msg_admins){&uid0, NULL, 1, 0};
+	enc_init(&m);
+	msg_admins_enc(&m, &a);
+	send_msg(&t_policyd, &m, NULL, 0);
+	invoke(15, "t5");
+	expect_audit("invoke.received", NULL);
+	expect_authz_req(15, 0);
+	invoke(16, "t6");
+	expect_audit("invoke.received", NULL);
+	ack(r + 5);
+	ack(r + 6);
+	expect_end(ERR_OVERLOADED);
+	assert_overloaded(16, "per_uid.workers");
+	deny(11, 0);
+	deny(12, 0);
+	deny(13, 0);
+	deny(15, 0);
+}
+
+/* The master's SESSION_END for (uid 0, session). */
+static void
+expect_session_end(const char *session)
+{
+	struct msg_session_end se;
+	struct mp_doc d;
+	struct error e;
+
+	recv_msg(&t_master, MSG_SESSION_END, &d);
+	if (msg_session_end_dec(&d, &se, &e) == -1)
+		fail_msg("SESSION_END: %s", e.msg);
+	mp_doc_free(&d);
+	assert_string_equal(se.session, session);
+	msg_session_end_free(&se);
+}
+
+/*
+ * A uid at its session bound gives up its own least recently used idle
+ * session; if none is idle, its new session is refused.
+ */
+static void
+test_quota_sessions(void **state)
+{
+	uint64_t r;
+
+	(void)state;
+	B->per_uid.sessions = 2;
+	invoke(1, "s1");
+	r = expect_audit("invoke.received", NULL);
+	expect_authz_req(1, 0);
+	deny(1, r);
+	invoke(2, "s2");
+	expect_audit("invoke.received", NULL);
+	expect_authz_req(2, 0);
+	/* s1 is idle, s2 busy: s3 takes s1's place */
+	invoke(3, "s3");
+	expect_audit("invoke.received", NULL);
+	expect_session_end("s1");
+	expect_authz_req(3, 0);
+	/* s2 and s3 busy: s4 cannot be */
+	invoke(4, "s4");
+	expect_audit("invoke.received", NULL);
+	ack(r + 3); /* r + 1, r + 2: 1's decision and end */
+	ack(r + 4);
+	ack(r + 5);
+	expect_end(ERR_OVERLOADED);
+	assert_overloaded(4, "per_uid.sessions");
+	assert_quiet(&t_master);
+	deny(2, 0);
+	deny(3, 0);
+}
+
+/* A partial frame has clients.frame_s; then bad_request, and the end. */
+static void
+test_partial_frame(void **state)
+{
+	static const uint8_t half[2] = {0, 0};
+	struct mp_doc d;
+	int i;
+
+	(void)state;
+	B->clients.frame_s = 1;
+	assert_int_equal(write(t_client.fd, half, sizeof(half)), 2);
+	for (i = 0; i < 50 && quota_total(QUOTA_CLIENTS) > 0; i++) {
+		usleep(30000);
+		pump();
+	}
+	recv_doc(&t_client, &d);
+	assert_str(d.root, "type", "error");
+	assert_str(sub(d.root, "error"), "type", "bad_request");
+	assert_non_null(
+	    strstr(mp_get(sub(d.root, "error"), "message")->via.str.ptr,
+	        "clients.frame_s"));
+	mp_doc_free(&d);
+	assert_int_equal(quota_total(QUOTA_CLIENTS), 0);
+}
+
+/* A connection with nothing in flight ends after clients.idle_s. */
+static void
+test_idle_client(void **state)
+{
+	uint64_t r;
+	int i;
+
+	(void)state;
+	B->clients.idle_s = 1;
+	/* A call in flight: the connection is not idle, however long. */
+	invoke(1, "s1");
+	r = expect_audit("invoke.received", NULL);
+	expect_authz_req(1, 0);
+	for (i = 0; i < 50; i++) {
+		usleep(30000);
+		pump();
+	}
+	assert_int_equal(quota_total(QUOTA_CLIENTS), 1);
+	deny(1, r);
+	for (i = 0; i < 60 && quota_total(QUOTA_CLIENTS) > 0; i++) {
+		usleep(30000);
+		pump();
+	}
+	assert_int_equal(quota_total(QUOTA_CLIENTS), 0);
+}
+
+/*
+ * A client that sends requests and never reads the replies: past
+ * clients.output_bytes of unread replies the broker reads no more from
+ * it, so it cannot grow the broker; once it reads, it is served again.
+ */
+static void
+test_output_throttle(void **state)
+{
+	struct client_req r;
+	struct mp_enc m;
+	struct conn *cn = LIST_FIRST(&B->conns);
+	struct mp_doc d;
+	uint64_t sent = 0, got = 0;
+	int i;
+
+	(void)state;
+	B->clients.output_bytes = 65536;
+	memset(&r, 0, sizeof(r));
+	r.type = CREQ_HELLO;
+	r.id.is_num = 1;
+	for (i = 0; i < 400 && !cn->throttled; i++) {
+		int k;
+
+		for (k = 0; k < 100; k++) {
+			r.id.num = ++sent;
+			enc_init(&m);
+			client_req_enc(&m, &r);
+			chan_queue(&t_client, &m, NULL, 0);
+			enc_free(&m);
+		}
+		(void)chan_flush(&t_client);
+		pump();
+	}
+	assert_true(cn->throttled);
+	/* What it still has queued is not read while it does not read. */
+	for (i = 0; i < 20; i++)
+		pump();
+	assert_true(B->stat_requests < sent);
+	assert_true(evbuffer_get_length(bufferevent_get_output(cn->bev)) <=
+	            2 * B->clients.output_bytes);
+	/* It reads: every request is answered. */
+	while (got < sent) {
+		recv_doc(&t_client, &d);
+		mp_doc_free(&d);
+		got++;
+		if (chan_flush(&t_client) == -1)
+			fail_msg("client: flush");
+	}
+	assert_int_equal(B->stat_requests, sent);
+	assert_false(cn->throttled);
+}
+
 #define CALL_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int
@@ -1710,10 +2053,17 @@ main(void)
 	    CALL_TEST(test_session_in_order),
 	    CALL_TEST(test_session_bound),
 	    CALL_TEST(test_client_gone),
+	    CALL_TEST(test_quota_calls),
+	    CALL_TEST(test_quota_workers),
+	    CALL_TEST(test_quota_sessions),
+	    CALL_TEST(test_partial_frame),
+	    CALL_TEST(test_idle_client),
+	    CALL_TEST(test_output_throttle),
 	    cmocka_unit_test(test_table),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	log_init("test_call", 1, -1);
+	log_init("test_call", 1, getenv("TEST_VERBOSE") ? 1 : -1);
+	log_ratelimit(0, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
