@@ -139,7 +139,8 @@ static int
 config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"uids", "network", "system_paths",
-	    "tmp_mb", "work_mb", "max_sessions", "session_idle_s", NULL};
+	    "tmp_mb", "work_mb", "data_mb", "max_sessions", "session_idle_s",
+	    NULL};
 	yaml_node_t *u;
 	uint64_t first, last;
 	const char *net;
@@ -159,6 +160,8 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 	        yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
 	    ((u = ymap_get(y, n, "work_mb")) != NULL &&
 	        yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
+	    ((u = ymap_get(y, n, "data_mb")) != NULL &&
+	        yuint(y, u, 16, 1024 * 1024, &c->data_mb, e)) ||
 	    ((u = ymap_get(y, n, "max_sessions")) != NULL &&
 	        yuint(y, u, 1, 65536, &c->max_sessions, e)) ||
 	    ((u = ymap_get(y, n, "session_idle_s")) != NULL &&
@@ -482,6 +485,7 @@ config_defaults(struct config *c, const char *base)
 	audit_settings_default(&c->audit);
 	c->worker_tmp_mb = 64;
 	c->work_mb = 64;
+	c->data_mb = 64;
 	c->max_sessions = 128;
 	c->session_idle_s = 3600;
 	for (c->nsys_paths = 0; default_sys_paths[c->nsys_paths] != NULL;
@@ -616,7 +620,7 @@ config_make_dirs(const struct config *c, struct error *e)
 		const char *sub;
 		mode_t mode;
 	} dirs[] = {
-	    {"", 0755}, {"/empty", 0755}, {"/root", 0755}, {"/data", 0711}};
+	    {"", 0755}, {"/empty", 0755}, {"/root", 0755}, {"/data", 0700}};
 	char *p, *tmp = NULL;
 	size_t i;
 	int r = 0;

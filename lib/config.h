@@ -86,6 +86,7 @@ struct config {
 	size_t nsys_paths;
 	uint64_t worker_tmp_mb;  /* worker.tmp_mb: the sandbox's /tmp */
 	uint64_t work_mb;        /* worker.work_mb: each session's work dir */
+	uint64_t data_mb;        /* worker.data_mb: each skill's data image */
 	uint64_t max_sessions;   /* worker.max_sessions: work dirs at once */
 	uint64_t session_idle_s; /* worker.session_idle_s: then unmounted */
 	uint64_t max_frame_bytes;

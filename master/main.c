@@ -4,6 +4,7 @@
  * each grant policyd sends. It reads nothing a client or a skill wrote.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ static void
 load_config(const char *path, int check_only)
 {
 	struct error e;
+	char *path_data;
 
 	if (config_load(&M->cfg, path, &e) == -1 ||
 	    config_resolve_users(&M->cfg, &e) == -1) {
@@ -99,6 +101,11 @@ load_config(const char *path, int check_only)
 		       "other process)");
 	if (config_make_dirs(&M->cfg, &e) == -1)
 		fatalx("%s", e.msg);
+	xasprintf(&path_data, "%s/data", M->cfg.state_dir);
+	if ((M->data_dir = open(path_data,
+	         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		fatal("%s", path_data);
+	free(path_data);
 }
 
 int

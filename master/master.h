@@ -42,6 +42,7 @@ struct master {
 	int shutting_down;
 	int exit_status; /* non-zero when a failure, not a signal, stopped us */
 	uint64_t audit_ref, audit_acked;
+	int data_dir; /* state_dir/data: the skills' data images */
 };
 
 extern struct master *M;
@@ -65,6 +66,7 @@ int grant_check(const struct grant *g, struct error *e);
 int workdir_take(uint64_t uid, const char *session, struct error *e);
 void workdir_release(uint64_t uid, const char *session);
 int workdir_on_end(struct peer *p, const struct mp_doc *d);
+int datadir_take(const char *skill, struct error *e);
 
 /* master_audit.c: the master's records, queued while auditd is down */
 void maudit_send(struct mp_enc *m);

@@ -261,14 +261,15 @@ static const struct {
 
 /*
  * Start w's worker as pid 1 of new namespaces, in its cgroups, with its
- * session's work dir (work, a detached tmpfs it attaches); send SPEC.
+ * session's work dir and, if granted, its skill's data dir (detached
+ * mounts it attaches; data -1: none); send SPEC.
  */
 static int
-worker_spawn(struct worker *w, int work, struct error *e)
+worker_spawn(struct worker *w, int work, int data, struct error *e)
 {
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
 	int p[RUN_STARTED_FDS + 1][2], i, n;
-	struct fdmap fds[RUN_STARTED_FDS + 2];
+	struct fdmap fds[RUN_STARTED_FDS + 3];
 	char *path;
 
 	for (n = 0; n <= RUN_STARTED_FDS; n++)
@@ -282,6 +283,8 @@ worker_spawn(struct worker *w, int work, struct error *e)
 				close(p[n][1]);
 			}
 			close(work);
+			if (data != -1)
+				close(data);
 			return -1;
 		}
 	for (i = 0; i < RUN_STARTED_FDS; i++) {
@@ -290,8 +293,9 @@ worker_spawn(struct worker *w, int work, struct error *e)
 	}
 	fds[i] = (struct fdmap){p[i][1], FD_WORKER_CTL};
 	fds[i + 1] = (struct fdmap){work, FD_WORKER_WORK};
+	fds[i + 2] = (struct fdmap){data, FD_WORKER_DATA};
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
-	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 2,
+	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 2 + (data != -1),
 	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 	        (w->g.net_host ? 0 : CLONE_NEWNET));
 	free(path);
@@ -324,7 +328,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	struct worker *w = NULL;
 	struct grant g;
 	size_t i;
-	int work;
+	int work = -1, data = -1;
 
 	if (grant_dec(d, &g, &e) == -1) {
 		log_warnx("policyd: bad grant: %s", e.msg);
@@ -346,12 +350,17 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 		spec_fill(&w->g, &M->cfg,
 		    (uid_t)(M->cfg.worker_uid_first + (size_t)(w - workers)),
 		    cgroup_active());
-		if ((work = workdir_take(
+		/* worker_spawn closes both, whatever happens */
+		if ((grant_data_access(&w->g) >= 0 &&
+		        (data = datadir_take(w->g.skill, &e)) == -1) ||
+		    (work = workdir_take(
 		         w->g.principal_uid, w->g.session, &e)) == -1 ||
-		    worker_spawn(w, work, &e) == -1) {
+		    worker_spawn(w, work, data, &e) == -1) {
 			if (work != -1)
 				workdir_release(
 				    w->g.principal_uid, w->g.session);
+			else if (data != -1)
+				close(data);
 			grant_free(&w->g);
 			w->st = W_FREE;
 		}

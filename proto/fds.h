@@ -21,5 +21,6 @@
 #define FD_WORKER_CTL 3    /* the channel to the master */
 #define FD_WORKER_REPORT 4 /* write: FILES for the broker */
 #define FD_WORKER_WORK 5   /* the session's work dir, a detached tmpfs */
+#define FD_WORKER_DATA 6   /* the skill's data dir, when granted */
 
 #endif

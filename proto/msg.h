@@ -219,7 +219,6 @@ struct grant {
 	char *session;
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
 	/* set by the master for the worker only */
-	char *data_dir; /* the skill's, persistent: state/data/<skill> */
 	uint64_t worker_uid, worker_gid;
 	char *root_dir;   /* empty mount point for the private root */
 	char **sys_paths; /* host paths bound read-only */
@@ -406,6 +405,8 @@ void grant_enc(struct mp_enc *m, const struct grant *g);
 int grant_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 void spec_enc(struct mp_enc *m, const struct grant *g);
 int spec_dec(const struct mp_doc *d, struct grant *g, struct error *e);
+/* -1: no data dir; 0: read-only; 1: read-write, as the grant names it. */
+int grant_data_access(const struct grant *g);
 void grant_free(struct grant *g);
 /* A grant's host part, for the SPEC, from the config (see msg_grant.c). */
 void spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups);

@@ -19,7 +19,7 @@ static const char *const grant_keys[] = {"t", "grant_id", "skill", "command",
 static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
-    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v", "data_dir",
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v",
     "worker_uid", "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
     "net_host", NULL};
 
@@ -124,7 +124,6 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 {
 	msg_begin(m, MSG_SPEC);
 	grant_fields_enc(m, g);
-	enc_kstr(m, "data_dir", g->data_dir);
 	enc_kuint(m, "worker_uid", g->worker_uid);
 	enc_kuint(m, "worker_gid", g->worker_gid);
 	enc_kstr(m, "root_dir", g->root_dir);
@@ -143,7 +142,6 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 
 	memset(g, 0, sizeof(*g));
 	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
-	    mp_str(o, "data_dir", 1, PATH_MAX_LEN, &g->data_dir, e) ||
 	    mp_uint(o, "worker_uid", 1, UINT32_MAX - 1, &g->worker_uid, e) ||
 	    mp_uint(o, "worker_gid", 1, UINT32_MAX - 1, &g->worker_gid, e) ||
 	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
@@ -153,8 +151,7 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
 	    mp_bool(o, "net_host", 1, &g->net_host, e))
 		goto bad;
-	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/' ||
-	    g->data_dir[0] != '/') {
+	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
 		goto bad;
 	}
@@ -182,7 +179,6 @@ grant_free(struct grant *g)
 	free(g->entry);
 	strarr_free(g->args, g->nargs);
 	strarr_free(g->env, g->nenv);
-	free(g->data_dir);
 	for (i = 0; i < PERM__COUNT; i++)
 		strarr_free(g->perm[i], g->nperm[i]);
 	free(g->session);
@@ -193,7 +189,7 @@ grant_free(struct grant *g)
 
 /*
  * A grant becomes a worker's SPEC with what only the master knows: the
- * worker's uid, the skill's data dir, where the private root goes, the
+ * worker's uid, where the private root goes, the
  * system paths, /tmp's size, the address-space cap (with a memory
  * cgroup, whose OOM kill is the limit, only a backstop) and the network.
  */
@@ -203,7 +199,6 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	size_t i;
 
 	g->worker_uid = g->worker_gid = uid;
-	xasprintf(&g->data_dir, "%s/data/%s", c->state_dir, g->skill);
 	xasprintf(&g->root_dir, "%s/root", c->state_dir);
 	g->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
 	for (i = 0; i < c->nsys_paths; i++)
@@ -212,4 +207,22 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	g->tmp_mb = c->worker_tmp_mb;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
 	g->net_host = g->nperm[PERM_NETWORK] > 0 && c->worker_network_host;
+}
+
+/* -1 no data dir, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
+int
+grant_data_access(const struct grant *g)
+{
+	int mode = -1, k;
+	size_t i;
+
+	for (k = PERM_FS_READ; k <= PERM_FS_WRITE; k++)
+		for (i = 0; i < g->nperm[k]; i++)
+			if (strncmp(g->perm[k][i], "$DATA_DIR", 9) == 0 &&
+			    (g->perm[k][i][9] == '\0' ||
+			        g->perm[k][i][9] == '/'))
+				mode = k == PERM_FS_WRITE ? 1
+				       : mode < 0         ? 0
+				                          : mode;
+	return mode;
 }

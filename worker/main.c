@@ -7,6 +7,7 @@
  * (FILES, to the broker).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -237,9 +238,11 @@ main(int argc, char *argv[])
 	reset_signals();
 	if (set_cloexec(FD_WORKER_CTL, 1) == -1 ||
 	    set_cloexec(FD_WORKER_REPORT, 1) == -1 ||
-	    set_cloexec(FD_WORKER_WORK, 1) == -1)
+	    set_cloexec(FD_WORKER_WORK, 1) == -1 ||
+	    (fcntl(FD_WORKER_DATA, F_GETFD) != -1 &&
+	        set_cloexec(FD_WORKER_DATA, 1) == -1))
 		_exit(126);
-	close_from(FD_WORKER_WORK + 1);
+	close_from(FD_WORKER_DATA + 1);
 	die_with_master();
 	read_spec(&g);
 	if (sandbox_build(&g, &step, &e) == -1)

@@ -2,7 +2,8 @@
  * worker_mount.c: the private root. In the worker's own mount namespace
  * a small tmpfs becomes "/": read-only binds of the system paths, the
  * skill at /skill (read-only), the session's work dir at /work and, as
- * granted, the skill's data dir at /data, a fresh /proc for the new pid
+ * granted, the skill's data dir at /data (both mounts the master made,
+ * attached from fds), a fresh /proc for the new pid
  * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid and
  * nodev; after pivot_root the old root is detached and "/" made
  * read-only. Host paths the grant does not name do not exist inside.
@@ -206,20 +207,6 @@ bind_system(const char *path, struct error *e)
 	return r;
 }
 
-/* A host directory the daemon made (skill, work, data), at rel. */
-static int
-bind_host(const char *path, const char *rel, int rw, struct error *e)
-{
-	int fd, r;
-
-	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1)
-		return merr(e, "open", path);
-	r = bind_fd(fd, rel, rw, e);
-	close(fd);
-	return r;
-}
-
 /*
  * The skill, read-only at /skill. An overlay whose layers are the skill
  * dir and an empty detached tmpfs, both named by fd: /proc/self/mountinfo
@@ -260,20 +247,28 @@ mount_skill(const char *dir, struct error *e)
 	return r;
 }
 
-/* The session's work dir, a detached tmpfs (FD_WORKER_WORK), at /work. */
+/*
+ * A detached mount the master handed us at fd, attached at rel: the
+ * session's work dir (FD_WORKER_WORK) at /work, the skill's data dir
+ * (FD_WORKER_DATA) at /data, read-only unless rw.
+ */
 static int
-attach_work(struct error *e)
+attach_fd(int fd, const char *rel, int rw, struct error *e)
 {
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 	int dfd, r;
 
-	if ((dfd = mountpoint_at("work", 1, e)) == -1)
+	if (!rw && syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &ro,
+	               sizeof(ro)) == -1)
+		return merr(e, "read-only", rel);
+	if ((dfd = mountpoint_at(rel, 1, e)) == -1)
 		return -1;
-	r = move_mount(FD_WORKER_WORK, "", dfd, "",
-	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	r = move_mount(
+	    fd, "", dfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	close(dfd);
 	if (r == -1)
-		return merr(e, "attach", "/work");
-	close(FD_WORKER_WORK);
+		return merr(e, "attach", rel);
+	close(fd);
 	return 0;
 }
 
@@ -344,21 +339,6 @@ bind_granted(const struct grant *g, struct error *e)
 		}
 	close(skillfd);
 	return r;
-}
-
-/* -1 none, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
-static int
-data_access(const struct grant *g)
-{
-	int mode = -1, k;
-	size_t i;
-
-	for (k = 0; k < 2; k++)
-		for (i = 0; i < g->nperm[k]; i++)
-			if (strncmp(g->perm[k][i], "$DATA_DIR", 9) == 0 &&
-			    k > mode)
-				mode = k;
-	return mode;
 }
 
 /* A minimal /dev: a few character devices bound from the host. */
@@ -477,9 +457,9 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	if (r == 0)
 		r = mount_skill(g->skill_dir, e);
 	if (r == 0)
-		r = attach_work(e);
-	if (r == 0 && (data = data_access(g)) >= 0)
-		r = bind_host(g->data_dir, "data", data, e);
+		r = attach_fd(FD_WORKER_WORK, "work", 1, e);
+	if (r == 0 && (data = grant_data_access(g)) >= 0)
+		r = attach_fd(FD_WORKER_DATA, "data", data, e);
 	/* /tmp first, so a granted path beneath it is not hidden. */
 	if (r == 0)
 		r = make_dev(root, e) == -1 ||

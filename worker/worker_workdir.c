@@ -1,8 +1,8 @@
 /*
  * worker_workdir.c: the session's work dir and the skill's data dir,
- * handed to this call's uid. Their roots are the daemon's, so only their
- * contents can be hostile: those are walked without following symlinks,
- * within bounds.
+ * mounts the master made and passed at fds, handed to this call's uid.
+ * Their roots are the daemon's, so only their contents can be hostile:
+ * those are walked without following symlinks, within bounds.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -56,76 +56,43 @@ chown_tree(
 	return r;
 }
 
-/* Open (creating) one level below dfd, refusing symlinks. */
+/*
+ * Hand the detached mount at fd, root and contents, to this call's uid,
+ * without following links: what an earlier call (another uid) left there
+ * becomes this call's.
+ */
 static int
-open_level(int dfd, const char *name, mode_t mode, uid_t uid, gid_t gid,
-    struct error *e)
+hand_over(int fd, const struct grant *g, const char *what, struct error *e)
 {
-	int fd;
+	long budget = WALK_MAX_ENTRIES;
+	int dfd;
 
-	if (mkdirat(dfd, name, mode) == -1 && errno != EEXIST)
-		return error_set(e, ERR_SANDBOX_FAILED, "mkdir %s: %s", name,
-		    strerror(errno));
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", name,
-		    strerror(errno));
-	if (fchown(fd, uid, gid) == -1 || fchmod(fd, mode) == -1) {
-		close(fd);
-		return error_set(e, ERR_SANDBOX_FAILED, "chown %s: %s", name,
-		    strerror(errno));
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd == -1 ||
+	    fchown(dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid) == -1 ||
+	    fchmod(dfd, 0700) == -1) {
+		error_set(
+		    e, ERR_SANDBOX_FAILED, "%s: %s", what, strerror(errno));
+		if (dfd != -1)
+			close(dfd);
+		return -1;
 	}
-	return fd;
+	return chown_tree(
+	    dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
 }
 
-/*
- * The session's work dir is the detached tmpfs at FD_WORKER_WORK (no
- * host path shows it): its root and everything a call left in it go to
- * this call's uid, without following links.
- */
+/* The session's work dir: the detached tmpfs at FD_WORKER_WORK. */
 int
 workdir_prepare(const struct grant *g, struct error *e)
 {
-	long budget = WALK_MAX_ENTRIES;
-	int fd;
-
-	fd = openat(FD_WORKER_WORK, ".",
-	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1 ||
-	    fchown(fd, (uid_t)g->worker_uid, (gid_t)g->worker_gid) == -1 ||
-	    fchmod(fd, 0700) == -1) {
-		error_set(
-		    e, ERR_SANDBOX_FAILED, "work dir: %s", strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	return chown_tree(
-	    fd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
+	return hand_over(FD_WORKER_WORK, g, "work dir", e);
 }
 
-/* data_dir is DATAROOT/<skill>: persistent, handed to this call's uid. */
+/* The skill's data dir, when granted: its image, at FD_WORKER_DATA. */
 int
 datadir_prepare(const struct grant *g, struct error *e)
 {
-	char root[PATH_MAX_LEN];
-	const char *name = strrchr(g->data_dir, '/');
-	long budget = WALK_MAX_ENTRIES;
-	size_t len = (size_t)(name - g->data_dir);
-	int rfd, dfd;
-
-	if (len == 0 || len >= sizeof(root) || strcmp(name + 1, g->skill) != 0)
-		return error_set(e, ERR_SANDBOX_FAILED, "malformed data dir");
-	memcpy(root, g->data_dir, len);
-	root[len] = '\0';
-	if ((rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "open %s: %s", root,
-		    strerror(errno));
-	dfd = open_level(
-	    rfd, g->skill, 0700, (uid_t)g->worker_uid, (gid_t)g->worker_gid, e);
-	close(rfd);
-	if (dfd == -1)
-		return -1;
-	return chown_tree(
-	    dfd, (uid_t)g->worker_uid, (gid_t)g->worker_gid, 0, &budget, e);
+	if (grant_data_access(g) < 0)
+		return 0;
+	return hand_over(FD_WORKER_DATA, g, "data dir", e);
 }

@@ -782,6 +782,32 @@ t_disk_fill_inodes() {
 	session_clear df-files
 }
 
+# The skill's data dir, shared by its calls and kept across restarts, is
+# an image of worker.data_mb: a call that fills it finds it full, and the
+# host file system (which holds the audit log) loses only the image's
+# reservation, once, when the first call made it.
+t_disk_fill_data() {
+	local n before drop
+	[ -e /dev/loop-control ] ||
+		{ sb_skip "no loop devices here (/dev/loop-control): data dirs cannot be mounted"; return; }
+	disk_fill data
+	printf '%s\n' "$SO" | grep -qE '^STOPPED .*ENOSPC' ||
+		fail "data: not stopped by ENOSPC ($(errinfo)): $(short "$(printf '%s\n' "$SO" | grep -v '^WROTE' | tr '\n' '|')")"
+	n=$(printf '%s\n' "$SO" | sed -n 's/^STOPPED write after \([0-9]*\) MiB.*/\1/p')
+	[ "${n:-999}" -le 64 ] || fail "data: wrote ${n:-?} MiB into a 64 MiB data dir"
+	# Full already: another call finds it so, and costs the host nothing.
+	before=$(avail_kb)
+	inv df-data2 disk-fill -- data "$MARK-fill2"
+	drop=$(((before - $(avail_kb)) / 1024))
+	[ "$drop" -lt 16 ] || fail "data: a second fill cost the host $drop MiB"
+	inv df-data3 disk-fill -- datafiles "$MARK-fill3"
+	n=$(printf '%s\n' "$SO" | awk '/^STOPPED files after / { print $4 }' | tr -d :)
+	[ -n "$n" ] && [ "$n" -le $((64 * 256 + 64)) ] ||
+		fail "data: ${n:-no limit on} empty files in a 64 MiB data dir"
+	inv df-data3 hello
+	[ "$(j .ok)" = true ] || fail "a call after the fill failed: $(errinfo)"
+}
+
 t_disk_fill_tmp() {
 	local left
 	disk_fill tmp
@@ -987,7 +1013,7 @@ t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_h
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
 t_io_uring t_seccomp_denylist t_session_startup_files t_nested_dirs t_host_names t_x32_syscall t_i386_syscall t_network
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
-t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
+t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_data t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_master_killed t_master_killed_workers"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not

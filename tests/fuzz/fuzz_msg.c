@@ -383,9 +383,9 @@ check_grant(const struct grant *g)
 {
 	check_grant_fields(g);
 	/* No field only the master may set. */
-	CHECK(g->data_dir == NULL && g->worker_uid == 0 && g->worker_gid == 0 &&
-	      g->root_dir == NULL && g->sys_paths == NULL && g->tmp_mb == 0 &&
-	      g->as_mb == 0 && g->net_host == 0);
+	CHECK(g->worker_uid == 0 && g->worker_gid == 0 && g->root_dir == NULL &&
+	      g->sys_paths == NULL && g->tmp_mb == 0 && g->as_mb == 0 &&
+	      g->net_host == 0);
 }
 static void
 same_grant(const struct grant *a, const struct grant *b)
@@ -417,8 +417,8 @@ check_spec(const struct grant *g)
 	size_t i;
 
 	check_grant_fields(g);
-	CHECK(g->worker_uid != 0 && g->worker_gid != 0 &&
-	      absolute(g->root_dir) && absolute(g->data_dir));
+	CHECK(
+	    g->worker_uid != 0 && g->worker_gid != 0 && absolute(g->root_dir));
 	for (i = 0; i < g->nsys_paths; i++)
 		CHECK(absolute(g->sys_paths[i]));
 }
@@ -426,8 +426,7 @@ static void
 same_spec(const struct grant *a, const struct grant *b)
 {
 	same_grant(a, b);
-	CHECK(strcmp(a->data_dir, b->data_dir) == 0 &&
-	      a->worker_uid == b->worker_uid &&
+	CHECK(a->worker_uid == b->worker_uid &&
 	      a->worker_gid == b->worker_gid &&
 	      strcmp(a->root_dir, b->root_dir) == 0 &&
 	      same_strarr(

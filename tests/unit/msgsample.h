@@ -240,7 +240,6 @@ sample_spec(void)
 	static char *sys[] = {"/usr", "/lib", "/etc/ssl"};
 	struct grant g = sample_grant();
 
-	g.data_dir = "/var/lib/skillbroker/data/hello";
 	g.worker_uid = 61000;
 	g.worker_gid = 61001;
 	g.root_dir = "/run/skillbroker/root/7";

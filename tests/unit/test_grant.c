@@ -176,7 +176,6 @@ test_spec_paths_from_config(void **state)
 	(void)state;
 	grant_make(&g);
 	spec_fill(&g, &M->cfg, 61007, 1);
-	assert_string_equal(g.data_dir, "/var/lib/sb/data/hello");
 	assert_string_equal(g.root_dir, "/var/lib/sb/root");
 	assert_int_equal(g.worker_uid, 61007);
 	assert_int_equal(g.worker_gid, 61007);
@@ -187,6 +186,42 @@ test_spec_paths_from_config(void **state)
 	spec_fill(&g, &M->cfg, 61007, 0);
 	assert_int_equal(g.as_mb, g.memory_mb); /* the limit itself */
 	grant_free(&g);
+}
+
+/* Whether a call gets its skill's data dir, and how: from its grant. */
+static void
+test_data_access(void **state)
+{
+	static const struct {
+		const char *read, *write;
+		int want;
+	} cases[] = {
+	    {NULL, NULL, -1}, {"/etc/**", "$WORK_DIR/**", -1},
+	    {"$DATA_DIR/**", NULL, 0}, {"$DATA_DIR", NULL, 0},
+	    {NULL, "$DATA_DIR/cache/*", 1}, {"$DATA_DIR/**", "$DATA_DIR/**", 1},
+	    {"$DATA_DIRX/**", NULL, -1}, /* another name */
+	};
+	struct grant g;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		grant_make(&g);
+		if (cases[i].read != NULL) {
+			g.perm[PERM_FS_READ] = xcalloc(2, sizeof(char *));
+			g.perm[PERM_FS_READ][0] = xstrdup(cases[i].read);
+			g.nperm[PERM_FS_READ] = 1;
+		}
+		if (cases[i].write != NULL) {
+			g.perm[PERM_FS_WRITE] = xcalloc(2, sizeof(char *));
+			g.perm[PERM_FS_WRITE][0] = xstrdup(cases[i].write);
+			g.nperm[PERM_FS_WRITE] = 1;
+		}
+		if (grant_data_access(&g) != cases[i].want)
+			fail_msg("case %zu: %d, want %d", i,
+			    grant_data_access(&g), cases[i].want);
+		grant_free(&g);
+	}
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -200,6 +235,7 @@ main(void)
 	    T(test_timeout_bounds),
 	    T(test_network_needs_host),
 	    T(test_spec_paths_from_config),
+	    T(test_data_access),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1539,9 +1539,8 @@ check_grant_fields(void (*enc)(struct mp_enc *, const struct grant *),
 static void
 test_grant(void **state)
 {
-	static const char *const master_only[] = {"data_dir", "worker_uid",
-	    "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
-	    "net_host"};
+	static const char *const master_only[] = {"worker_uid", "worker_gid",
+	    "root_dir", "sys_paths", "tmp_mb", "as_mb", "net_host"};
 	struct grant in = sample_grant(), out;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1556,7 +1555,6 @@ test_grant(void **state)
 	assert_int_equal(grant_dec(&d, &out, &e), 0);
 	assert_sample_grant(&out);
 	/* None of the master's fields came over. */
-	assert_null(out.data_dir);
 	assert_int_equal(out.worker_uid, 0);
 	assert_int_equal(out.worker_gid, 0);
 	assert_null(out.root_dir);
@@ -1569,7 +1567,7 @@ test_grant(void **state)
 	assert_null(out.grant_id);
 	close_msg(&m, &d);
 
-	/* policyd cannot pick a worker uid, a data dir, nor widen the root. */
+	/* policyd cannot pick a worker uid nor widen the root. */
 	for (i = 0; i < sizeof(master_only) / sizeof(master_only[0]); i++) {
 		snprintf(needle, sizeof(needle), "unknown field \"%s\"",
 		    master_only[i]);
@@ -1595,7 +1593,6 @@ test_spec(void **state)
 	open_msg(&m, &d, MSG_SPEC);
 	assert_int_equal(spec_dec(&d, &out, &e), 0);
 	assert_sample_grant(&out);
-	assert_string_equal(out.data_dir, "/var/lib/skillbroker/data/hello");
 	assert_int_equal(out.worker_uid, 61000);
 	assert_int_equal(out.worker_gid, 61001);
 	assert_string_equal(out.root_dir, "/run/skillbroker/root/7");
@@ -1628,13 +1625,9 @@ test_spec(void **state)
 	REFUSED(spec_enc, &g, "malformed worker spec");
 	g.root_dir = NULL;
 	REFUSED(spec_enc, &g, "malformed worker spec");
-	g = in;
-	g.data_dir = "data/hello";
-	REFUSED(spec_enc, &g, "malformed worker spec");
-	g.data_dir = NULL; /* goes over as "" */
-	REFUSED(spec_enc, &g, "malformed worker spec");
-	refused_edit(MSG_SPEC, "data_dir", vlong(PATH_MAX_LEN + 1, '/'),
-	    "\"data_dir\" longer than 4096");
+	/* No host path of a data dir: the master passes its mount. */
+	refused_edit(MSG_SPEC, "data_dir", vstr("/var/lib/skillbroker/data"),
+	    "unknown field \"data_dir\"");
 	g = in;
 	g.sys_paths = rel;
 	g.nsys_paths = 2;

@@ -6,7 +6,9 @@
  *   tmp:  8 MiB files in /tmp, SIGXFSZ ignored (the small /tmp must
  *         fill up);
  *   files: empty files in the work dir until one cannot be created (the
- *         inode bound must stop it; 100,000 is ESCAPED).
+ *         inode bound must stop it; 100,000 is ESCAPED);
+ *   data, datafiles: as many and files, in $DATA_DIR (its own bound
+ *         must stop them, before the host's disk does).
  * Stops by itself at 512 MiB in all: "ESCAPED" then, since no limit
  * held. Files are named MARK-N so that the host can find them.
  */
@@ -23,15 +25,20 @@ main(int argc, char *argv[])
 	static char buf[1 << 20];
 	const char *mode = argc > 1 ? argv[1] : "one";
 	const char *mark = argc > 2 ? argv[2] : "sb-escape-fill";
-	const char *dir = strcmp(mode, "tmp") == 0 ? "/tmp" : ".";
+	const char *dir =
+	    strcmp(mode, "tmp") == 0 ? "/tmp"
+	    : strncmp(mode, "data", 4) == 0 && getenv("DATA_DIR") != NULL
+	        ? getenv("DATA_DIR")
+	        : ".";
 	long total = 0, in_file = 0, per_file;
 	char path[512];
 	int fd = -1, nfile = 0;
 	ssize_t w;
 
-	if (strcmp(mode, "files") == 0) {
+	if (strcmp(mode, "files") == 0 || strcmp(mode, "datafiles") == 0) {
 		for (nfile = 0; nfile < 100000; nfile++) {
-			snprintf(path, sizeof(path), "%s-e%d", mark, nfile);
+			snprintf(
+			    path, sizeof(path), "%s/%s-e%d", dir, mark, nfile);
 			if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL,
 			         0600)) == -1) {
 				say("STOPPED files after %d: %s", nfile,
