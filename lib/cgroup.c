@@ -179,11 +179,15 @@ sweep(const char *base)
 	closedir(d);
 }
 
-/* Pick the hierarchy and create our parent group; no cgroups is logged. */
+/*
+ * Pick the hierarchy and create our parent group, bounded to total_mb of
+ * memory for all calls together (what work dirs left charged to it
+ * included); no cgroups is logged.
+ */
 void
-cgroup_init(const char *name)
+cgroup_init(const char *name, uint64_t total_mb)
 {
-	char own[1024], parent[PATH_MAX];
+	char own[1024], parent[PATH_MAX], v[32];
 
 	mode = CG_NONE;
 	if (v2_usable(parent, sizeof(parent))) {
@@ -230,12 +234,20 @@ cgroup_init(const char *name)
 		if (cpu_base[0] != '\0')
 			sweep(cpu_base);
 	}
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)total_mb << 20);
+	if (mode != CG_NONE &&
+	    write_file(mem_base,
+	        mode == CG_V2 ? "memory.max" : "memory.limit_in_bytes",
+	        v) == -1)
+		log_warn("%s: cannot bound all calls to %llu MiB", mem_base,
+		    (unsigned long long)total_mb);
 	if (mode == CG_NONE)
 		log_warnx("no usable cgroup memory/pids controllers: workers "
 		          "are bound by rlimits only");
 	else
-		log_info("cgroup %s limits under %s",
-		    mode == CG_V2 ? "v2" : "v1", mem_base);
+		log_info("cgroup %s limits under %s, %llu MiB for all calls",
+		    mode == CG_V2 ? "v2" : "v1", mem_base,
+		    (unsigned long long)total_mb);
 }
 
 /* One call's group in each hierarchy; cpu is empty where v1 has none. */

@@ -11,8 +11,11 @@
 
 #include "error.h"
 
-/* Choose the hierarchy, make our parent group name, sweep dead owners'. */
-void cgroup_init(const char *name);
+/*
+ * Choose the hierarchy, make our parent group name (bounded to total_mb
+ * of memory for everything in it), sweep dead owners'.
+ */
+void cgroup_init(const char *name, uint64_t total_mb);
 /* 1 when memory and pids limits are enforced by cgroups. */
 int cgroup_active(void);
 /* Make id's group with its limits and move pid into it. */

@@ -139,8 +139,8 @@ static int
 config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"uids", "network", "system_paths",
-	    "tmp_mb", "work_mb", "data_mb", "max_sessions", "session_idle_s",
-	    NULL};
+	    "tmp_mb", "work_mb", "data_mb", "total_memory_mb", "max_sessions",
+	    "session_idle_s", NULL};
 	yaml_node_t *u;
 	uint64_t first, last;
 	const char *net;
@@ -162,6 +162,8 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 	        yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
 	    ((u = ymap_get(y, n, "data_mb")) != NULL &&
 	        yuint(y, u, 16, 1024 * 1024, &c->data_mb, e)) ||
+	    ((u = ymap_get(y, n, "total_memory_mb")) != NULL &&
+	        yuint(y, u, 64, 1024 * 1024 * 1024, &c->total_memory_mb, e)) ||
 	    ((u = ymap_get(y, n, "max_sessions")) != NULL &&
 	        yuint(y, u, 1, 65536, &c->max_sessions, e)) ||
 	    ((u = ymap_get(y, n, "session_idle_s")) != NULL &&
@@ -374,6 +376,16 @@ config_users(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 		c->users[i] = xstrdup(s);
 	}
 	return 0;
+}
+
+uint64_t
+config_total_memory_mb(const struct config *c)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (c->total_memory_mb != 0 || pages <= 0 || size <= 0)
+		return c->total_memory_mb ? c->total_memory_mb : 1024;
+	return (uint64_t)pages / 2 * (uint64_t)size >> 20;
 }
 
 uint64_t

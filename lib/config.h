@@ -84,11 +84,12 @@ struct config {
 	                          */
 	char **sys_paths;        /* worker.system_paths: read-only binds */
 	size_t nsys_paths;
-	uint64_t worker_tmp_mb;  /* worker.tmp_mb: the sandbox's /tmp */
-	uint64_t work_mb;        /* worker.work_mb: each session's work dir */
-	uint64_t data_mb;        /* worker.data_mb: each skill's data image */
-	uint64_t max_sessions;   /* worker.max_sessions: work dirs at once */
-	uint64_t session_idle_s; /* worker.session_idle_s: then unmounted */
+	uint64_t worker_tmp_mb;   /* worker.tmp_mb: the sandbox's /tmp */
+	uint64_t work_mb;         /* worker.work_mb: each session's work dir */
+	uint64_t data_mb;         /* worker.data_mb: each skill's data image */
+	uint64_t total_memory_mb; /* worker.total_memory_mb; 0: half the RAM */
+	uint64_t max_sessions;    /* worker.max_sessions: work dirs at once */
+	uint64_t session_idle_s;  /* worker.session_idle_s: then unmounted */
 	uint64_t max_frame_bytes;
 	uint64_t max_clients;
 	struct quota per_uid;
@@ -99,6 +100,8 @@ struct config {
 /* Workers at once: one per worker uid, at most CONFIG_WORKERS_MAX. */
 #define CONFIG_WORKERS_MAX 1024
 uint64_t config_nworkers(const struct config *c);
+/* Memory of all calls together: worker.total_memory_mb, or half the RAM. */
+uint64_t config_total_memory_mb(const struct config *c);
 
 int config_load(struct config *c, const char *path, struct error *e);
 void config_free(struct config *c);

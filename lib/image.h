@@ -10,7 +10,7 @@
  * Files an image of size_mb may hold: one per 4 KiB block, as a tmpfs
  * of ours (OS_TMPFS_INODES), so what fits by size fits by count.
  */
-#define IMAGE_INODES(size_mb) ((size_mb) * 256 + 64)
+#define IMAGE_INODES(size_mb) ((size_mb)*256 + 64)
 
 /*
  * A detached mount (nosuid, nodev) of the image NAME in dirfd, made

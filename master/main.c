@@ -153,7 +153,7 @@ main(int argc, char *argv[])
 		         M->base, sigs[i].sig, sigs[i].cb, NULL)) == NULL ||
 		    event_add(ev, NULL) == -1)
 			fatalx("signal %d setup", sigs[i].sig);
-	cgroup_init("skillbroker");
+	cgroup_init("skillbroker", config_total_memory_mb(&M->cfg));
 	worker_init();
 	proc_start_all();
 	event_base_dispatch(M->base);

@@ -472,6 +472,19 @@ t_workdir_race() {
 	victims_intact
 }
 
+# The memory bound of the daemon's cgroup of calls, in MiB.
+memory_limit_mb() {
+	local own f
+	if own=$(awk -F: '$2 == "memory" { print $3 }' "/proc/$SB_DPID/cgroup") && [ -n "$own" ]; then
+		f=/sys/fs/cgroup/memory${own%/}/skillbroker/memory.limit_in_bytes
+	else
+		own=$(awk -F: '$1 == "0" { print $3 }' "/proc/$SB_DPID/cgroup")
+		f=/sys/fs/cgroup${own%/}/skillbroker/memory.max
+		[ -e "$f" ] || f=/sys/fs/cgroup/unified${own%/}/skillbroker/memory.max
+	fi
+	echo $(($(cat "$f" 2>/dev/null || echo 0) >> 20))
+}
+
 # PID runs as the marker (bash's exec -a is done).
 marker_runs() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q '^sbhostmark-'; }
 
@@ -990,6 +1003,32 @@ t_master_killed() {
 	    "$(printf '%s\n' "$LIST" | grep '^FILE ' | tr '\n' ' ')" ""
 }
 
+# Many sessions' work dirs filled at once: each is bound by work_mb, and
+# all calls together (what the work dirs hold included) by
+# worker.total_memory_mb, the daemon's own cgroup. Runs a daemon of its
+# own with 192 MiB for all; then the suite's daemon again.
+t_total_memory() {
+	local i n total=0 mem
+	sb_require cgroups || return
+	sb_stop
+	sb_config "$CONF" "worker.work_mb: $WORK_MB" "worker.total_memory_mb: 192"
+	sb_start || return
+	mem=$(memory_limit_mb)
+	expect "the daemon's memory bound (MiB)" "$mem" 192
+	for i in 1 2 3 4 5 6; do
+		inv "tm$i" disk-fill -- many "$MARK-tm$i"
+		n=$(printf '%s\n' "$SO" | sed -n 's/^STOPPED write after \([0-9]*\) MiB.*/\1/p')
+		[ -n "$n" ] || n=$(printf '%s\n' "$SO" | awk '/^WROTE / { v = $2 } END { print v + 0 }')
+		total=$((total + n))
+	done
+	echo "# six work dirs filled: $total MiB held in all (192 MiB for all calls)"
+	[ "$total" -le 224 ] || fail "six work dirs hold $total MiB; all calls together may use 192"
+	healthy t_total_memory
+	sb_stop
+	sb_config "$CONF" "worker.work_mb: $WORK_MB"
+	sb_start
+}
+
 # The processes of a call end with their master: none is left to run
 # past its timeout, as a uid the next daemon hands out again.
 t_master_killed_workers() {
@@ -1015,7 +1054,7 @@ t_io_uring t_seccomp_denylist t_session_startup_files t_nested_dirs t_host_names
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_data t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
-t_master_killed t_master_killed_workers"
+t_total_memory t_master_killed t_master_killed_workers"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them). None today.
 SB_KNOWN_BUGS=""
