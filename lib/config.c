@@ -463,11 +463,10 @@ config_parse(
 	    ((n = ymap_get(y, r, "clients")) &&
 	        config_clients(y, n, &c->clients, e)))
 		return -1;
-	return config_per_uid_fill(y, r, c, e);
 	if ((n = ymap_get(y, r, "users")) != NULL &&
 	    config_users(y, n, c, e) == -1)
 		return -1;
-	return 0;
+	return config_per_uid_fill(y, r, c, e);
 }
 
 /* What a skill needs of the host to run programs, and nothing secret. */

@@ -21,8 +21,9 @@
 struct wsession {
 	uint64_t uid;
 	char *name;
-	int fd;   /* the detached tmpfs */
-	int busy; /* a call holds it */
+	int fd;     /* the detached tmpfs */
+	int busy;   /* a call holds it */
+	int ending; /* SESSION_END came while busy: end at the release */
 };
 
 static struct wsession *sessions;
@@ -59,11 +60,19 @@ workdir_take(uint64_t uid, const char *name, struct error *e)
 		if ((fd = os_tmpfs_new(M->cfg.work_mb, e)) == -1)
 			return -1;
 		s = &sessions[nsessions++];
-		*s = (struct wsession){uid, xstrdup(name), fd, 0};
+		*s = (struct wsession){uid, xstrdup(name), fd, 0, 0};
 	}
 	if ((fd = os_tree_clone(s->fd, e)) != -1)
 		s->busy = 1;
 	return fd;
+}
+
+static void
+workdir_end(struct wsession *s)
+{
+	close(s->fd); /* the tmpfs goes with its last mount */
+	free(s->name);
+	*s = sessions[--nsessions];
 }
 
 /* The call that held the session is over. */
@@ -72,30 +81,30 @@ workdir_release(uint64_t uid, const char *name)
 {
 	struct wsession *s = workdir_find(uid, name);
 
-	if (s != NULL)
-		s->busy = 0;
+	if (s != NULL && (s->busy = 0, s->ending))
+		workdir_end(s);
 }
 
-/* SESSION_END: the broker ended an idle session; a busy one it may not. */
+/*
+ * SESSION_END: the broker ended an idle session. Its last call may still
+ * hold it here (a call cancelled before it ran, whose worker is not
+ * reaped yet): it ends when that call lets go.
+ */
 int
 workdir_on_end(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_session_end se;
 	struct wsession *s;
 	struct error e;
-	int r = 0;
 
 	if (msg_session_end_dec(d, &se, &e) == -1)
 		return -1;
 	if ((s = workdir_find(se.uid, se.session)) != NULL && s->busy)
-		r = -1;
-	else if (s != NULL) {
-		close(s->fd); /* the tmpfs goes with its last mount */
-		free(s->name);
-		*s = sessions[--nsessions];
-	}
+		s->ending = 1;
+	else if (s != NULL)
+		workdir_end(s);
 	msg_session_end_free(&se);
-	return r;
+	return 0;
 }
 
 /* A call of skill takes its data dir: an fd of a clone to attach. */

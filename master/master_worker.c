@@ -43,6 +43,7 @@ struct worker {
 	uint64_t ref; /* the broker's call, once RUN came (else 0) */
 	pid_t pid;
 	uint64_t cg_id; /* this call's cgroups, never reused */
+	int holds_work; /* its session's work dir is its, until released */
 	struct peer ctl;
 	int pipes[RUN_STARTED_FDS]; /* the broker's ends */
 	struct event *timer;
@@ -363,7 +364,8 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 				close(data);
 			grant_free(&w->g);
 			w->st = W_FREE;
-		}
+		} else
+			w->holds_work = 1;
 	}
 	if ((ack.err = e.type) != ERR_NONE) {
 		log_warnx("grant %s refused: %s", id, e.msg);
@@ -417,6 +419,12 @@ worker_on_cancel(struct peer *p UNUSED, const struct mp_doc *d)
 	if ((w = worker_find(c.grant_id, 0)) != NULL)
 		worker_fail(w, w->ref ? ERR_CANCELLED : ERR_NONE,
 		    "the call was cancelled");
+	/* Never run: the broker's call is over, and so is its hold on the
+	 * session; the session's next call need not wait for the reap. */
+	if (w != NULL && w->ref == 0 && w->holds_work) {
+		workdir_release(w->g.principal_uid, w->g.session);
+		w->holds_work = 0;
+	}
 	msg_cancel_free(&c);
 	return 0;
 }
@@ -503,7 +511,8 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 		PEER_SEND(
 		    &M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &w->x);
 	}
-	workdir_release(w->g.principal_uid, w->g.session);
+	if (w->holds_work)
+		workdir_release(w->g.principal_uid, w->g.session);
 	w->ctl.on_dead = NULL; /* the reaper has the last word */
 	peer_kill(&w->ctl, "reaped");
 	event_free(w->timer);

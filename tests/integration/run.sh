@@ -720,6 +720,35 @@ t13_config_check() {
 	*"$bad:3"*) ;;
 	*) fail "bad value: message '$OUT' does not name $bad:3" ;;
 	esac
+	# every section is read, whatever follows it
+	bad=$TMP/bad-user.yaml
+	printf 'socket: sb.sock
+users:
+  broker: no-such-user-sbit
+per_uid:
+  calls: 8
+' >"$bad"
+	OUT=$("$SB_BIN/skillbrokerd" -n -f "$bad" 2>&1)
+	RC=$?
+	[ "$RC" != 0 ] || fail "unknown user: exit status 0"
+	case $OUT in
+	*no-such-user-sbit*) ;;
+	*) fail "unknown user: message '$OUT' does not name the user" ;;
+	esac
+	# one user's share above the whole
+	bad=$TMP/bad-share.yaml
+	printf 'socket: sb.sock
+max_clients: 8
+per_uid:
+  clients: 9
+' >"$bad"
+	OUT=$("$SB_BIN/skillbrokerd" -n -f "$bad" 2>&1)
+	RC=$?
+	[ "$RC" != 0 ] || fail "per_uid.clients above max_clients: exit status 0"
+	case $OUT in
+	*per_uid.clients*max_clients*) ;;
+	*) fail "per_uid.clients above max_clients: message '$OUT'" ;;
+	esac
 }
 
 # A client that hangs up during a call: the call is cancelled (its
