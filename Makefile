@@ -138,11 +138,12 @@ ifeq ($(SAN),1)
 INTEG_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 endif
 
-integration: all $(OUT)/tests/tools/rawclient
+integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all
