@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,7 +42,7 @@ config_abspath(const char *base, const char *p)
 }
 
 static int
-config_path(struct ydoc *y, yaml_node_t *n, const char *base, char **out,
+config_path(struct ydoc *y, struct ynode *n, const char *base, char **out,
     struct error *e)
 {
 	const char *s;
@@ -64,11 +65,11 @@ struct config_uint {
 
 /* A section of whole numbers only: every key in f[], each in range. */
 static int
-config_uints(struct ydoc *y, yaml_node_t *n, const char *section,
+config_uints(struct ydoc *y, struct ynode *n, const char *section,
     const struct config_uint *f, size_t nf, struct error *e)
 {
 	const char *keys[16];
-	yaml_node_t *v;
+	struct ynode *v;
 	size_t i;
 
 	if (nf >= sizeof(keys) / sizeof(keys[0]))
@@ -76,8 +77,7 @@ config_uints(struct ydoc *y, yaml_node_t *n, const char *section,
 	for (i = 0; i < nf; i++)
 		keys[i] = f[i].k;
 	keys[nf] = NULL;
-	if (yexpect(y, n, YAML_MAPPING_NODE, section, e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, section, e) || ymap_only(y, n, keys, e))
 		return -1;
 	for (i = 0; i < nf; i++)
 		if ((v = ymap_get(y, n, f[i].k)) != NULL &&
@@ -87,7 +87,8 @@ config_uints(struct ydoc *y, yaml_node_t *n, const char *section,
 }
 
 static int
-config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l, struct error *e)
+config_limits(
+    struct ydoc *y, struct ynode *n, struct limits *l, struct error *e)
 {
 	const struct config_uint f[] = {
 	    {"timeout_ms", &l->timeout_ms, 1, 86400000},
@@ -108,7 +109,8 @@ config_limits(struct ydoc *y, yaml_node_t *n, struct limits *l, struct error *e)
 
 /* per_uid: what one local user may hold at once. */
 static int
-config_per_uid(struct ydoc *y, yaml_node_t *n, struct quota *q, struct error *e)
+config_per_uid(
+    struct ydoc *y, struct ynode *n, struct quota *q, struct error *e)
 {
 	const struct config_uint f[] = {
 	    {"clients", &q->clients, 1, 65536},
@@ -123,7 +125,7 @@ config_per_uid(struct ydoc *y, yaml_node_t *n, struct quota *q, struct error *e)
 /* clients: how long a connection may idle or stall, what it may leave. */
 static int
 config_clients(
-    struct ydoc *y, yaml_node_t *n, struct client_bounds *b, struct error *e)
+    struct ydoc *y, struct ynode *n, struct client_bounds *b, struct error *e)
 {
 	const struct config_uint f[] = {
 	    {"idle_s", &b->idle_s, 1, 86400 * 365},
@@ -136,18 +138,18 @@ config_clients(
 }
 
 static int
-config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
+config_worker(
+    struct ydoc *y, struct ynode *n, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"uids", "network", "system_paths",
 	    "tmp_mb", "work_mb", "data_mb", "total_memory_mb", "max_sessions",
 	    "session_idle_s", NULL};
-	yaml_node_t *u;
+	struct ynode *u;
 	uint64_t first, last;
 	const char *net;
 	size_t i;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "worker", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "worker", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if ((u = ymap_get(y, n, "network")) != NULL) {
 		if (yscalar(y, u, &net, e))
@@ -182,17 +184,10 @@ config_worker(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
 	}
 	if ((u = ymap_get(y, n, "uids")) == NULL)
 		return 0;
-	if (u->type != YAML_SEQUENCE_NODE ||
-	    u->data.sequence.items.top - u->data.sequence.items.start != 2)
+	if (u->type != YNODE_SEQ || u->n != 2)
 		return yerr(y, u, e, "worker.uids must be [first, last]");
-	if (yuint(y,
-	        yaml_document_get_node(
-	            &y->doc, u->data.sequence.items.start[0]),
-	        1, 4294967294U, &first, e) ||
-	    yuint(y,
-	        yaml_document_get_node(
-	            &y->doc, u->data.sequence.items.start[1]),
-	        1, 4294967294U, &last, e))
+	if (yuint(y, u->items[0], 1, 4294967294U, &first, e) ||
+	    yuint(y, u->items[1], 1, 4294967294U, &last, e))
 		return -1;
 	if (first > last || last - first > 65535)
 		return yerr(y, u, e,
@@ -254,7 +249,7 @@ audit_size_parse(const char *s, uint64_t *bytes)
 
 /* One keyword setting: its value must be one of names. */
 static int
-config_audit_keyword(struct ydoc *y, yaml_node_t *n, const char *key,
+config_audit_keyword(struct ydoc *y, struct ynode *n, const char *key,
     const char *const *names, int *out, struct error *e)
 {
 	char list[128];
@@ -277,7 +272,7 @@ config_audit_keyword(struct ydoc *y, yaml_node_t *n, const char *key,
 
 static int
 config_audit_size(
-    struct ydoc *y, yaml_node_t *n, uint64_t *out, struct error *e)
+    struct ydoc *y, struct ynode *n, uint64_t *out, struct error *e)
 {
 	const char *s;
 
@@ -293,8 +288,8 @@ config_audit_size(
 
 /* The audit block: path and the Linux auditd-named durability keys. */
 static int
-config_audit(struct ydoc *y, yaml_node_t *n, const char *base, struct config *c,
-    struct error *e)
+config_audit(struct ydoc *y, struct ynode *n, const char *base,
+    struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"path", "flush", "freq",
 	    "max_log_file", "max_log_file_action", "num_logs",
@@ -302,10 +297,9 @@ config_audit(struct ydoc *y, yaml_node_t *n, const char *base, struct config *c,
 	struct audit_settings *a = &c->audit;
 	int v[4] = {(int)a->flush, (int)a->max_log_file_action,
 	    (int)a->disk_full_action, (int)a->disk_error_action};
-	yaml_node_t *p;
+	struct ynode *p;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "audit", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "audit", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if (((p = ymap_get(y, n, "path")) &&
 	        config_path(y, p, base, &c->audit_path, e)) ||
@@ -336,7 +330,7 @@ config_audit(struct ydoc *y, yaml_node_t *n, const char *base, struct config *c,
 }
 
 static int
-config_skills_dirs(struct ydoc *y, yaml_node_t *n, const char *base,
+config_skills_dirs(struct ydoc *y, struct ynode *n, const char *base,
     struct config *c, struct error *e)
 {
 	char **v;
@@ -355,15 +349,14 @@ config_skills_dirs(struct ydoc *y, yaml_node_t *n, const char *base,
 }
 
 static int
-config_users(struct ydoc *y, yaml_node_t *n, struct config *c, struct error *e)
+config_users(struct ydoc *y, struct ynode *n, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"broker", "policyd", "auditd", NULL};
-	yaml_node_t *u;
+	struct ynode *u;
 	const char *s;
 	int i;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "users", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "users", e) || ymap_only(y, n, keys, e))
 		return -1;
 	for (i = 0; i < USER__COUNT; i++) {
 		if ((u = ymap_get(y, n, config_user_keys[i])) == NULL)
@@ -403,7 +396,7 @@ config_nworkers(const struct config *c)
  */
 static int
 config_per_uid_fill(
-    struct ydoc *y, yaml_node_t *r, struct config *c, struct error *e)
+    struct ydoc *y, struct ynode *r, struct config *c, struct error *e)
 {
 	struct {
 		uint64_t *v, def, global;
@@ -437,9 +430,9 @@ config_parse(
 	static const char *const keys[] = {"socket", "skills_dirs",
 	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
 	    "max_frame_bytes", "max_clients", "per_uid", "clients", NULL};
-	yaml_node_t *r = ydoc_root(y), *n;
+	struct ynode *r = ydoc_root(y), *n;
 
-	if (yexpect(y, r, YAML_MAPPING_NODE, "the config", e) ||
+	if (yexpect(y, r, YNODE_MAP, "the config", e) ||
 	    ymap_only(y, r, keys, e))
 		return -1;
 	if (((n = ymap_get(y, r, "socket")) &&

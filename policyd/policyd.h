@@ -11,7 +11,7 @@
 #include "policyd_perm.h"
 #include "policyd_policy.h"
 
-#define SKILL_MD_MAX (256 * 1024)
+#define SKILL_MD_MAX (256 * 1024) /* SKILL.md, and skill.yaml */
 #define SKILLS_MAX 1024
 #define COMMANDS_MAX 64
 

@@ -83,7 +83,7 @@ item_ok(enum perm_kind k, const char *s, int ceiling)
 }
 
 static int
-perms_list(struct ydoc *y, yaml_node_t *n, enum perm_kind k, int ceiling,
+perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
     struct perms *p, struct error *e)
 {
 	size_t i;
@@ -100,24 +100,24 @@ perms_list(struct ydoc *y, yaml_node_t *n, enum perm_kind k, int ceiling,
 }
 
 int
-perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
+perms_parse(struct ydoc *y, struct ynode *n, int ceiling, struct perms *p,
     struct error *e)
 {
 	static const char *const keys[] = {
 	    "fs", "network", "exec", "env", NULL};
 	static const char *const fs_keys[] = {"read", "write", NULL};
 	static const char *const net_keys[] = {"allow", NULL};
-	yaml_node_t *fs, *net;
+	struct ynode *fs, *net;
 
 	memset(p, 0, sizeof(*p));
-	if (yexpect(y, n, YAML_MAPPING_NODE, "permissions", e) ||
+	if (yexpect(y, n, YNODE_MAP, "permissions", e) ||
 	    ymap_only(y, n, keys, e))
 		return -1;
 	fs = ymap_get(y, n, "fs");
 	net = ymap_get(y, n, "network");
-	if ((fs && (yexpect(y, fs, YAML_MAPPING_NODE, "fs", e) ||
+	if ((fs && (yexpect(y, fs, YNODE_MAP, "fs", e) ||
 	               ymap_only(y, fs, fs_keys, e))) ||
-	    (net && (yexpect(y, net, YAML_MAPPING_NODE, "network", e) ||
+	    (net && (yexpect(y, net, YNODE_MAP, "network", e) ||
 	                ymap_only(y, net, net_keys, e))))
 		return -1;
 	if (perms_list(y, fs ? ymap_get(y, fs, "read") : NULL, PERM_FS_READ,
@@ -134,15 +134,14 @@ perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
 
 int
 plimits_parse(
-    struct ydoc *y, yaml_node_t *n, struct plimits *l, struct error *e)
+    struct ydoc *y, struct ynode *n, struct plimits *l, struct error *e)
 {
 	static const char *const keys[] = {
 	    "timeout_ms", "memory_mb", "pids", "output_bytes", NULL};
-	yaml_node_t *v;
+	struct ynode *v;
 
 	memset(l, 0, sizeof(*l));
-	if (yexpect(y, n, YAML_MAPPING_NODE, "limits", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "limits", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if (((v = ymap_get(y, n, "timeout_ms")) &&
 	        yuint(y, v, 1, 86400000, &l->timeout_ms, e)) ||

@@ -23,10 +23,10 @@ struct plimits { /* 0 = not set */
 /* The kind as the policy language names it ("fs.read", ...). */
 const char *perms_kind_label(enum perm_kind k);
 /* ceiling=1 allows wildcards in exec and env (rules), 0 for skills. */
-int perms_parse(struct ydoc *y, yaml_node_t *n, int ceiling, struct perms *p,
+int perms_parse(struct ydoc *y, struct ynode *n, int ceiling, struct perms *p,
     struct error *e);
 int plimits_parse(
-    struct ydoc *y, yaml_node_t *n, struct plimits *l, struct error *e);
+    struct ydoc *y, struct ynode *n, struct plimits *l, struct error *e);
 void perms_free(struct perms *p);
 void perms_copy(struct perms *dst, const struct perms *src);
 /*

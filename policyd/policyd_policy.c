@@ -14,36 +14,32 @@
 #include "policyd_policy.h"
 
 static int
-uint_list(struct ydoc *y, yaml_node_t *n, uint64_t **out, size_t *count,
+uint_list(struct ydoc *y, struct ynode *n, uint64_t **out, size_t *count,
     struct error *e)
 {
-	yaml_node_item_t *it;
-	size_t num;
+	size_t i;
 
-	if (yexpect(y, n, YAML_SEQUENCE_NODE, "uids/gids", e))
+	if (yexpect(y, n, YNODE_SEQ, "uids/gids", e))
 		return -1;
-	num =
-	    (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	if (num > 1024)
+	if (n->n > 1024)
 		return yerr(y, n, e, "more than 1024 ids");
-	*out = xcalloc(num + 1, sizeof(uint64_t));
+	*out = xcalloc(n->n + 1, sizeof(uint64_t));
 	*count = 0;
-	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	     it++)
-		if (yuint(y, yaml_document_get_node(&y->doc, *it), 0,
-		        4294967294U, &(*out)[(*count)++], e) == -1)
+	for (i = 0; i < n->n; i++)
+		if (yuint(y, n->items[i], 0, 4294967294U, &(*out)[(*count)++],
+		        e) == -1)
 			return -1;
 	return 0;
 }
 
 static int
-parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
+parse_principal(struct ydoc *y, struct ynode *k, struct ynode *v,
     struct policy *p, struct error *e)
 {
 	static const char *const keys[] = {"uids", "gids", "admin", NULL};
 	struct principal *pr;
 	const char *name, *adm;
-	yaml_node_t *n;
+	struct ynode *n;
 	size_t i;
 
 	if (yscalar(y, k, &name, e))
@@ -54,7 +50,7 @@ parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
 		if (strcmp(p->pr[i].name, name) == 0)
 			return yerr(
 			    y, k, e, "principal \"%s\" defined twice", name);
-	if (yexpect(y, v, YAML_MAPPING_NODE, "a principal", e) ||
+	if (yexpect(y, v, YNODE_MAP, "a principal", e) ||
 	    ymap_only(y, v, keys, e))
 		return -1;
 	p->pr = xreallocarray(p->pr, p->npr + 1, sizeof(*p->pr));
@@ -81,18 +77,15 @@ parse_principal(struct ydoc *y, yaml_node_t *k, yaml_node_t *v,
 
 static int
 parse_principals(
-    struct ydoc *y, yaml_node_t *n, struct policy *p, struct error *e)
+    struct ydoc *y, struct ynode *n, struct policy *p, struct error *e)
 {
-	yaml_node_pair_t *pair;
+	size_t i;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "principals", e))
+	if (yexpect(y, n, YNODE_MAP, "principals", e))
 		return -1;
-	for (pair = n->data.mapping.pairs.start;
-	     pair < n->data.mapping.pairs.top; pair++)
-		if (parse_principal(y,
-		        yaml_document_get_node(&y->doc, pair->key),
-		        yaml_document_get_node(&y->doc, pair->value), p,
-		        e) == -1)
+	for (i = 0; i < n->n; i++)
+		if (parse_principal(
+		        y, n->pairs[i].key, n->pairs[i].value, p, e) == -1)
 			return -1;
 	return 0;
 }
@@ -100,7 +93,7 @@ parse_principals(
 /* Append a list of strings to *v. */
 static int
 append_list(
-    struct ydoc *y, yaml_node_t *n, char ***v, size_t *count, struct error *e)
+    struct ydoc *y, struct ynode *n, char ***v, size_t *count, struct error *e)
 {
 	char **items;
 	size_t num, i;
@@ -116,13 +109,12 @@ append_list(
 }
 
 static int
-parse_skills(struct ydoc *y, yaml_node_t *n, struct policy *p, struct error *e)
+parse_skills(struct ydoc *y, struct ynode *n, struct policy *p, struct error *e)
 {
 	static const char *const keys[] = {"enabled", NULL};
-	yaml_node_t *en;
+	struct ynode *en;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "skills", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "skills", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if ((en = ymap_get(y, n, "enabled")) != NULL)
 		return append_list(y, en, &p->enabled, &p->nenabled, e);
@@ -130,7 +122,7 @@ parse_skills(struct ydoc *y, yaml_node_t *n, struct policy *p, struct error *e)
 }
 
 static int
-parse_action(struct ydoc *y, yaml_node_t *n, enum action *a, struct error *e)
+parse_action(struct ydoc *y, struct ynode *n, enum action *a, struct error *e)
 {
 	const char *s;
 
@@ -150,13 +142,12 @@ parse_action(struct ydoc *y, yaml_node_t *n, enum action *a, struct error *e)
 }
 
 static int
-parse_rate(struct ydoc *y, yaml_node_t *n, struct rate *r, struct error *e)
+parse_rate(struct ydoc *y, struct ynode *n, struct rate *r, struct error *e)
 {
 	static const char *const keys[] = {"per_minute", "burst", NULL};
-	yaml_node_t *v;
+	struct ynode *v;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "rate", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "rate", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if ((v = ymap_get(y, n, "per_minute")) == NULL)
 		return yerr(y, n, e, "rate needs per_minute");
@@ -171,7 +162,7 @@ parse_rate(struct ydoc *y, yaml_node_t *n, struct rate *r, struct error *e)
 
 /* Every principal a rule names must exist ("*" means anyone). */
 static int
-check_rule_refs(struct ydoc *y, yaml_node_t *n, const struct policy *p,
+check_rule_refs(struct ydoc *y, struct ynode *n, const struct policy *p,
     const struct rule *r, struct error *e)
 {
 	size_t i, j;
@@ -198,17 +189,16 @@ check_rule_refs(struct ydoc *y, yaml_node_t *n, const struct policy *p,
 }
 
 static int
-parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname, struct policy *p,
+parse_rule(struct ydoc *y, struct ynode *n, const char *fname, struct policy *p,
     struct error *e)
 {
 	static const char *const keys[] = {"name", "principals", "skills",
 	    "commands", "phases", "action", "ceiling", "limits", "rate", NULL};
 	struct rule *r;
-	yaml_node_t *v;
+	struct ynode *v;
 	const char *name;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "a rule", e) ||
-	    ymap_only(y, n, keys, e))
+	if (yexpect(y, n, YNODE_MAP, "a rule", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if ((v = ymap_get(y, n, "name")) == NULL || yscalar(y, v, &name, e))
 		return yerr(y, n, e, "rule needs a name");
@@ -250,49 +240,69 @@ parse_rule(struct ydoc *y, yaml_node_t *n, const char *fname, struct policy *p,
 }
 
 static int
-parse_rules(struct ydoc *y, yaml_node_t *n, const char *fname, struct policy *p,
-    struct error *e)
+parse_rules(struct ydoc *y, struct ynode *n, const char *fname,
+    struct policy *p, struct error *e)
 {
-	yaml_node_item_t *it;
+	size_t i;
 
-	if (yexpect(y, n, YAML_SEQUENCE_NODE, "rules", e))
+	if (yexpect(y, n, YNODE_SEQ, "rules", e))
 		return -1;
-	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-	     it++)
-		if (parse_rule(y, yaml_document_get_node(&y->doc, *it), fname,
-		        p, e) == -1)
+	for (i = 0; i < n->n; i++)
+		if (parse_rule(y, n->items[i], fname, p, e) == -1)
 			return -1;
 	return 0;
+}
+
+/* One loaded file into p. */
+static int
+policy_parse(
+    struct ydoc *y, const char *name, struct policy *p, struct error *e)
+{
+	static const char *const keys[] = {
+	    "principals", "skills", "rules", NULL};
+	struct ynode *r = ydoc_root(y), *n;
+
+	if (yexpect(y, r, YNODE_MAP, "a policy file", e) == 0 &&
+	    ymap_only(y, r, keys, e) == 0 &&
+	    (!(n = ymap_get(y, r, "principals")) ||
+	        parse_principals(y, n, p, e) == 0) &&
+	    (!(n = ymap_get(y, r, "skills")) ||
+	        parse_skills(y, n, p, e) == 0) &&
+	    (!(n = ymap_get(y, r, "rules")) ||
+	        parse_rules(y, n, name, p, e) == 0))
+		return 0;
+	return -1;
+}
+
+int
+policy_load_text(struct policy *p, const char *name, const char *text,
+    size_t len, uint64_t deadline_ns, struct error *e)
+{
+	struct yopts o = {name, YDOC_MAX_BYTES, 0, deadline_ns};
+	struct ydoc y;
+	int rc;
+
+	if (ydoc_load_buf_opt(&y, text, len, &o, e) == -1)
+		rc = y.empty ? 0 : -1; /* only comments: an empty file */
+	else
+		rc = policy_parse(&y, name, p, e);
+	ydoc_free(&y);
+	p->nfiles++;
+	return rc;
 }
 
 int
 policy_load_file(
     struct policy *p, const char *path, const char *name, struct error *e)
 {
-	static const char *const keys[] = {
-	    "principals", "skills", "rules", NULL};
+	struct yopts o = {name, YDOC_MAX_BYTES, 0, 0};
 	struct ydoc y;
-	yaml_node_t *r, *n;
-	int rc = -1;
+	int rc;
 
-	if (ydoc_load_file(&y, path, e) == -1) {
+	if (ydoc_load_file_opt(&y, path, &o, e) == -1)
 		rc = y.empty ? 0 : -1; /* only comments: an empty file */
-		ydoc_free(&y);
-		p->nfiles++;
-		return rc;
-	}
-	free(y.name);
-	y.name = xstrdup(name);
-	r = ydoc_root(&y);
-	if (yexpect(&y, r, YAML_MAPPING_NODE, "a policy file", e) == 0 &&
-	    ymap_only(&y, r, keys, e) == 0 &&
-	    (!(n = ymap_get(&y, r, "principals")) ||
-	        parse_principals(&y, n, p, e) == 0) &&
-	    (!(n = ymap_get(&y, r, "skills")) ||
-	        parse_skills(&y, n, p, e) == 0) &&
-	    (!(n = ymap_get(&y, r, "rules")) ||
-	        parse_rules(&y, n, name, p, e) == 0))
-		rc = 0;
+	else
+		rc = policy_parse(&y, name, p, e);
 	ydoc_free(&y);
 	p->nfiles++;
 	return rc;

@@ -56,6 +56,10 @@ int policy_files(
 /* Parse one file into p (merging); name is used in file:line. */
 int policy_load_file(
     struct policy *p, const char *path, const char *name, struct error *e);
+/* The same on text already read: what a policy file's bytes go
+ * through (the fuzz harness). */
+int policy_load_text(struct policy *p, const char *name, const char *text,
+    size_t len, uint64_t deadline_ns, struct error *e);
 void policy_free(struct policy *p);
 int principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid);
 int policy_skill_enabled(const struct policy *p, const char *skill);

@@ -56,40 +56,22 @@ skill_invalid(struct skill *s, const char *fmt, ...)
 	s->valid = 0;
 }
 
-/* Read SKILL.md (a regular file, not a symlink, bounded). */
+/* Read SKILL.md: a regular file (never a FIFO, device or symlink) of
+ * at most SKILL_MD_MAX bytes, NUL-terminated. */
 static char *
 read_skill_md(struct skill *s, size_t *len)
 {
+	struct error e;
 	char *path, *buf;
-	struct stat st;
-	int fd;
+	int r;
 
 	xasprintf(&path, "%s/SKILL.md", s->dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	r = ydoc_read_file(path, "SKILL.md", SKILL_MD_MAX, &buf, len, NULL, &e);
 	free(path);
-	if (fd == -1) {
-		skill_invalid(s, "SKILL.md: %s", strerror(errno));
+	if (r == -1) {
+		skill_invalid(s, "%s", e.msg);
 		return NULL;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > SKILL_MD_MAX) {
-		close(fd);
-		skill_invalid(s,
-		    "SKILL.md: not a regular file of at most "
-		    "%d bytes",
-		    SKILL_MD_MAX);
-		return NULL;
-	}
-	buf = xmalloc((size_t)st.st_size + 1);
-	if (read_full(fd, buf, (size_t)st.st_size) != 0) {
-		close(fd);
-		free(buf);
-		skill_invalid(s, "SKILL.md: read failed");
-		return NULL;
-	}
-	close(fd);
-	buf[st.st_size] = '\0';
-	*len = (size_t)st.st_size;
 	return buf;
 }
 
@@ -154,30 +136,27 @@ command_resolve(
 }
 
 static int
-skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n, struct error *e)
+skill_commands(
+    struct skill *s, struct ydoc *y, struct ynode *n, struct error *e)
 {
 	static const char *const long_keys[] = {"path", NULL};
-	yaml_node_pair_t *p;
-	yaml_node_t *k, *v;
+	struct ynode *k, *v;
 	const char *name, *path;
-	size_t count;
+	size_t i;
 
-	if (yexpect(y, n, YAML_MAPPING_NODE, "commands", e))
+	if (yexpect(y, n, YNODE_MAP, "commands", e))
 		return -1;
-	count =
-	    (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-	if (count == 0 || count > COMMANDS_MAX)
+	if (n->n == 0 || n->n > COMMANDS_MAX)
 		return yerr(y, n, e, "commands: 1..%d entries", COMMANDS_MAX);
-	s->cmds = xcalloc(count, sizeof(*s->cmds));
-	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-	     p++) {
-		k = yaml_document_get_node(&y->doc, p->key);
-		v = yaml_document_get_node(&y->doc, p->value);
+	s->cmds = xcalloc(n->n, sizeof(*s->cmds));
+	for (i = 0; i < n->n; i++) {
+		k = n->pairs[i].key;
+		v = n->pairs[i].value;
 		if (yscalar(y, k, &name, e))
 			return -1;
 		if (!ident_valid(name, NAME_MAX_LEN))
 			return yerr(y, k, e, "bad command name \"%s\"", name);
-		if (v->type == YAML_MAPPING_NODE) {
+		if (v->type == YNODE_MAP) {
 			if (ymap_only(y, v, long_keys, e) ||
 			    yscalar(y, ymap_get(y, v, "path"), &path, e))
 				return -1;
@@ -192,21 +171,19 @@ skill_commands(struct skill *s, struct ydoc *y, yaml_node_t *n, struct error *e)
 	return 0;
 }
 
-/* "Bash(git:*) Read" or a list: each Bash(PROG...) adds PROG to exec. */
+/* "Bash(git:*) Read" or a list: each Bash(PROG...) adds PROG to exec.
+ * Lists nest at most YDOC_MAX_DEPTH deep: the loader saw to that. */
 static void
-allowed_tools(struct skill *s, struct ydoc *y, yaml_node_t *n)
+allowed_tools(struct skill *s, struct ydoc *y, struct ynode *n)
 {
-	yaml_node_item_t *it;
 	const char *v, *p, *end;
 	char prog[65];
-	size_t len;
+	size_t len, i;
 	struct error e;
 
-	if (n->type == YAML_SEQUENCE_NODE) {
-		for (it = n->data.sequence.items.start;
-		     it < n->data.sequence.items.top; it++)
-			allowed_tools(
-			    s, y, yaml_document_get_node(&y->doc, *it));
+	if (n->type == YNODE_SEQ) {
+		for (i = 0; i < n->n; i++)
+			allowed_tools(s, y, n->items[i]);
 		return;
 	}
 	if (yscalar(y, n, &v, &e) == -1)
@@ -274,9 +251,9 @@ skill_globs_contained(struct skill *s, struct error *e)
 
 /* commands, permissions and limits, from SKILL.md or skill.yaml. */
 static int
-skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r, struct error *e)
+skill_blocks(struct skill *s, struct ydoc *y, struct ynode *r, struct error *e)
 {
-	yaml_node_t *n;
+	struct ynode *n;
 
 	if ((n = ymap_get(y, r, "commands")) == NULL)
 		return yerr(y, r, e,
@@ -293,29 +270,27 @@ skill_blocks(struct skill *s, struct ydoc *y, yaml_node_t *r, struct error *e)
 	return 0;
 }
 
-/* The sidecar skill.yaml holds only the three blocks. */
+/* The sidecar skill.yaml holds only the three blocks. It is read as
+ * SKILL.md is: a regular file of at most SKILL_MD_MAX bytes. */
 static int
 skill_sidecar(struct skill *s, struct error *e)
 {
 	static const char *const keys[] = {
 	    "commands", "permissions", "limits", NULL};
+	struct yopts o = {"skill.yaml", SKILL_MD_MAX, 0, 0};
 	struct ydoc y;
 	char *path;
 	int r;
 
 	xasprintf(&path, "%s/skill.yaml", s->dir);
-	r = ydoc_load_file(&y, path, e);
+	r = ydoc_load_file_opt(&y, path, &o, e);
 	free(path);
-	if (r == 0) {
-		free(y.name);
-		y.name = xstrdup("skill.yaml");
-		r = yexpect(&y, ydoc_root(&y), YAML_MAPPING_NODE, "skill.yaml",
-		        e) ||
+	if (r == 0)
+		r = yexpect(&y, ydoc_root(&y), YNODE_MAP, "skill.yaml", e) ||
 		            ymap_only(&y, ydoc_root(&y), keys, e) ||
 		            skill_blocks(s, &y, ydoc_root(&y), e)
 		        ? -1
 		        : 0;
-	}
 	ydoc_free(&y);
 	return r;
 }
@@ -327,12 +302,13 @@ skill_frontmatter(
 	static const char *const keys[] = {"name", "description", "license",
 	    "compatibility", "metadata", "allowed-tools", "commands",
 	    "permissions", "limits", NULL};
-	yaml_node_t *r = ydoc_root(y), *n;
+	struct ynode *r = ydoc_root(y), *n;
 	const char *v;
+	struct stat st;
 	char *side;
 	int inline_blocks, has_side;
 
-	if (yexpect(y, r, YAML_MAPPING_NODE, "frontmatter", e) ||
+	if (yexpect(y, r, YNODE_MAP, "frontmatter", e) ||
 	    ymap_only(y, r, keys, e))
 		return -1;
 	if ((n = ymap_get(y, r, "name")) == NULL)
@@ -360,7 +336,7 @@ skill_frontmatter(
 	                ymap_get(y, r, "permissions") != NULL ||
 	                ymap_get(y, r, "limits") != NULL;
 	xasprintf(&side, "%s/skill.yaml", s->dir);
-	has_side = access(side, F_OK) == 0;
+	has_side = lstat(side, &st) == 0; /* a FIFO or symlink is refused */
 	free(side);
 	if (inline_blocks && has_side)
 		return yerr(y, r, e,
@@ -402,9 +378,12 @@ skill_load(struct skill *s, const char *parent, const char *dname)
 	if (frontmatter(md, len, &fm, &flen) == -1)
 		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
 		                 "\"---\" lines");
-	else if (ydoc_load_buf(&y, "SKILL.md", fm, flen, 1, &e) == -1 ||
-	         skill_frontmatter(s, &y, dname, &e) == -1)
-		skill_invalid(s, "%s", e.msg);
+	else {
+		struct yopts o = {"SKILL.md", SKILL_MD_MAX, 1, 0};
+		if (ydoc_load_buf_opt(&y, fm, flen, &o, &e) == -1 ||
+		    skill_frontmatter(s, &y, dname, &e) == -1)
+			skill_invalid(s, "%s", e.msg);
+	}
 	ydoc_free(&y);
 	free(md);
 }
