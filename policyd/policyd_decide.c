@@ -131,17 +131,14 @@ static int
 rule_applies(const struct policy *pol, const struct rule *r,
     const struct msg_authz_req *req, const char *command)
 {
-	size_t i, j;
+	size_t i;
 	int who = 0;
 
-	for (i = 0; i < r->nprincipals && !who; i++) {
-		if (strcmp(r->principals[i], "*") == 0)
-			who = 1;
-		for (j = 0; j < pol->npr && !who; j++)
-			who =
-			    strcmp(pol->pr[j].name, r->principals[i]) == 0 &&
-			    principal_matches(&pol->pr[j], req->uid, req->gid);
-	}
+	/* Names were resolved when the policy loaded (rule.who). */
+	for (i = 0; i < r->nprincipals && !who; i++)
+		who =
+		    r->who[i] == POLICY_ANYONE ||
+		    principal_matches(&pol->pr[r->who[i]], req->uid, req->gid);
 	return who && list_has_glob(r->skills, r->nskills, req->skill) &&
 	       list_has_glob(r->commands, r->ncommands, command) &&
 	       list_has_glob(r->phases, r->nphases, req->phase);

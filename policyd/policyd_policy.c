@@ -1,6 +1,7 @@
 /* policyd_policy.c: load and validate the admin policy files. */
 #include <dirent.h>
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,15 @@
 #include "policyd_match.h"
 #include "policyd_policy.h"
 
+static int
+id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A list of ids, sorted so that principal_matches can bisect it. */
 static int
 uint_list(struct ydoc *y, struct ynode *n, uint64_t **out, size_t *count,
     struct error *e)
@@ -29,6 +39,34 @@ uint_list(struct ydoc *y, struct ynode *n, uint64_t **out, size_t *count,
 		if (yuint(y, n->items[i], 0, 4294967294U, &(*out)[(*count)++],
 		        e) == -1)
 			return -1;
+	qsort(*out, *count, sizeof(uint64_t), id_cmp);
+	return 0;
+}
+
+/* The principals by name: a balanced tree (tsearch), so defining n
+ * principals and resolving every rule's names costs O(n log n). */
+struct prkey {
+	const char *name;
+	size_t idx;
+};
+
+static int
+prkey_cmp(const void *a, const void *b)
+{
+	return strcmp(
+	    ((const struct prkey *)a)->name, ((const struct prkey *)b)->name);
+}
+
+/* The index of the principal called name, or -1. */
+static int
+principal_find(const struct policy *p, const char *name, size_t *idx)
+{
+	struct prkey k = {name, 0};
+	struct prkey *const *found;
+
+	if ((found = tfind(&k, &p->prindex, prkey_cmp)) == NULL)
+		return -1;
+	*idx = (*found)->idx;
 	return 0;
 }
 
@@ -38,25 +76,33 @@ parse_principal(struct ydoc *y, struct ynode *k, struct ynode *v,
 {
 	static const char *const keys[] = {"uids", "gids", "admin", NULL};
 	struct principal *pr;
+	struct prkey *key, *const *slot;
 	const char *name, *adm;
 	struct ynode *n;
-	size_t i;
 
 	if (yscalar(y, k, &name, e))
 		return -1;
 	if (!ident_valid(name, 64))
 		return yerr(y, k, e, "bad principal name \"%s\"", name);
-	for (i = 0; i < p->npr; i++)
-		if (strcmp(p->pr[i].name, name) == 0)
-			return yerr(
-			    y, k, e, "principal \"%s\" defined twice", name);
 	if (yexpect(y, v, YNODE_MAP, "a principal", e) ||
 	    ymap_only(y, v, keys, e))
 		return -1;
-	p->pr = xreallocarray(p->pr, p->npr + 1, sizeof(*p->pr));
-	pr = &p->pr[p->npr++];
+	if (p->npr == p->prcap) {
+		p->prcap = p->prcap ? 2 * p->prcap : 16;
+		p->pr = xreallocarray(p->pr, p->prcap, sizeof(*p->pr));
+	}
+	pr = &p->pr[p->npr];
 	memset(pr, 0, sizeof(*pr));
 	pr->name = xstrdup(name);
+	key = xmalloc(sizeof(*key));
+	key->name = pr->name;
+	key->idx = p->npr++;
+	if ((slot = tsearch(key, &p->prindex, prkey_cmp)) == NULL)
+		fatalx("out of memory");
+	if (*slot != key) {
+		free(key);
+		return yerr(y, k, e, "principal \"%s\" defined twice", name);
+	}
 	if (((n = ymap_get(y, v, "uids")) &&
 	        uint_list(y, n, &pr->uids, &pr->nuids, e)) ||
 	    ((n = ymap_get(y, v, "gids")) &&
@@ -160,20 +206,19 @@ parse_rate(struct ydoc *y, struct ynode *n, struct rate *r, struct error *e)
 	return 0;
 }
 
-/* Every principal a rule names must exist ("*" means anyone). */
+/* Every principal a rule names must exist ("*" means anyone): each is
+ * resolved to its index once, here. */
 static int
 check_rule_refs(struct ydoc *y, struct ynode *n, const struct policy *p,
-    const struct rule *r, struct error *e)
+    struct rule *r, struct error *e)
 {
-	size_t i, j;
-	int found;
+	size_t i;
 
+	r->who = xcalloc(r->nprincipals + 1, sizeof(*r->who));
 	for (i = 0; i < r->nprincipals; i++) {
 		if (strcmp(r->principals[i], "*") == 0)
-			continue;
-		for (found = 0, j = 0; j < p->npr; j++)
-			found |= strcmp(p->pr[j].name, r->principals[i]) == 0;
-		if (!found)
+			r->who[i] = POLICY_ANYONE;
+		else if (principal_find(p, r->principals[i], &r->who[i]) == -1)
 			return yerr(y, n, e,
 			    "rule \"%s\": unknown principal "
 			    "\"%s\" (define it under principals: first)",
@@ -379,6 +424,7 @@ rule_free(struct rule *r)
 	strarr_free(r->skills, r->nskills);
 	strarr_free(r->commands, r->ncommands);
 	strarr_free(r->phases, r->nphases);
+	free(r->who);
 	perms_free(&r->ceiling);
 }
 
@@ -393,6 +439,7 @@ policy_free(struct policy *p)
 		free(p->pr[i].gids);
 	}
 	free(p->pr);
+	tdestroy(p->prindex, free);
 	strarr_free(p->enabled, p->nenabled);
 	for (i = 0; i < p->nrules; i++)
 		rule_free(&p->rules[i]);
@@ -403,15 +450,10 @@ policy_free(struct policy *p)
 int
 principal_matches(const struct principal *pr, uint64_t uid, uint64_t gid)
 {
-	size_t i;
-
-	for (i = 0; i < pr->nuids; i++)
-		if (pr->uids[i] == uid)
-			return 1;
-	for (i = 0; i < pr->ngids; i++)
-		if (pr->gids[i] == gid)
-			return 1;
-	return 0;
+	return (pr->nuids > 0 && bsearch(&uid, pr->uids, pr->nuids,
+	                             sizeof(uint64_t), id_cmp) != NULL) ||
+	       (pr->ngids > 0 && bsearch(&gid, pr->gids, pr->ngids,
+	                             sizeof(uint64_t), id_cmp) != NULL);
 }
 
 int

@@ -14,12 +14,13 @@
 
 #define POLICY_FILES_MAX 256
 #define POLICY_RULES_MAX 1024
+#define POLICY_ANYONE ((size_t)-1) /* "*" in a rule's principals */
 
 enum action { ACT_ALLOW, ACT_ASK, ACT_DENY };
 
 struct principal {
 	char *name;
-	uint64_t *uids, *gids;
+	uint64_t *uids, *gids; /* sorted */
 	size_t nuids, ngids;
 	int admin;
 };
@@ -33,6 +34,8 @@ struct rule {
 	char *where; /* "file:line" */
 	char **principals, **skills, **commands, **phases;
 	size_t nprincipals, nskills, ncommands, nphases;
+	size_t
+	    *who; /* index in policy.pr of each principal, or POLICY_ANYONE */
 	enum action action;
 	struct perms ceiling;
 	struct plimits limits;
@@ -41,7 +44,8 @@ struct rule {
 
 struct policy {
 	struct principal *pr;
-	size_t npr;
+	size_t npr, prcap;
+	void *prindex; /* tsearch tree of the principals by name */
 	char **enabled;
 	size_t nenabled;
 	struct rule *rules;
