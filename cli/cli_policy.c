@@ -48,7 +48,11 @@ check_skills(char **dirs, size_t ndirs, const struct policy *pol)
 	size_t i, j;
 	int bad = 0, found;
 
-	registry_load(&reg, dirs, ndirs);
+	if (registry_load(&reg, dirs, ndirs) == -1) {
+		printf("skills: loading took longer than %d ms\n",
+		    REGISTRY_BUDGET_MS);
+		return 1;
+	}
 	for (i = 0; i < reg.n; i++)
 		if (!reg.skills[i].valid) {
 			printf("skill %s: %s\n", reg.skills[i].name,

@@ -227,8 +227,10 @@ report_load(enum policy_event action, const char *message)
 }
 
 /*
- * Load policy and registry anew. A policy that does not validate is
- * rejected whole and the old set stays; in-flight grants keep theirs.
+ * Load policy and registry anew. A policy that does not validate, or a
+ * load over its time budget, is rejected whole and the old policy and
+ * registry stay; in-flight grants keep theirs. Nothing here blocks: the
+ * loader opens only regular files, non-blocking, and bounds each parse.
  */
 static int
 reload(struct error *e)
@@ -242,7 +244,17 @@ reload(struct error *e)
 		report_load(POLICY_RELOAD_FAILED, e->msg);
 		return -1;
 	}
-	registry_load(&fresh_reg, skills_dirs, nskills_dirs);
+	if (registry_load(&fresh_reg, skills_dirs, nskills_dirs) == -1) {
+		error_set(e, ERR_BAD_REQUEST,
+		    "skills took longer than %d ms to load",
+		    REGISTRY_BUDGET_MS);
+		policy_free(&fresh);
+		log_warnx("reload rejected, keeping the old policy and skills: "
+		          "%s",
+		    e->msg);
+		report_load(POLICY_RELOAD_FAILED, e->msg);
+		return -1;
+	}
 	policy_free(&pol);
 	registry_free(&reg);
 	pol = fresh;
@@ -328,7 +340,9 @@ main(int argc, char *argv[])
 	/* A policy that does not validate at start is fatal: fail closed. */
 	if (policy_load(&pol, policy_dir, &e) == -1)
 		fatalx("policy: %s", e.msg);
-	registry_load(&reg, skills_dirs, nskills_dirs);
+	if (registry_load(&reg, skills_dirs, nskills_dirs) == -1)
+		fatalx("skills took longer than %d ms to load",
+		    REGISTRY_BUDGET_MS);
 	penv.reg = &reg;
 	penv.pol = &pol;
 	if ((base = event_base_new()) == NULL)

@@ -13,6 +13,8 @@
 
 #define SKILL_MD_MAX (256 * 1024) /* SKILL.md, and skill.yaml */
 #define SKILLS_MAX 1024
+#define SKILLS_DIR_ENTRIES_MAX 4096 /* entries of a skills dir looked at */
+#define REGISTRY_BUDGET_MS 3000     /* to load every skill */
 #define COMMANDS_MAX 64
 
 struct skill_cmd {
@@ -39,11 +41,18 @@ struct registry {
 };
 
 /* policyd_skill.c */
-void registry_load(struct registry *r, char *const *dirs, size_t ndirs);
+/* Load every skill of dirs; -1 (and r empty) once REGISTRY_BUDGET_MS,
+ * or deadline_ns (now_mono_ns()), has passed. */
+int registry_load(struct registry *r, char *const *dirs, size_t ndirs);
+int registry_load_by(struct registry *r, char *const *dirs, size_t ndirs,
+    uint64_t deadline_ns, struct error *e);
 void registry_free(struct registry *r);
 const struct skill *registry_find(const struct registry *r, const char *name);
 /* Load one skill directory; never fails as a whole: see s->valid. */
 void skill_load(struct skill *s, const char *parent, const char *dirname);
+/* The same, parsing stopped at deadline_ns (0: the loader's default). */
+void skill_load_by(struct skill *s, const char *parent, const char *dirname,
+    uint64_t deadline_ns);
 void skill_free(struct skill *s);
 int skill_name_valid(const char *name);
 

@@ -337,10 +337,10 @@ policy_load_text(struct policy *p, const char *name, const char *text,
 }
 
 int
-policy_load_file(
-    struct policy *p, const char *path, const char *name, struct error *e)
+policy_load_file_by(struct policy *p, const char *path, const char *name,
+    uint64_t deadline_ns, struct error *e)
 {
-	struct yopts o = {name, YDOC_MAX_BYTES, 0, 0};
+	struct yopts o = {name, YDOC_MAX_BYTES, 0, deadline_ns};
 	struct ydoc y;
 	int rc;
 
@@ -353,50 +353,82 @@ policy_load_file(
 	return rc;
 }
 
-static int
-yaml_name(const struct dirent *de)
+int
+policy_load_file(
+    struct policy *p, const char *path, const char *name, struct error *e)
 {
-	size_t l = strlen(de->d_name);
+	return policy_load_file_by(p, path, name, 0, e);
+}
 
-	return de->d_name[0] != '.' && l > 5 &&
-	       strcmp(de->d_name + l - 5, ".yaml") == 0;
+static int
+yaml_name(const char *name)
+{
+	size_t l = strlen(name);
+
+	return name[0] != '.' && l > 5 && strcmp(name + l - 5, ".yaml") == 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /*
  * The policy files of dir, in the order they are read: every *.yaml not
- * starting with '.', sorted; at most POLICY_FILES_MAX. *names is a
- * NULL-terminated array (free with strarr_free).
+ * starting with '.', sorted bytewise; at most POLICY_FILES_MAX, among at
+ * most POLICY_DIR_ENTRIES_MAX entries. Nothing is opened here. *names
+ * is a NULL-terminated array (free with strarr_free).
  */
 int
 policy_files(const char *dir, char ***names, size_t *count, struct error *e)
 {
-	struct dirent **list;
-	int n, i;
+	struct dirent *de;
+	size_t seen = 0, n = 0;
+	char **v;
+	DIR *d;
 
-	if ((n = scandir(dir, &list, yaml_name, alphasort)) == -1)
+	*names = NULL;
+	*count = 0;
+	if ((d = opendir(dir)) == NULL)
 		return error_set(
 		    e, ERR_BAD_REQUEST, "%s: %s", dir, strerror(errno));
-	*names = xcalloc((size_t)n + 1, sizeof(char *));
-	for (i = 0; i < n; i++) {
-		(*names)[i] = xstrdup(list[i]->d_name);
-		free(list[i]);
+	v = xcalloc(POLICY_FILES_MAX + 2, sizeof(char *));
+	while ((de = readdir(d)) != NULL) {
+		if (++seen > POLICY_DIR_ENTRIES_MAX) {
+			error_set(e, ERR_BAD_REQUEST,
+			    "%s: more than %d entries", dir,
+			    POLICY_DIR_ENTRIES_MAX);
+			goto fail;
+		}
+		if (!yaml_name(de->d_name))
+			continue;
+		if (n == POLICY_FILES_MAX) {
+			error_set(e, ERR_BAD_REQUEST, "%s: more than %d files",
+			    dir, POLICY_FILES_MAX);
+			goto fail;
+		}
+		v[n++] = xstrdup(de->d_name);
 	}
-	free(list);
-	*count = (size_t)n;
-	if (n > POLICY_FILES_MAX) {
-		strarr_free(*names, *count);
-		*names = NULL;
-		*count = 0;
-		return error_set(e, ERR_BAD_REQUEST, "%s: more than %d files",
-		    dir, POLICY_FILES_MAX);
-	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), name_cmp);
+	*names = v;
+	*count = n;
 	return 0;
+fail:
+	closedir(d);
+	strarr_free(v, n);
+	return -1;
 }
 
-/* All files or none: an error anywhere leaves *p empty. */
+/*
+ * All files or none: an error anywhere leaves *p empty. The whole
+ * directory shares one time budget, POLICY_BUDGET_MS.
+ */
 int
 policy_load(struct policy *p, const char *dir, struct error *e)
 {
+	uint64_t deadline = ydoc_deadline(POLICY_BUDGET_MS);
 	char **names, *path;
 	size_t n, i;
 	int rc = 0;
@@ -405,8 +437,15 @@ policy_load(struct policy *p, const char *dir, struct error *e)
 	if (policy_files(dir, &names, &n, e) == -1)
 		return -1;
 	for (i = 0; i < n && rc == 0; i++) {
+		if (now_mono_ns() > deadline) {
+			rc = error_set(e, ERR_BAD_REQUEST,
+			    "%s: loading the policy took longer than %d ms "
+			    "(stopped before %s)",
+			    dir, POLICY_BUDGET_MS, names[i]);
+			break;
+		}
 		xasprintf(&path, "%s/%s", dir, names[i]);
-		rc = policy_load_file(p, path, names[i], e);
+		rc = policy_load_file_by(p, path, names[i], deadline, e);
 		free(path);
 	}
 	strarr_free(names, n);

@@ -14,7 +14,9 @@
 
 #define POLICY_FILES_MAX 256
 #define POLICY_RULES_MAX 1024
-#define POLICY_ANYONE ((size_t)-1) /* "*" in a rule's principals */
+#define POLICY_DIR_ENTRIES_MAX 4096 /* entries of policy_dir looked at */
+#define POLICY_BUDGET_MS 2000       /* to load every file of policy_dir */
+#define POLICY_ANYONE ((size_t)-1)  /* "*" in a rule's principals */
 
 enum action { ACT_ALLOW, ACT_ASK, ACT_DENY };
 
@@ -60,6 +62,10 @@ int policy_files(
 /* Parse one file into p (merging); name is used in file:line. */
 int policy_load_file(
     struct policy *p, const char *path, const char *name, struct error *e);
+/* The same, parsing stopped at deadline_ns (now_mono_ns(); 0: the
+ * loader's default budget). */
+int policy_load_file_by(struct policy *p, const char *path, const char *name,
+    uint64_t deadline_ns, struct error *e);
 /* The same on text already read: what a policy file's bytes go
  * through (the fuzz harness). */
 int policy_load_text(struct policy *p, const char *name, const char *text,

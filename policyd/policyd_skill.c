@@ -273,11 +273,11 @@ skill_blocks(struct skill *s, struct ydoc *y, struct ynode *r, struct error *e)
 /* The sidecar skill.yaml holds only the three blocks. It is read as
  * SKILL.md is: a regular file of at most SKILL_MD_MAX bytes. */
 static int
-skill_sidecar(struct skill *s, struct error *e)
+skill_sidecar(struct skill *s, uint64_t deadline, struct error *e)
 {
 	static const char *const keys[] = {
 	    "commands", "permissions", "limits", NULL};
-	struct yopts o = {"skill.yaml", SKILL_MD_MAX, 0, 0};
+	struct yopts o = {"skill.yaml", SKILL_MD_MAX, 0, deadline};
 	struct ydoc y;
 	char *path;
 	int r;
@@ -296,8 +296,8 @@ skill_sidecar(struct skill *s, struct error *e)
 }
 
 static int
-skill_frontmatter(
-    struct skill *s, struct ydoc *y, const char *dname, struct error *e)
+skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
+    uint64_t deadline, struct error *e)
 {
 	static const char *const keys[] = {"name", "description", "license",
 	    "compatibility", "metadata", "allowed-tools", "commands",
@@ -342,7 +342,7 @@ skill_frontmatter(
 		return yerr(y, r, e,
 		    "commands/permissions/limits are in both "
 		    "SKILL.md and skill.yaml; keep one");
-	if (has_side ? skill_sidecar(s, e) : skill_blocks(s, y, r, e))
+	if (has_side ? skill_sidecar(s, deadline, e) : skill_blocks(s, y, r, e))
 		return -1;
 	s->manifest = xstrdup(has_side ? "skill.yaml" : "SKILL.md");
 	if ((n = ymap_get(y, r, "allowed-tools")) != NULL)
@@ -351,7 +351,8 @@ skill_frontmatter(
 }
 
 void
-skill_load(struct skill *s, const char *parent, const char *dname)
+skill_load_by(
+    struct skill *s, const char *parent, const char *dname, uint64_t deadline)
 {
 	struct ydoc y;
 	struct error e;
@@ -362,6 +363,8 @@ skill_load(struct skill *s, const char *parent, const char *dname)
 
 	memset(s, 0, sizeof(*s));
 	memset(&y, 0, sizeof(y));
+	if (deadline == 0)
+		deadline = ydoc_deadline(YDOC_BUDGET_MS);
 	s->valid = 1;
 	s->name = xstrdup(utf8_valid(dname, strlen(dname)) ? dname : "?");
 	xasprintf(&path, "%s/%s", parent, dname);
@@ -379,13 +382,19 @@ skill_load(struct skill *s, const char *parent, const char *dname)
 		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
 		                 "\"---\" lines");
 	else {
-		struct yopts o = {"SKILL.md", SKILL_MD_MAX, 1, 0};
+		struct yopts o = {"SKILL.md", SKILL_MD_MAX, 1, deadline};
 		if (ydoc_load_buf_opt(&y, fm, flen, &o, &e) == -1 ||
-		    skill_frontmatter(s, &y, dname, &e) == -1)
+		    skill_frontmatter(s, &y, dname, deadline, &e) == -1)
 			skill_invalid(s, "%s", e.msg);
 	}
 	ydoc_free(&y);
 	free(md);
+}
+
+void
+skill_load(struct skill *s, const char *parent, const char *dname)
+{
+	skill_load_by(s, parent, dname, 0);
 }
 
 void
@@ -414,18 +423,37 @@ skill_cmp(const void *a, const void *b)
 	    ((const struct skill *)a)->name, ((const struct skill *)b)->name);
 }
 
-/* Scan one skills directory, appending each subdirectory as a skill. */
-static void
-registry_scan(struct registry *r, const char *dir)
+/*
+ * Scan one skills directory, appending each subdirectory as a skill:
+ * at most SKILLS_DIR_ENTRIES_MAX entries are looked at, and nothing but
+ * a skill's SKILL.md and skill.yaml is opened (both only when regular
+ * files). -1 once the deadline has passed.
+ */
+static int
+registry_scan(
+    struct registry *r, const char *dir, uint64_t deadline, struct error *e)
 {
 	struct dirent *de;
+	size_t seen = 0;
 	DIR *d;
 
 	if ((d = opendir(dir)) == NULL) {
 		log_warn("skills directory %s", dir);
-		return;
+		return 0;
 	}
 	while ((de = readdir(d)) != NULL) {
+		if (now_mono_ns() > deadline) {
+			closedir(d);
+			return error_set(e, ERR_BAD_REQUEST,
+			    "%s: loading the skills took longer than %d ms",
+			    dir, REGISTRY_BUDGET_MS);
+		}
+		if (++seen > SKILLS_DIR_ENTRIES_MAX) {
+			log_warnx("%s: more than %d entries; the rest are "
+			          "ignored",
+			    dir, SKILLS_DIR_ENTRIES_MAX);
+			break;
+		}
 		if (de->d_name[0] == '.')
 			continue;
 		if (r->n == SKILLS_MAX) {
@@ -433,7 +461,7 @@ registry_scan(struct registry *r, const char *dir)
 			    SKILLS_MAX);
 			break;
 		}
-		skill_load(&r->skills[r->n], dir, de->d_name);
+		skill_load_by(&r->skills[r->n], dir, de->d_name, deadline);
 		if (registry_find(r, r->skills[r->n].name) != NULL) {
 			log_warnx("%s/%s: duplicate skill name; ignored", dir,
 			    de->d_name);
@@ -446,19 +474,32 @@ registry_scan(struct registry *r, const char *dir)
 		r->n++;
 	}
 	closedir(d);
+	return 0;
 }
 
-void
-registry_load(struct registry *r, char *const *dirs, size_t ndirs)
+int
+registry_load_by(struct registry *r, char *const *dirs, size_t ndirs,
+    uint64_t deadline, struct error *e)
 {
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->skills = xcalloc(SKILLS_MAX, sizeof(*r->skills));
 	for (i = 0; i < ndirs; i++)
-		registry_scan(r, dirs[i]);
+		if (registry_scan(r, dirs[i], deadline, e) == -1) {
+			registry_free(r);
+			return -1;
+		}
 	qsort(r->skills, r->n, sizeof(*r->skills), skill_cmp);
 	log_info("loaded %zu skills", r->n);
+	return 0;
+}
+
+int
+registry_load(struct registry *r, char *const *dirs, size_t ndirs)
+{
+	return registry_load_by(
+	    r, dirs, ndirs, ydoc_deadline(REGISTRY_BUDGET_MS), NULL);
 }
 
 void
