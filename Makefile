@@ -209,9 +209,17 @@ clean:
 
 # libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
 FUZZ_TIME ?= 30
-FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg
+FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# fuzz_yaml reads YAML as policyd reads a policy file.
+FUZZ_YAML_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
+	policyd/policyd_match.c
+
+build/fuzz/fuzz_yaml: tests/fuzz/fuzz_yaml.c $(COMMON_SRC) $(FUZZ_YAML_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
+		$(FUZZ_YAML_SRC) $(PKG_LIBS)
 
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
 	@mkdir -p $(dir $@)
