@@ -253,16 +253,21 @@ struct scan {
 	const unsigned char *s;
 	size_t len, i;
 	unsigned max, line, flow, nlv;
+	/* Open flow collections: '[', '{', or 'p', the single-pair mapping
+	 * that "k: v" makes inside a flow sequence. */
+	unsigned char fl[YDOC_MAX_DEPTH + 2];
 	struct {
 		unsigned col;
 		int seq;
 	} lv[YDOC_MAX_DEPTH + 2];
 	enum scan_mode mode;
-	int bs_parent;  /* block scalar: the enclosing level's column */
-	int bs_indent;  /* its content's indentation; -1: not seen yet */
-	int in_plain;   /* inside a plain scalar */
-	int new_node;   /* the next token may open a block level */
-	int line_first; /* ... and is the first of its line */
+	int bs_parent;    /* block scalar: the enclosing level's column */
+	int bs_indent;    /* its content's indentation; -1: not seen yet */
+	int in_plain;     /* inside a plain scalar */
+	int new_node;     /* the next token begins a node */
+	int line_first;   /* ... the first of its line */
+	int key;          /* the last token may be a key... */
+	unsigned key_col; /* ... that began at this column */
 };
 
 static int
@@ -271,13 +276,29 @@ scan_deep(const struct scan *sc)
 	return sc->nlv + sc->flow > sc->max;
 }
 
+enum lv_kind { LV_NONE, LV_SEQ, LV_MAP };
+
+static int
+scan_push(struct scan *sc, unsigned col, int seq)
+{
+	sc->lv[sc->nlv].col = col;
+	sc->lv[sc->nlv].seq = seq;
+	sc->nlv++;
+	return scan_deep(sc) ? -1 : 0;
+}
+
 /*
- * A token that may open a block collection begins at column col: a
- * sequence entry ("- "), or something that may be a mapping key.
+ * A node begins at column col (when the scan expects one: sc->new_node).
+ * The first of its line closes the deeper levels (and an indentless
+ * sequence when a mapping goes on); a sequence entry "- " or an
+ * explicit key "? " opens a level. A key found by its ": " opens its
+ * mapping later (scan_key), so a plain value opens nothing.
  */
 static int
-scan_level(struct scan *sc, unsigned col, int seq)
+scan_level(struct scan *sc, unsigned col, enum lv_kind kind)
 {
+	unsigned top;
+
 	if (!sc->new_node)
 		return 0;
 	sc->new_node = 0;
@@ -285,18 +306,57 @@ scan_level(struct scan *sc, unsigned col, int seq)
 		sc->line_first = 0;
 		while (sc->nlv > 0 && sc->lv[sc->nlv - 1].col > col)
 			sc->nlv--;
-		/* An indentless sequence ends where its mapping goes on. */
-		if (!seq && sc->nlv > 0 && sc->lv[sc->nlv - 1].col == col &&
-		    sc->lv[sc->nlv - 1].seq)
+		if (kind != LV_SEQ && sc->nlv > 0 &&
+		    sc->lv[sc->nlv - 1].col == col && sc->lv[sc->nlv - 1].seq)
 			sc->nlv--;
-		if (sc->nlv > 0 && sc->lv[sc->nlv - 1].col == col &&
-		    sc->lv[sc->nlv - 1].seq == seq)
-			return 0;
-	} else if (sc->nlv > 0 && sc->lv[sc->nlv - 1].col >= col)
+	}
+	if (kind == LV_NONE)
 		return 0;
-	sc->lv[sc->nlv].col = col;
-	sc->lv[sc->nlv].seq = seq;
-	sc->nlv++;
+	top = sc->nlv > 0 ? sc->lv[sc->nlv - 1].col : 0;
+	if (sc->nlv > 0 &&
+	    (top > col ||
+	        (top == col && sc->lv[sc->nlv - 1].seq == (kind == LV_SEQ))))
+		return 0;
+	return scan_push(sc, col, kind == LV_SEQ);
+}
+
+/* A node that may be a key: its mapping opens at its ": ". */
+static void
+scan_maybe_key(struct scan *sc, unsigned col)
+{
+	int at_node = sc->new_node;
+
+	scan_level(sc, col, LV_NONE);
+	sc->key = at_node && sc->flow == 0;
+	sc->key_col = col;
+}
+
+/* ": " after a key that began a node: its mapping opens there. */
+static int
+scan_key(struct scan *sc)
+{
+	if (sc->nlv > 0 && (sc->lv[sc->nlv - 1].col > sc->key_col ||
+	                       (sc->lv[sc->nlv - 1].col == sc->key_col &&
+	                           !sc->lv[sc->nlv - 1].seq)))
+		return 0;
+	return scan_push(sc, sc->key_col, 0);
+}
+
+static int
+scan_flow_open(struct scan *sc, unsigned char c)
+{
+	sc->fl[sc->flow++] = c;
+	sc->i++;
+	return scan_deep(sc) ? -1 : 0;
+}
+
+/* "k: v" (or "? k") in a flow sequence is a mapping of its own. */
+static int
+scan_flow_pair(struct scan *sc)
+{
+	if (sc->flow == 0 || sc->fl[sc->flow - 1] != '[')
+		return 0;
+	sc->fl[sc->flow++] = 'p';
 	return scan_deep(sc) ? -1 : 0;
 }
 
@@ -316,59 +376,64 @@ scan_token(struct scan *sc, unsigned col)
 	const unsigned char *s = sc->s;
 	unsigned char c = s[sc->i];
 	size_t next = sc->i + 1;
+	int key = sc->key, at_node;
 
+	sc->key = 0; /* a key is followed by its ":" at once */
 	switch (c) {
 	case '\'':
 	case '"':
-		if (scan_level(sc, col, 0) == -1)
-			return -1;
+		scan_maybe_key(sc, col);
 		sc->mode = c == '\'' ? SC_SQUOTE : SC_DQUOTE;
 		sc->i++;
 		return 0;
 	case '[':
 	case '{':
-		if (scan_level(sc, col, 0) == -1)
-			return -1;
-		sc->flow++;
-		sc->i++;
-		return scan_deep(sc) ? -1 : 0;
+		scan_level(sc, col, LV_NONE);
+		return scan_flow_open(sc, c);
 	case ']':
 	case '}':
+		if (sc->flow > 0 && sc->fl[sc->flow - 1] == 'p')
+			sc->flow--;
 		if (sc->flow > 0)
 			sc->flow--;
 		sc->i++;
 		return 0;
 	case ',':
+		if (sc->flow > 0 && sc->fl[sc->flow - 1] == 'p')
+			sc->flow--;
 		sc->i++;
 		return 0;
 	case '-':
 		if (sc->flow > 0 || !yblankz(s, next, sc->len))
 			break;
-		if (scan_level(sc, col, 1) == -1)
+		if (scan_level(sc, col, LV_SEQ) == -1)
 			return -1;
-		sc->new_node = 1; /* "- - a": compact nesting */
+		sc->new_node = 1; /* "- - a", "- a: b": compact nesting */
 		sc->i++;
 		return 0;
 	case '?':
 		if (sc->flow == 0 && !yblankz(s, next, sc->len))
 			break;
 		if (sc->flow == 0) {
-			if (scan_level(sc, col, 0) == -1)
+			if (scan_level(sc, col, LV_MAP) == -1)
 				return -1;
 			sc->new_node = 1;
 		}
 		sc->i++;
-		return 0;
+		return scan_flow_pair(sc);
 	case ':':
 		if (sc->flow == 0 && !yblankz(s, next, sc->len))
 			break;
-		sc->new_node = 0;
+		scan_level(sc, col, LV_NONE); /* ": v" on a line of its own */
 		sc->i++;
-		return 0;
+		if (sc->flow > 0)
+			return scan_flow_pair(sc);
+		return key ? scan_key(sc) : 0;
 	case '|':
 	case '>':
 		if (sc->flow > 0)
 			break;
+		scan_level(sc, col, LV_NONE);
 		sc->mode = SC_BLOCK;
 		sc->bs_parent = sc->nlv > 0 ? (int)sc->lv[sc->nlv - 1].col : -1;
 		sc->bs_indent = -1;
@@ -384,21 +449,21 @@ scan_token(struct scan *sc, unsigned col)
 		return 0;
 	case '&':
 	case '!':
-		if (scan_level(sc, col, 0) == -1)
-			return -1;
+		/* Properties of the node that follows. */
+		at_node = sc->new_node;
+		scan_level(sc, col, LV_NONE);
+		sc->new_node = at_node;
 		scan_name(sc);
 		return 0;
 	case '*':
-		if (scan_level(sc, col, 0) == -1)
-			return -1;
+		scan_maybe_key(sc, col);
 		scan_name(sc);
 		return 0;
 	default:
 		break;
 	}
-	/* A plain scalar begins (it may be a key). */
-	if (scan_level(sc, col, 0) == -1)
-		return -1;
+	/* A plain scalar begins: a value, or a key. */
+	scan_maybe_key(sc, col);
 	sc->in_plain = 1;
 	sc->i++;
 	return 0;
@@ -525,6 +590,7 @@ nest_scan(const char *text, size_t len, unsigned max)
 				goto next_line; /* a directive */
 			sc.new_node = 1;
 			sc.line_first = 1;
+			sc.key = 0;
 		}
 		if (scan_line(&sc, ls) == -1)
 			return sc.line;
