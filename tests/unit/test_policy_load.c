@@ -15,9 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../policyd/policyd_policy.h"
+
+/* "Well under a second" of CPU; the sanitizers make all code slower. */
+#ifdef __SANITIZE_ADDRESS__
+#define FAST_NS (5 * 500 * 1000000ULL)
+#else
+#define FAST_NS (500 * 1000000ULL)
+#endif
 
 struct tdir {
 	char path[64];
@@ -65,6 +73,7 @@ teardown(void **state)
 {
 	struct tdir *t = *state;
 
+	alarm(0);
 	nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(t);
 	return 0;
@@ -690,6 +699,199 @@ test_rule_requires_name_principals_skills(void **state)
 	expect_error(t, "r.yaml:2", "needs skills");
 }
 
+/* This thread's CPU time: a bound that a loaded machine cannot break. */
+static uint64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* expect_error, in well under a second of CPU. */
+static void
+expect_error_fast(const struct tdir *t, const char *where, const char *why)
+{
+	uint64_t t0 = cpu_ns();
+
+	expect_error(t, where, why);
+	if (cpu_ns() - t0 > FAST_NS)
+		fail_msg("refused after %llu ms of CPU",
+		    (unsigned long long)((cpu_ns() - t0) / 1000000));
+}
+
+static void
+path_at(const struct tdir *t, const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", t->path, name);
+}
+
+/* A FIFO among the policy files is refused, never opened: opening it
+ * would block policyd (and skillctl policy check) until a writer came. */
+static void
+test_fifo_policy_file(void **state)
+{
+	struct tdir *t = *state;
+	char path[256];
+
+	put(t, "00-principals.yaml", principals_yaml);
+	path_at(t, "50-fifo.yaml", path, sizeof(path));
+	assert_int_equal(mkfifo(path, 0644), 0);
+	alarm(10); /* a blocking open: the test dies instead of hanging */
+	expect_error_fast(t, "50-fifo.yaml", "a FIFO, not a regular file");
+	alarm(0);
+}
+
+static void
+test_odd_policy_files(void **state)
+{
+	struct tdir *t = *state;
+	char path[256];
+
+	put(t, "00-principals.yaml", principals_yaml);
+	put(t, "real", "rules: []\n");
+	path_at(t, "50-link.yaml", path, sizeof(path));
+	assert_int_equal(symlink("real", path), 0);
+	expect_error_fast(t, "50-link.yaml", "a symbolic link");
+	unlink(path);
+	path_at(t, "50-dir.yaml", path, sizeof(path));
+	assert_int_equal(mkdir(path, 0755), 0);
+	expect_error_fast(t, "50-dir.yaml", "a directory, not a regular file");
+}
+
+/* Aliases multiply a rule and its lists: a few KB of text once made
+ * 1024 rules of 3 x 1024 names (and 585 MB in skillctl policy check).
+ * Anchors and aliases are refused. */
+static void
+test_alias_bomb_rules(void **state)
+{
+	struct tdir *t = *state;
+	char *text, *p;
+	int i;
+
+	assert_non_null(text = malloc(64 * 1024));
+	p = text;
+	p += sprintf(p,
+	    "principals:\n"
+	    "  %s: { uids: [0] }\n"
+	    "rules:\n"
+	    "  - &r\n"
+	    "    name: r\n"
+	    "    principals: &pl [&n %s",
+	    "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp",
+	    "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp");
+	for (i = 1; i < 1024; i++)
+		p += sprintf(p, ", *n");
+	p += sprintf(p, "]\n"
+	                "    skills: *pl\n"
+	                "    commands: *pl\n"
+	                "    action: allow\n");
+	for (i = 1; i < 1024; i++)
+		p += sprintf(p, "  - *r\n");
+	put(t, "10-rules.yaml", text);
+	free(text);
+	expect_error_fast(
+	    t, "10-rules.yaml:4", "anchors and aliases are not allowed");
+}
+
+/* 60,000 nested flow sequences: libyaml 0.2.5 is quadratic in depth
+ * (8 s of CPU here); the text never reaches it. */
+static void
+test_deep_nesting_refused(void **state)
+{
+	struct tdir *t = *state;
+	size_t n = 60000;
+	char *text = malloc(n + 16);
+
+	assert_non_null(text);
+	strcpy(text, "rules: ");
+	memset(text + 7, '[', n);
+	strcpy(text + 7 + n, "\n");
+	put(t, "00-principals.yaml", principals_yaml);
+	put(t, "10-rules.yaml", text);
+	free(text);
+	expect_error_fast(t, "10-rules.yaml:1", "nested deeper than 32 levels");
+}
+
+/* Rules after a second "---" were silently dropped, and the set was
+ * called good. */
+static void
+test_second_document_refused(void **state)
+{
+	struct tdir *t = *state;
+
+	put(t, "00-principals.yaml", principals_yaml);
+	put(t, "10-rules.yaml",
+	    "skills:\n"
+	    "  enabled: [hello]\n"
+	    "---\n"
+	    "rules:\n"
+	    "  - name: never-seen\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [\"*\"]\n"
+	    "    action: deny\n");
+	expect_error_fast(t, "10-rules.yaml:3", "a second YAML document");
+}
+
+/* 48,000 principals in four files, and rules that name them: loading
+ * is O(n log n) (each name was compared with every one before it). */
+static void
+test_many_principals_fast(void **state)
+{
+	struct tdir *t = *state;
+	struct policy p;
+	struct error e;
+	char name[32], *text, *q;
+	uint64_t t0;
+	int f, i;
+
+	assert_non_null(text = malloc(12000 * 32 + 64));
+	for (f = 0; f < 4; f++) {
+		q = text + sprintf(text, "principals:\n");
+		for (i = f * 12000; i < (f + 1) * 12000; i++)
+			q += sprintf(q, "  p%d: {uids: [%d]}\n", i, i);
+		snprintf(name, sizeof(name), "%02d.yaml", f);
+		put(t, name, text);
+	}
+	free(text);
+	put(t, "10-rules.yaml",
+	    "rules:\n"
+	    "  - {name: r, principals: [p0, p47999, p123], skills: [x], "
+	    "action: allow}\n");
+	t0 = cpu_ns();
+	memset(&e, 0, sizeof(e));
+	if (policy_load(&p, t->path, &e) != 0)
+		fail_msg("refused: %s", e.msg);
+	if (cpu_ns() - t0 > 2 * FAST_NS)
+		fail_msg("48,000 principals took %llu ms of CPU",
+		    (unsigned long long)((cpu_ns() - t0) / 1000000));
+	assert_int_equal(p.npr, 48000);
+	assert_true(principal_matches(&p.pr[47999], 47999, 1));
+	assert_false(principal_matches(&p.pr[47999], 47998, 1));
+	policy_free(&p);
+	/* A repeat in the last file is still found, with its line. */
+	put(t, "03.yaml", "principals:\n  x: {uids: [1]}\n  p7: {uids: [1]}\n");
+	expect_error_fast(t, "03.yaml:3", "principal \"p7\" defined twice");
+}
+
+/* At most POLICY_DIR_ENTRIES_MAX entries of policy_dir are looked at. */
+static void
+test_policy_dir_entries_bounded(void **state)
+{
+	struct tdir *t = *state;
+	char name[32];
+	int i;
+
+	put(t, "00-principals.yaml", principals_yaml);
+	for (i = 0; i < 4096; i++) {
+		snprintf(name, sizeof(name), "junk-%d.txt", i);
+		put(t, name, "");
+	}
+	expect_error_fast(
+	    t, strrchr(t->path, '/') + 1, "more than 4096 entries");
+}
+
 static void
 test_duplicate_key_in_rule(void **state)
 {
@@ -735,6 +937,13 @@ main(void)
 	    T(test_lexical_order),
 	    T(test_rule_requires_name_principals_skills),
 	    T(test_duplicate_key_in_rule),
+	    T(test_fifo_policy_file),
+	    T(test_odd_policy_files),
+	    T(test_alias_bomb_rules),
+	    T(test_deep_nesting_refused),
+	    T(test_second_document_refused),
+	    T(test_many_principals_fast),
+	    T(test_policy_dir_entries_bounded),
 #undef T
 	};
 

@@ -16,9 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../policyd/policyd.h"
+
+/* "Well under a second" of CPU; the sanitizers make all code slower. */
+#ifdef __SANITIZE_ADDRESS__
+#define FAST_NS (5 * 500 * 1000000ULL)
+#else
+#define FAST_NS (500 * 1000000ULL)
+#endif
 
 static char root[64];     /* a fresh temp dir per test */
 static char outside[128]; /* a dir beside the skills, "outside" them */
@@ -49,6 +57,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
+	alarm(0);
 	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	nftw(outside, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
@@ -778,6 +787,143 @@ test_registry_bad_does_not_stop_good(void **state)
 	registry_free(&r);
 }
 
+/* This thread's CPU time: a bound that a loaded machine cannot break. */
+static uint64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* expect_invalid, in well under a second of CPU. */
+static void
+expect_invalid_fast(const char *dname, const char *why)
+{
+	uint64_t t0 = cpu_ns();
+
+	expect_invalid(dname, why);
+	if (cpu_ns() - t0 > FAST_NS)
+		fail_msg("skill %s refused after %llu ms of CPU", dname,
+		    (unsigned long long)((cpu_ns() - t0) / 1000000));
+}
+
+/* A FIFO named skill.yaml blocked policyd at the next reload (every
+ * call then hung). It is refused, never opened, and the skill beside
+ * it loads. */
+static void
+test_sidecar_fifo(void **state)
+{
+	struct registry r;
+	const struct skill *s;
+	char path[PATH_MAX], *dirs[1] = {root};
+
+	(void)state;
+	script("fifo", "scripts/run.sh", 0755);
+	skill_md("fifo", "fifo", "");
+	snprintf(path, sizeof(path), "%s/fifo/skill.yaml", root);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	good_skill("good");
+	alarm(10); /* a blocking open: the test dies instead of hanging */
+	expect_invalid_fast("fifo", "skill.yaml: a FIFO, not a regular file");
+	registry_load(&r, dirs, 1);
+	alarm(0);
+	assert_non_null(s = registry_find(&r, "fifo"));
+	assert_false(s->valid);
+	assert_non_null(s = registry_find(&r, "good"));
+	assert_true(s->valid);
+	registry_free(&r);
+	/* SKILL.md itself as a FIFO, or a device. */
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/fifo/SKILL.md", root);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	alarm(10);
+	expect_invalid_fast("fifo", "SKILL.md: a FIFO, not a regular file");
+	alarm(0);
+	unlink(path);
+	link_at("/dev/zero", "fifo/SKILL.md");
+	expect_invalid_fast("fifo", "SKILL.md: a symbolic link");
+}
+
+/* Deep nesting in skill.yaml (60,000 flow sequences: seconds of CPU in
+ * libyaml) is refused from the text. */
+static void
+test_sidecar_deep(void **state)
+{
+	size_t n = 60000;
+	char *text = malloc(n + 32);
+
+	(void)state;
+	assert_non_null(text);
+	script("deep", "scripts/run.sh", 0755);
+	skill_md("deep", "deep", "");
+	strcpy(text, "commands: ");
+	memset(text + 10, '[', n);
+	strcpy(text + 10 + n, "\n");
+	put("deep/skill.yaml", text, 0644);
+	free(text);
+	expect_invalid_fast(
+	    "deep", "skill.yaml:1: nested deeper than 32 levels");
+}
+
+/* A list 100,000 deep in allowed-tools: libyaml loads it fast, but the
+ * walk over it recursed once a level and overflowed the stack
+ * (policyd died on SIGSEGV). */
+static void
+test_deep_allowed_tools(void **state)
+{
+	size_t n = 100000, i;
+	char *md = malloc(2 * n + 256), *p;
+
+	(void)state;
+	assert_non_null(md);
+	script("tools", "scripts/run.sh", 0755);
+	p = md + sprintf(md, "---\nname: tools\ndescription: d\n"
+	                     "commands: {run: scripts/run.sh}\n"
+	                     "allowed-tools:\n  ");
+	for (i = 0; i < n; i++, p += 2)
+		memcpy(p, "- ", 2);
+	strcpy(p, "Bash(ls)\n---\n");
+	put("tools/SKILL.md", md, 0644);
+	free(md);
+	expect_invalid_fast(
+	    "tools", "SKILL.md:6: nested deeper than 32 levels");
+}
+
+/* What comes after a second "---" in skill.yaml was dropped silently;
+ * aliases are refused like everywhere else. */
+static void
+test_sidecar_one_document_no_alias(void **state)
+{
+	(void)state;
+	script("side", "scripts/run.sh", 0755);
+	skill_md("side", "side", "");
+	put("side/skill.yaml",
+	    "commands: { run: scripts/run.sh }\n"
+	    "---\n"
+	    "permissions: { exec: [sh] }\n",
+	    0644);
+	expect_invalid_fast("side", "skill.yaml:2: a second YAML document");
+	put("side/skill.yaml",
+	    "commands: &c { run: scripts/run.sh }\n"
+	    "limits: *c\n",
+	    0644);
+	expect_invalid_fast("side", "skill.yaml:1: anchor \"&c\"");
+	put("side/skill.yaml",
+	    "commands: { run: scripts/run.sh, run: scripts/run.sh }\n", 0644);
+	expect_invalid_fast("side", "skill.yaml:1: duplicate key \"run\"");
+	/* A skill.yaml that is a dangling symlink is refused, not ignored. */
+	{
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/side/skill.yaml", root);
+		unlink(p);
+	}
+	link_at("nowhere.yaml", "side/skill.yaml");
+	expect_invalid_fast("side", "skill.yaml: a symbolic link");
+}
+
 /* The skills shipped with the project load, and are valid. */
 static void
 test_shipped_skills_valid(void **state)
@@ -823,6 +969,10 @@ main(void)
 	    T(test_yaml_error_lines_are_skill_md_lines),
 	    T(test_registry_bad_does_not_stop_good),
 	    T(test_shipped_skills_valid),
+	    T(test_sidecar_fifo),
+	    T(test_sidecar_deep),
+	    T(test_deep_allowed_tools),
+	    T(test_sidecar_one_document_no_alias),
 #undef T
 	};
 
