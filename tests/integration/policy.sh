@@ -177,6 +177,135 @@ t_policy_check_cli() {
 	expect rc "$rc" 1 && contains msg "$out" "10.yaml:2: rule \"x\": unknown principal"
 }
 
+# ---- hostile policy files and skill directories: each is refused with
+# file:line, quickly, by skillctl policy check and by a reload, which
+# keeps the old policy and never stalls the calls made meanwhile.
+
+# attack KIND FILE: write one attack into FILE.
+attack() {
+	local i
+	rm -f "$2"
+	case $1 in
+	fifo) mkfifo -m 644 "$2" ;;
+	alias) # 1000 rules of 3 x 1024 names, from a few KB (at most 1024
+		# rules in all)
+		{
+			printf 'rules:\n  - &r\n    name: bomb\n'
+			printf '    principals: &pl [&n admins'
+			for ((i = 1; i < 1024; i++)); do printf ', *n'; done
+			printf ']\n    skills: *pl\n    commands: *pl\n    action: allow\n'
+			for ((i = 1; i < 1000; i++)); do printf '  - *r\n'; done
+		} >"$2" ;;
+	nest) # 60,000 nested flow sequences
+		{ printf 'rules: '; head -c 60000 /dev/zero | tr '\0' '['; echo; } >"$2" ;;
+	second) # rules after a second document
+		printf 'skills:\n  enabled: [greet]\n---\nrules:\n  - name: sneaky\n    principals: ["*"]\n    skills: ["*"]\n    action: allow\n' >"$2" ;;
+	esac
+	chmod a+r "$2"
+}
+# What each attack's refusal says, after the file's name.
+attack_says() {
+	case $1 in
+	fifo) echo ": a FIFO, not a regular file" ;;
+	alias) echo ":2: anchor" ;;
+	nest) echo ":1: nested deeper than 32 levels" ;;
+	second) echo ":3: a second YAML document" ;;
+	esac
+}
+# A FIFO a reader still waits on (a policyd that opened it) is released
+# (a non-blocking open for writing succeeds only if a reader waits),
+# then removed.
+unblock_rm() {
+	local f
+	for f in "$@"; do
+		[ -p "$f" ] && dd if=/dev/null of="$f" oflag=nonblock \
+		    conv=notrunc status=none 2>/dev/null
+		rm -rf "$f"
+	done
+	return 0
+}
+
+t_hostile_policy_check() {
+	local k d out rc t0 ms want
+	for k in fifo alias nest second; do
+		d=$TMP/check-$k.d
+		mkdir -p "$d"
+		cp "$TMP/policy.d/00-principals.yaml" "$d/"
+		attack "$k" "$d/50-attack.yaml"
+		want="$d/50-attack.yaml$(attack_says "$k")"
+		t0=$(sb_now_ms)
+		out=$(timeout 20 "$SB_BIN/skillctl" policy check "$d" 2>&1)
+		rc=$?
+		ms=$(($(sb_now_ms) - t0))
+		unblock_rm "$d/50-attack.yaml"
+		[ "$rc" = 1 ] || sb_fail "$k: policy check exited $rc"
+		[ "$ms" -le 2000 ] || sb_fail "$k: policy check took $ms ms"
+		contains "$k" "$out" "$want"
+	done
+	[ -z "$WHY" ]
+}
+
+# hostile_reload KIND: the attack in policy.d, then SIGHUP.
+hostile_reload() {
+	local f=$TMP/policy.d/50-attack.yaml failed t0 ms
+	attack "$1" "$f"
+	failed=$(nrec policy.reload_failed)
+	kill -HUP "$SB_DPID"
+	t0=$(sb_now_ms)
+	SB_CTL_TIMEOUT=5 ctl invoke limited --phase execution
+	ms=$(($(sb_now_ms) - t0))
+	expect "call during the reload" "$(j .ok)" true
+	[ "$ms" -le 2000 ] || sb_fail "a call during the reload took $ms ms"
+	sb_wait_for 5 "no policy.reload_failed record after SIGHUP" \
+	    more_recs policy.reload_failed "$failed" &&
+	    contains "reload_failed" \
+	    "$(grep '"action":"policy.reload_failed"' "$AUDIT" | tail -1)" \
+	    "50-attack.yaml$(attack_says "$1")"
+	unblock_rm "$f"
+	# the old policy stands: the call still succeeds, greet stays denied
+	SB_CTL_TIMEOUT=5 ctl invoke limited --phase execution
+	expect "call after the reload" "$(j .ok)" true
+	[ -z "$WHY" ]
+}
+t_reload_rejects_fifo() { hostile_reload fifo; }
+t_reload_rejects_alias_bomb() { hostile_reload alias; }
+t_reload_rejects_deep_nesting() { hostile_reload nest; }
+t_reload_rejects_second_document() { hostile_reload second; }
+
+# Skills whose skill.yaml is a FIFO, or nested 60,000 deep: the registry
+# marks them invalid, saying why, and the other skills keep working.
+t_hostile_skill_dirs() {
+	local s reloaded err out
+	for s in fifo-skill deep-skill; do
+		mkskill "$s" run 'echo never'
+		rm -f "$TMP/skills/$s/skill.yaml"
+	done
+	mkfifo -m 644 "$TMP/skills/fifo-skill/skill.yaml"
+	attack nest "$TMP/skills/deep-skill/skill.yaml"
+	reloaded=$(nrec policy.reloaded)
+	kill -HUP "$SB_DPID"
+	SB_CTL_TIMEOUT=5 ctl invoke limited --phase execution
+	expect "call during the reload" "$(j .ok)" true
+	if sb_wait_for 5 "no policy.reloaded record after SIGHUP" \
+	    more_recs policy.reloaded "$reloaded"; then
+		SB_CTL_TIMEOUT=5 ctl skills
+		err=$(j '.skills[] | select(.name == "fifo-skill") | .error')
+		contains fifo-skill "$err" "skill.yaml: a FIFO, not a regular file"
+		err=$(j '.skills[] | select(.name == "deep-skill") | .error')
+		contains deep-skill "$err" "skill.yaml:1: nested deeper than 32 levels"
+		expect "valid greet" \
+		    "$(j '.skills[] | select(.name == "greet") | .valid')" true
+	fi
+	# skillctl policy check says the same, quickly
+	out=$(timeout 20 "$SB_BIN/skillctl" policy check "$TMP/policy.d" "$TMP/skills" 2>&1)
+	contains "policy check" "$out" "skill fifo-skill: skill.yaml: a FIFO"
+	unblock_rm "$TMP/skills/fifo-skill/skill.yaml"
+	SB_CTL_TIMEOUT=5 ctl invoke limited --phase execution
+	expect "call after the reload" "$(j .ok)" true
+	rm -rf "$TMP/skills/fifo-skill" "$TMP/skills/deep-skill"
+	[ -z "$WHY" ]
+}
+
 # Last: the daemon outlived every test.
 t_daemon_still_alive() {
 	kill -0 "$SB_DPID" 2>/dev/null || sb_fail "the daemon died"
@@ -185,7 +314,9 @@ t_daemon_still_alive() {
 SB_TESTS="t_allowed_rule_named t_not_enabled t_deny_beats_allow t_default_deny
 t_ceiling_names_missing t_ask_is_approval_denied t_rate_limited
 t_authorize_effective t_env_allowlist t_reload_admin_only
-t_sighup_broken_file_keeps_old t_policy_check_cli t_daemon_still_alive"
+t_sighup_broken_file_keeps_old t_policy_check_cli t_hostile_policy_check
+t_reload_rejects_fifo t_reload_rejects_alias_bomb t_reload_rejects_deep_nesting
+t_reload_rejects_second_document t_hostile_skill_dirs t_daemon_still_alive"
 
 setup
 sb_start || exit 1
