@@ -58,7 +58,7 @@ ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) 
 	$(WORKER_SRC) $(MASTER_SRC) $(CLI_SRC))
 
 .PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
-	fuzz-seeds
+	fuzz-seeds fuzz-corpus
 
 all: $(PROGS)
 
@@ -235,8 +235,29 @@ $(OUT)/tests/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(call obj,$(COMMON_SRC))
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
+# Each harness starts from its checked-in corpus (tests/fuzz/corpus) and
+# its seeds; what it finds goes to build/fuzz/corpus-NAME.
 fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do n=$${f##*/}; mkdir -p build/fuzz/corpus-$$n && \
+	@for f in $(FUZZ_BINS); do n=$${f##*/}; \
+		mkdir -p build/fuzz/corpus-$$n tests/fuzz/corpus/$$n && \
+		echo "fuzz: $$n for $(FUZZ_TIME) s" && \
 		$$f -max_total_time=$(FUZZ_TIME) -dict=tests/fuzz/$$n.dict \
-		-artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
-		tests/fuzz/seeds/$$n || exit 1; done
+		-artifact_prefix=build/fuzz/$$n- -print_final_stats=1 \
+		build/fuzz/corpus-$$n tests/fuzz/corpus/$$n \
+		tests/fuzz/seeds/$$n 2>build/fuzz/$$n.log || \
+		{ tail -n 40 build/fuzz/$$n.log; exit 1; }; \
+		grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' \
+		build/fuzz/$$n.log | tr '\n' ' '; echo; done
+
+# Keep what the runs found: the corpus, minimized, goes into the tree.
+fuzz-corpus: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$${f##*/}; \
+		mkdir -p build/fuzz/corpus-$$n build/fuzz/min-$$n && \
+		rm -f build/fuzz/min-$$n/* && \
+		$$f -merge=1 build/fuzz/min-$$n tests/fuzz/corpus/$$n \
+		build/fuzz/corpus-$$n tests/fuzz/seeds/$$n \
+		2>build/fuzz/$$n-merge.log && \
+		rm -rf tests/fuzz/corpus/$$n && \
+		mv build/fuzz/min-$$n tests/fuzz/corpus/$$n && \
+		echo "fuzz-corpus: $$n: $$(ls tests/fuzz/corpus/$$n | wc -l) inputs" \
+		|| exit 1; done

@@ -97,9 +97,7 @@ conn_arm(struct conn *cn)
 		evtimer_del(cn->timer);
 		return;
 	}
-	due = due > now ? due - now : 0;
-	tv.tv_sec = (time_t)(due / 1000);
-	tv.tv_usec = (suseconds_t)(due % 1000) * 1000;
+	tv = timeval_ms(due > now ? due - now : 0);
 	evtimer_add(cn->timer, &tv);
 }
 

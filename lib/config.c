@@ -523,6 +523,8 @@ config_load(struct config *c, const char *path, struct error *e)
 		xasprintf(&c->audit_path, "%s/audit.jsonl", c->state_dir);
 	if (r == 0)
 		xasprintf(&c->audit_head, "%s/audit.head", c->state_dir);
+	if (r == 0)
+		xasprintf(&c->data_dir, "%s/data", c->state_dir);
 	if (r == 0 && c->nskills_dirs == 0) {
 		c->skills_dirs = xcalloc(2, sizeof(char *));
 		c->skills_dirs[0] = config_abspath(dir, "skills");
@@ -605,6 +607,7 @@ config_free(struct config *c)
 	free(c->state_dir);
 	free(c->audit_path);
 	free(c->audit_head);
+	free(c->data_dir);
 	for (i = 0; i < USER__COUNT; i++)
 		free(c->users[i]);
 	strarr_free(c->sys_paths, c->nsys_paths);

@@ -75,6 +75,7 @@ struct config {
 	char *state_dir;
 	char *audit_path;
 	char *audit_head; /* state_dir/audit.head: the chain's head */
+	char *data_dir;   /* state_dir/data: the skills' data images */
 	struct audit_settings audit;
 	char *users[USER__COUNT]; /* users.broker, .policyd, .auditd */
 	uid_t uid[USER__COUNT];

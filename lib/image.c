@@ -198,20 +198,27 @@ struct held {
 static struct held *held;
 static size_t nheld;
 
+static int held_dir = -1;
+
 int
-image_clone(int dirfd, const char *key, uint64_t size_mb, struct error *e)
+image_clone(const char *dir, const char *key, uint64_t size_mb, struct error *e)
 {
 	char name[NAME_MAX + 1];
 	size_t i;
 	int fd;
 
+	if (held_dir == -1 &&
+	    (held_dir = open(
+	         dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "open %s: %s", dir, strerror(errno));
 	for (i = 0; i < nheld && strcmp(held[i].name, key) != 0; i++)
 		;
 	if (i == nheld) {
 		if (fmt_path(name, sizeof(name), "%s.img", key) == -1)
 			return error_set(
 			    e, ERR_SANDBOX_FAILED, "image name too long");
-		if ((fd = image_mount(dirfd, name, size_mb, e)) == -1)
+		if ((fd = image_mount(held_dir, name, size_mb, e)) == -1)
 			return -1;
 		held = xreallocarray(held, nheld + 1, sizeof(*held));
 		held[nheld++] = (struct held){xstrdup(key), fd};

@@ -19,9 +19,11 @@
  */
 int image_mount(int dirfd, const char *name, uint64_t size_mb, struct error *e);
 /*
- * A new detached mount of the image KEY.img in dirfd (image_mount, on the
- * first call for a key; the mount is held while this process lives).
+ * A new detached mount of the image KEY.img in the directory dir (one
+ * directory per process; image_mount on the first call for a key; the
+ * mount is held while this process lives).
  */
-int image_clone(int dirfd, const char *key, uint64_t size_mb, struct error *e);
+int image_clone(
+    const char *dir, const char *key, uint64_t size_mb, struct error *e);
 
 #endif

@@ -72,6 +72,31 @@ os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
 }
 
 int
+os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
+    struct error *e)
+{
+	int p[2], i, r;
+
+	for (i = 0; i < n; i++) {
+		r = spec[i].sock
+		        ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p)
+		        : pipe2(p, O_CLOEXEC);
+		if (r == -1) {
+			error_set(e, ERR_INTERNAL, "pipe: %s", strerror(errno));
+			while (i-- > 0) {
+				close(child[i].fd);
+				close(ours[i]);
+			}
+			return -1;
+		}
+		/* p[0] reads, p[1] writes; a socketpair's ends are alike */
+		child[i] = (struct fdmap){p[spec[i].reads ? 0 : 1], spec[i].to};
+		ours[i] = p[spec[i].reads ? 1 : 0];
+	}
+	return 0;
+}
+
+int
 os_unix_listen(const char *path, struct error *e)
 {
 	struct sockaddr_un sun;

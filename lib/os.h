@@ -26,6 +26,17 @@ void os_spawn_exec(const char *path, char *const argv[],
     const struct fdmap *fds, int nfds) __attribute__((noreturn));
 
 /*
+ * Channels to a child: a pipe the child reads (reads) or writes, or
+ * (sock) a socketpair; the child's end goes at fd number to.
+ */
+struct os_chan {
+	int to, reads, sock;
+};
+/* n of them: child[i] is the child's end (for os_spawn), ours[i] ours. */
+int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
+    struct error *e);
+
+/*
  * Start path as a child (with nsflags, as pid 1 of those new
  * namespaces), its fds placed as os_spawn_exec does. The fds given are
  * the child's: closed here either way. -1 with errno on failure.

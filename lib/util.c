@@ -360,3 +360,12 @@ wait_status_text(int status, char *buf, size_t len)
 		    buf, len, "exited with status %d", WEXITSTATUS(status));
 	return buf;
 }
+
+struct timeval
+timeval_ms(uint64_t ms)
+{
+	struct timeval tv = {
+	    (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+
+	return tv;
+}

@@ -4,12 +4,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <sys/types.h>
 
 /* A parameter a callback must take and does not use. */
 #define UNUSED __attribute__((unused))
 
 /* Milliseconds on the monotonic clock. */
+/* ms as a timeval, for event timers. */
+struct timeval timeval_ms(uint64_t ms);
 uint64_t now_mono_ms(void);
 /* Nanoseconds on the monotonic clock. */
 uint64_t now_mono_ns(void);

@@ -4,7 +4,6 @@
  * each grant policyd sends. It reads nothing a client or a skill wrote.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,17 +17,25 @@
 
 struct master *M;
 
-/* Reap every exited child: workers first, then the roles. */
+/* Reap exited children (flags 0: all of them): workers, then roles. */
 static void
-on_sigchld(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
+reap(int flags)
 {
 	struct rusage ru;
 	pid_t pid;
-	int status, i, left = 0;
+	int status;
 
-	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
+	while ((pid = wait4(-1, &status, flags, &ru)) > 0)
 		(void)(worker_reap(pid, status, &ru) ||
 		       proc_child_exited(pid, status));
+}
+
+static void
+on_sigchld(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	int i, left = 0;
+
+	reap(WNOHANG);
 	for (i = 0; i < ROLE__COUNT; i++)
 		left += M->roles[i].pid > 0;
 	if (M->shutting_down && left == 0)
@@ -65,17 +72,13 @@ on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 static void
 final_cleanup(void)
 {
-	struct rusage ru;
-	int i, status;
-	pid_t pid;
+	int i;
 
 	worker_role_lost(ROLE_BROKER);
 	for (i = 0; i < ROLE__COUNT; i++)
 		if (M->roles[i].pid > 0)
 			(void)kill(M->roles[i].pid, SIGKILL);
-	while ((pid = wait4(-1, &status, 0, &ru)) > 0)
-		(void)(worker_reap(pid, status, &ru) ||
-		       proc_child_exited(pid, status));
+	reap(0);
 	if (unlink(M->cfg.socket) == -1 && errno != ENOENT)
 		log_warn("unlink %s", M->cfg.socket);
 }
@@ -85,7 +88,6 @@ static void
 load_config(const char *path, int check_only)
 {
 	struct error e;
-	char *path_data;
 
 	if (config_load(&M->cfg, path, &e) == -1 ||
 	    config_resolve_users(&M->cfg, &e) == -1) {
@@ -101,11 +103,6 @@ load_config(const char *path, int check_only)
 		       "other process)");
 	if (config_make_dirs(&M->cfg, &e) == -1)
 		fatalx("%s", e.msg);
-	xasprintf(&path_data, "%s/data", M->cfg.state_dir);
-	if ((M->data_dir = open(path_data,
-	         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		fatal("%s", path_data);
-	free(path_data);
 }
 
 int

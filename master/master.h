@@ -3,7 +3,7 @@
  * passes fds, mounts, manages cgroups and holds grants, and reads no byte
  * a client or a skill chose. Its files call one way only: main.c ->
  * master_proc.c -> master_worker.c -> master_workdir.c, master_audit.c.
- * The mechanisms under them are lib/cgroup.c and lib/os.c (no role).
+ * The mechanisms under them: lib/cgroup.c, lib/image.c, lib/os.c.
  */
 #ifndef SB_MASTER_H
 #define SB_MASTER_H
@@ -15,6 +15,7 @@
 
 #include "../lib/cgroup.h"
 #include "../lib/config.h"
+#include "../lib/image.h"
 #include "../lib/os.h"
 #include "../proto/msg.h"
 #include "../proto/peer.h"
@@ -42,7 +43,6 @@ struct master {
 	int shutting_down;
 	int exit_status; /* non-zero when a failure, not a signal, stopped us */
 	uint64_t audit_ref, audit_acked;
-	int data_dir; /* state_dir/data: the skills' data images */
 };
 
 extern struct master *M;
@@ -60,13 +60,11 @@ int worker_on_cancel(struct peer *p, const struct mp_doc *d);
 int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int worker_reap(pid_t pid, int status, const struct rusage *ru);
 void worker_role_lost(enum role_id role);
-int grant_check(const struct grant *g, struct error *e);
 
 /* master_workdir.c: a size-bound tmpfs per session */
 int workdir_take(uint64_t uid, const char *session, struct error *e);
 void workdir_release(uint64_t uid, const char *session);
 int workdir_on_end(struct peer *p, const struct mp_doc *d);
-int datadir_take(const char *skill, struct error *e);
 
 /* master_audit.c: the master's records, queued while auditd is down */
 void maudit_send(struct mp_enc *m);

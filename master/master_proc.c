@@ -221,8 +221,7 @@ proc_schedule_restart(struct role *r)
 	if (r->restart_ev == NULL &&
 	    (r->restart_ev = evtimer_new(M->base, proc_restart, r)) == NULL)
 		fatalx("restart timer");
-	tv.tv_sec = (time_t)(r->backoff_ms / 1000);
-	tv.tv_usec = (suseconds_t)(r->backoff_ms % 1000) * 1000;
+	tv = timeval_ms(r->backoff_ms);
 	if (evtimer_add(r->restart_ev, &tv) == -1)
 		fatalx("restart timer");
 	log_warnx("restarting %s in %llu ms", r->name,

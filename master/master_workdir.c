@@ -5,15 +5,12 @@
  * worker gets a clone of it to attach at /work. It goes when the broker
  * ends the idle session (SESSION_END), or with the master (its fd
  * closes). At most worker.max_sessions exist at once, and a session runs
- * one call at a time (the broker keeps the line). Each skill's data dir
- * is an image of worker.data_mb in state_dir/data (lib/image.c), mounted
- * on its first use and held while the master runs; workers get clones.
+ * one call at a time (the broker keeps the line).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/image.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "master.h"
@@ -105,11 +102,4 @@ workdir_on_end(struct peer *p UNUSED, const struct mp_doc *d)
 		workdir_end(s);
 	msg_session_end_free(&se);
 	return 0;
-}
-
-/* A call of skill takes its data dir: an fd of a clone to attach. */
-int
-datadir_take(const char *skill, struct error *e)
-{
-	return image_clone(M->data_dir, skill, M->cfg.data_mb, e);
 }

@@ -132,8 +132,7 @@ worker_fail(struct worker *w, enum err_type err, const char *msg)
 static void
 arm_timer(struct worker *w, uint64_t ms)
 {
-	struct timeval tv = {
-	    (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = timeval_ms(ms);
 
 	if (evtimer_add(w->timer, &tv) == -1)
 		fatalx("worker timer");
@@ -236,29 +235,11 @@ worker_ctl_dead(struct peer *p, const char *why)
 }
 
 /*
- * The master's own checks on a grant, whatever policyd said (its names
- * and paths the decoder checked).
- */
-int
-grant_check(const struct grant *g, struct error *e)
-{
-	if (g->timeout_ms == 0 || g->timeout_ms > M->cfg.limits.max_timeout_ms)
-		return error_set(e, ERR_INTERNAL, "grant timeout out of range");
-	if (g->nperm[PERM_NETWORK] > 0 && !M->cfg.worker_network_host)
-		return error_set(e, ERR_SANDBOX_FAILED,
-		    "the grant asks for network access, which this host does "
-		    "not provide");
-	return 0;
-}
-
-/*
  * The worker's fds: pipes for stdin, stdout, stderr and the report (the
- * broker gets our ends), then its control socket. to: its number there;
- * reads: the worker reads that pipe.
+ * broker gets our ends), then its control socket.
  */
-static const struct {
-	int to, reads;
-} wfds[RUN_STARTED_FDS] = {{0, 1}, {1, 0}, {2, 0}, {FD_WORKER_REPORT, 0}};
+static const struct os_chan wchans[RUN_STARTED_FDS + 1] = {{0, 1, 0}, {1, 0, 0},
+    {2, 0, 0}, {FD_WORKER_REPORT, 0, 0}, {FD_WORKER_CTL, 0, 1}};
 
 /*
  * Start w's worker as pid 1 of new namespaces, in its cgroups, with its
@@ -269,30 +250,17 @@ static int
 worker_spawn(struct worker *w, int work, int data, struct error *e)
 {
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
-	int p[RUN_STARTED_FDS + 1][2], i, n;
 	struct fdmap fds[RUN_STARTED_FDS + 3];
+	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
 	char *path;
 
-	for (n = 0; n <= RUN_STARTED_FDS; n++)
-		if ((n < RUN_STARTED_FDS
-		            ? pipe2(p[n], O_CLOEXEC)
-		            : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-		                  p[n])) == -1) {
-			error_set(e, ERR_INTERNAL, "pipe: %s", strerror(errno));
-			while (n-- > 0) {
-				close(p[n][0]);
-				close(p[n][1]);
-			}
-			close(work);
-			if (data != -1)
-				close(data);
-			return -1;
-		}
-	for (i = 0; i < RUN_STARTED_FDS; i++) {
-		fds[i] = (struct fdmap){p[i][!wfds[i].reads], wfds[i].to};
-		w->pipes[i] = p[i][wfds[i].reads];
+	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1) {
+		close(work);
+		if (data != -1)
+			close(data);
+		return -1;
 	}
-	fds[i] = (struct fdmap){p[i][1], FD_WORKER_CTL};
+	memcpy(w->pipes, ours, sizeof(w->pipes));
 	fds[i + 1] = (struct fdmap){work, FD_WORKER_WORK};
 	fds[i + 2] = (struct fdmap){data, FD_WORKER_DATA};
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
@@ -301,11 +269,13 @@ worker_spawn(struct worker *w, int work, int data, struct error *e)
 	        (w->g.net_host ? 0 : CLONE_NEWNET));
 	free(path);
 	if (w->pid == -1) {
-		close(p[i][0]);
+		for (i = 0; i <= RUN_STARTED_FDS; i++)
+			close(ours[i]);
+		memset(w->pipes, -1, sizeof(w->pipes));
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "clone: %s", strerror(errno));
 	}
-	peer_init(&w->ctl, M->base, p[i][0], "worker", worker_table,
+	peer_init(&w->ctl, M->base, ours[i], "worker", worker_table,
 	    worker_ctl_dead, w);
 	if ((w->timer = evtimer_new(M->base, worker_timer, w)) == NULL)
 		fatalx("worker timer");
@@ -341,7 +311,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 			w = &workers[i];
 	if (worker_find(id, 0) != NULL)
 		error_set(&e, ERR_INTERNAL, "duplicate grant id");
-	else if (grant_check(&g, &e) == 0 && w == NULL)
+	else if (grant_fits(&g, &M->cfg, &e) == 0 && w == NULL)
 		error_set(&e, ERR_OVERLOADED, "every worker uid is in use");
 	else if (e.type == ERR_NONE) {
 		memset(w, 0, sizeof(*w));
@@ -351,9 +321,11 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 		spec_fill(&w->g, &M->cfg,
 		    (uid_t)(M->cfg.worker_uid_first + (size_t)(w - workers)),
 		    cgroup_active());
-		/* worker_spawn closes both, whatever happens */
+		/* Each skill's data dir is an image (lib/image.c), mounted on
+		 * first use and held; worker_spawn closes both fds, always. */
 		if ((grant_data_access(&w->g) >= 0 &&
-		        (data = datadir_take(w->g.skill, &e)) == -1) ||
+		        (data = image_clone(M->cfg.data_dir, w->g.skill,
+		             M->cfg.data_mb, &e)) == -1) ||
 		    (work = workdir_take(
 		         w->g.principal_uid, w->g.session, &e)) == -1 ||
 		    worker_spawn(w, work, data, &e) == -1) {

@@ -405,6 +405,8 @@ void grant_enc(struct mp_enc *m, const struct grant *g);
 int grant_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 void spec_enc(struct mp_enc *m, const struct grant *g);
 int spec_dec(const struct mp_doc *d, struct grant *g, struct error *e);
+/* A grant within the config's bounds (the master's check): 0, or -1. */
+int grant_fits(const struct grant *g, const struct config *c, struct error *e);
 /* -1: no data dir; 0: read-only; 1: read-write, as the grant names it. */
 int grant_data_access(const struct grant *g);
 void grant_free(struct grant *g);

@@ -226,3 +226,19 @@ grant_data_access(const struct grant *g)
 				                          : mode;
 	return mode;
 }
+
+/*
+ * The master's own checks on a grant against its config, whatever
+ * policyd said (the decoder checked its names and paths).
+ */
+int
+grant_fits(const struct grant *g, const struct config *c, struct error *e)
+{
+	if (g->timeout_ms == 0 || g->timeout_ms > c->limits.max_timeout_ms)
+		return error_set(e, ERR_INTERNAL, "grant timeout out of range");
+	if (g->nperm[PERM_NETWORK] > 0 && !c->worker_network_host)
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "the grant asks for network access, which this host does "
+		    "not provide");
+	return 0;
+}

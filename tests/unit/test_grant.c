@@ -95,7 +95,7 @@ test_valid_accepted(void **state)
 	(void)state;
 	grant_make(&g);
 	assert_int_equal(roundtrip(&g, &out), 0);
-	assert_int_equal(grant_check(&out, &e), 0);
+	assert_int_equal(grant_fits(&out, &M->cfg, &e), 0);
 	grant_free(&out);
 	grant_free(&g);
 }
@@ -139,12 +139,12 @@ test_timeout_bounds(void **state)
 	(void)state;
 	grant_make(&g);
 	g.timeout_ms = 0;
-	assert_int_equal(grant_check(&g, &e), -1);
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
 	g.timeout_ms = 300001;
-	assert_int_equal(grant_check(&g, &e), -1);
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
 	assert_non_null(strstr(e.msg, "timeout"));
 	g.timeout_ms = 300000;
-	assert_int_equal(grant_check(&g, &e), 0);
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), 0);
 	grant_free(&g);
 }
 
@@ -160,10 +160,10 @@ test_network_needs_host(void **state)
 	g.perm[PERM_NETWORK] = xcalloc(2, sizeof(char *));
 	g.perm[PERM_NETWORK][0] = xstrdup("example.com:443");
 	g.nperm[PERM_NETWORK] = 1;
-	assert_int_equal(grant_check(&g, &e), -1);
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
 	assert_int_equal(e.type, ERR_SANDBOX_FAILED);
 	M->cfg.worker_network_host = 1;
-	assert_int_equal(grant_check(&g, &e), 0);
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), 0);
 	grant_free(&g);
 }
 
