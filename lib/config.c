@@ -390,6 +390,22 @@ config_nworkers(const struct config *c)
 }
 
 /*
+ * Session work dirs are tmpfs that stay charged to the daemon's memory
+ * between calls: together they may hold at most half of the memory for
+ * all calls, so sessions kept full cannot starve the calls themselves.
+ */
+static void
+config_sessions_fit(struct config *c)
+{
+	uint64_t fit = config_total_memory_mb(c) / 2 / c->work_mb;
+
+	if (fit == 0)
+		fit = 1;
+	if (c->max_sessions > fit)
+		c->max_sessions = fit;
+}
+
+/*
  * One user's share never exceeds the whole: an unset per_uid bound is
  * its default or the global bound, whichever is smaller; a set one
  * above the global bound is an error.
@@ -459,6 +475,7 @@ config_parse(
 	if ((n = ymap_get(y, r, "users")) != NULL &&
 	    config_users(y, n, c, e) == -1)
 		return -1;
+	config_sessions_fit(c);
 	return config_per_uid_fill(y, r, c, e);
 }
 

@@ -151,6 +151,9 @@ main(int argc, char *argv[])
 		    event_add(ev, NULL) == -1)
 			fatalx("signal %d setup", sigs[i].sig);
 	cgroup_init("skillbroker", config_total_memory_mb(&M->cfg));
+	log_info("at most %llu sessions keep a work dir of %llu MiB",
+	    (unsigned long long)M->cfg.max_sessions,
+	    (unsigned long long)M->cfg.work_mb);
 	worker_init();
 	proc_start_all();
 	event_base_dispatch(M->base);
