@@ -252,15 +252,24 @@ sb_daemon_exits() {
 }
 
 # Processes whose argv mentions one of our temp dirs (all started by us),
-# and roles whose master is gone (reparented: nobody's any more).
+# and roles of our daemons whose master is gone (sb_orphan_roles).
 sb_our_pids() {
-	local d p
+	local d
 	for d in $SB_TMPDIRS; do
 		case $d in
 		/tmp/?*) pgrep -f -- "$d/" | grep -vx "$$" ;;
 		esac
 	done
-	for p in $(pgrep -f -- '^skillbroker-(broker|policyd|auditd)'); do
+	sb_orphan_roles
+}
+
+# Roles of the daemons this run started whose master is gone
+# (reparented: nobody's any more), one pid a line. Another suite's
+# daemons, beside this one, are not ours to judge.
+sb_orphan_roles() {
+	local p rest
+	sb_daemon_procs | while read -r p rest; do
+		case $rest in skillbroker-broker* | skillbroker-policyd* | skillbroker-auditd*) ;; *) continue ;; esac
 		[ "$(ps -o ppid= -p "$p" | tr -d ' ')" != 1 ] || echo "$p"
 	done
 	return 0
