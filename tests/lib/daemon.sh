@@ -16,8 +16,8 @@
 #   sb_fail / sb_eq / sb_contains / sb_expect / sb_j / sb_jq_expect   assertions
 #   sb_recs / sb_has_rec          audit records matching a jq select expression
 #   sb_bg_add / sb_bg_kill PID [SIG] / sb_bg_wait PID   background helpers, killed at exit
-#   sb_worker_procs / sb_daemon_procs / sb_call_cgroups [PID...] / sb_mounts
-#                                 what a daemon may leave behind
+#   sb_worker_procs / sb_daemon_procs / sb_orphan_roles / sb_call_cgroups [PID...]
+#   sb_loop_devices / sb_mounts   what a daemon may leave behind
 #   sb_have / sb_require / sb_skip    host-ability probes and skips
 #   sb_run_tests [TEST...]        the runner: ok / not ok / skip lines and a count
 #
@@ -340,6 +340,20 @@ _sb_cgroup_bases() {
 	own=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
 	echo "/sys/fs/cgroup${own%/}/skillbroker"
 	echo "/sys/fs/cgroup/unified${own%/}/skillbroker"
+}
+
+# Loop devices backed by a file under our temp dirs (a data dir image
+# of a daemon of ours), "DEVICE FILE" a line.
+sb_loop_devices() {
+	local f b d
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -r "$f" ] || continue
+		b=$(cat "$f" 2>/dev/null)
+		for d in $SB_TMPDIRS; do
+			case $b in "$d"/*) d=${f#/sys/block/}; echo "/dev/${d%%/*} $b" ;; esac
+		done
+	done
+	return 0
 }
 
 # The host's mounts as this process sees them, "MOUNT_POINT FSTYPE
