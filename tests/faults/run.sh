@@ -107,6 +107,7 @@ policy_version() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
+	    ceiling: { fs: { write: ["\$DATA_DIR/**"] } }
 	    limits: { timeout_ms: $t }
 	EOF
 }
@@ -119,7 +120,11 @@ set_policy() {
 
 setup() {
 	mkskill fast 'echo "fast $*"'
-	mkskill sleeper 'sleep "$1"; echo slept'
+	# The sleeper keeps its data dir (an image the master mounts
+	# through a loop device): one more thing a fault may leave behind.
+	mkskill sleeper 'sleep "$1"; echo "$1" >"$DATA_DIR/last"; echo slept'
+	printf -- '---\nname: sleeper\ndescription: fault suite skill sleeper\ncommands:\n  run: scripts/run.sh\npermissions:\n  fs:\n    write: ["$DATA_DIR/**"]\n---\n' \
+	    >"$TMP/skills/sleeper/SKILL.md"
 	# Runs until the suite opens its gate: SIGUSR1 from the host. A
 	# broken pipe (its broker gone) does not end it: only the daemon may.
 	mkskill gate 'trap "" PIPE
@@ -164,7 +169,7 @@ while :; do sleep 0.05; done'
 newdaemon() {
 	D=$TMP/$1
 	shift
-	sb_config "$D/sb.yaml" "per_uid.workers: $NUIDS" "$@"
+	sb_config "$D/sb.yaml" "per_uid.workers: $NUIDS" "worker.data_mb: 16" "$@"
 	HEAD=$SB_STATE/audit.head
 	mkdir -p "$D/calls"
 	SB_MASTERS=""
@@ -343,8 +348,9 @@ count() { recs "$1" | grep -c .; }
 
 # Once the daemon stopped: no process of our worker uids or of our
 # daemons (after at most 5 s: killed processes need a moment to go), no
-# mount but the snapshot MOUNTS0, no per-call cgroup of any master of the
-# test. WHEN says when this is checked.
+# mount but the snapshot MOUNTS0, no loop device of a data dir image, no
+# per-call cgroup of any master of the test. WHEN says when this is
+# checked.
 nothing_left() {
 	local when=$1 left
 	sb_poll 5 sb_no_worker_procs ||
@@ -353,6 +359,8 @@ nothing_left() {
 	    fail "$when: processes of the daemon without its master: $(short "$(sb_daemon_procs | tr '\n' '|')")"
 	left=$(diff <(echo "$MOUNTS0") <(sb_mounts) | grep '^[<>]')
 	[ -z "$left" ] || fail "$when: mounts changed: $(short "$(echo "$left" | tr '\n' '|')")"
+	left=$(sb_loop_devices)
+	[ -z "$left" ] || fail "$when: loop devices left: $(short "$(echo "$left" | tr '\n' '|')")"
 	left=$(sb_call_cgroups)
 	if [ -n "$left" ]; then
 		say "$when: $(echo "$left" | wc -l) call cgroup(s) left, e.g. $(echo "$left" | head -n 1)"
