@@ -144,6 +144,7 @@ integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/faults/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -797,7 +797,9 @@ t14_fatal_exit_status() {
 	# (a) a start that cannot succeed.
 	# (a subshell: the suite's own daemon stays the current one)
 	( SB_POLICY_DIR=$TMP/nopol/missing.d sb_config "$TMP/nopol/sb.yaml" )
-	"$SB_BIN/skillbrokerd" -d -f "$TMP/nopol/sb.yaml" 2>>"$TMP/daemon.log" &
+	# (marked as the harness marks its daemons: sb_orphan_roles sees it)
+	env "$SB_MARK" "$SB_BIN/skillbrokerd" -d -f "$TMP/nopol/sb.yaml" \
+	    2>>"$TMP/daemon.log" &
 	pid=$!
 	if ! sb_poll 5 gone "$pid"; then
 		fail "(a) still running 5 s after a start that cannot succeed"
@@ -811,9 +813,7 @@ t14_fatal_exit_status() {
 	fi
 	[ ! -e "$TMP/nopol/sb.sock" ] || fail "(a) the socket is left behind"
 	# A role whose master is gone has been reparented: a leftover.
-	left=$(for p in $(pgrep -f -- '^skillbroker-(broker|policyd|auditd)'); do
-		[ "$(ps -o ppid= -p "$p" | tr -d ' ')" != 1 ] || echo "$p"
-	done)
+	left=$(sb_orphan_roles)
 	[ -z "$left" ] || fail "(a) processes left: $left"
 
 	# (b) the broker dies while serving.

@@ -16,6 +16,8 @@
 #   sb_fail / sb_eq / sb_contains / sb_expect / sb_j / sb_jq_expect   assertions
 #   sb_recs / sb_has_rec          audit records matching a jq select expression
 #   sb_bg_add / sb_bg_kill PID [SIG] / sb_bg_wait PID   background helpers, killed at exit
+#   sb_worker_procs / sb_daemon_procs / sb_orphan_roles / sb_call_cgroups [PID...]
+#   sb_loop_devices / sb_mounts   what a daemon may leave behind
 #   sb_have / sb_require / sb_skip    host-ability probes and skips
 #   sb_run_tests [TEST...]        the runner: ok / not ok / skip lines and a count
 #
@@ -36,6 +38,11 @@ SB_TMP=""          # the suite's temp dir
 SB_TMPDIRS=""      # every temp dir made by sb_tmpdir
 SB_CONF="" SB_DIR="" SB_SOCK="" SB_STATE="" SB_AUDIT="" SB_LOG=""
 SB_DPID=""         # the master (skillbrokerd) of the running daemon
+SB_MASTERS=""      # every master sb_start started (their cgroups are named after them)
+# In the environment of every daemon this run starts: the master passes
+# its environment on to its roles and workers, so sb_daemon_procs tells
+# this run's processes from another suite's beside it.
+SB_MARK=SB_HARNESS_MARK=sb$$.$RANDOM
 SB_LAUNCH_PID=""   # our child that runs it: the master, or SB_DAEMON_WRAP
 SB_BG_PIDS=""      # helpers started in the background (sb_bg_add)
 SB_STOP_RC="" SB_STOP_MS=0 SB_EXIT_RC=""
@@ -178,7 +185,7 @@ sb_start() {
 		return 1
 	fi
 	[ -z "$SB_DAEMON_PIDFILE" ] || rm -f "$SB_DAEMON_PIDFILE"
-	"${SB_DAEMON_WRAP[@]}" "$SB_BIN/skillbrokerd" -d -f "$SB_CONF" \
+	env "$SB_MARK" "${SB_DAEMON_WRAP[@]}" "$SB_BIN/skillbrokerd" -d -f "$SB_CONF" \
 	    2>>"$SB_LOG" &
 	SB_LAUNCH_PID=$!
 	SB_DPID=$SB_LAUNCH_PID
@@ -187,6 +194,7 @@ sb_start() {
 		sb_poll 5 test -s "$SB_DAEMON_PIDFILE" &&
 		    SB_DPID=$(cat "$SB_DAEMON_PIDFILE")
 	fi
+	[ -z "$SB_DPID" ] || SB_MASTERS="$SB_MASTERS $SB_DPID"
 	if [ -n "$SB_DPID" ] && sb_poll "$t" _sb_up_or_dead && _sb_hello; then
 		return 0
 	fi
@@ -244,15 +252,24 @@ sb_daemon_exits() {
 }
 
 # Processes whose argv mentions one of our temp dirs (all started by us),
-# and roles whose master is gone (reparented: nobody's any more).
+# and roles of our daemons whose master is gone (sb_orphan_roles).
 sb_our_pids() {
-	local d p
+	local d
 	for d in $SB_TMPDIRS; do
 		case $d in
 		/tmp/?*) pgrep -f -- "$d/" | grep -vx "$$" ;;
 		esac
 	done
-	for p in $(pgrep -f -- '^skillbroker-(broker|policyd|auditd)'); do
+	sb_orphan_roles
+}
+
+# Roles of the daemons this run started whose master is gone
+# (reparented: nobody's any more), one pid a line. Another suite's
+# daemons, beside this one, are not ours to judge.
+sb_orphan_roles() {
+	local p rest
+	sb_daemon_procs | while read -r p rest; do
+		case $rest in skillbroker-broker* | skillbroker-policyd* | skillbroker-auditd*) ;; *) continue ;; esac
 		[ "$(ps -o ppid= -p "$p" | tr -d ' ')" != 1 ] || echo "$p"
 	done
 	return 0
@@ -282,6 +299,84 @@ sb_worker_procs() {
 	    '$1 >= a && $1 <= b && $3 !~ /^Z/ { $3 = ""; print }'
 }
 sb_no_worker_procs() { [ -z "$(sb_worker_procs)" ]; }
+
+# Live processes of the daemons this run started (masters, roles,
+# workers; not the skills, whose environment is their own): "pid args".
+sb_daemon_procs() {
+	local f p
+	for f in $(grep -lsazx -- "$SB_MARK" /proc/[0-9]*/environ); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		[ "$p" != "$$" ] || continue
+		printf '%s %s\n' "$p" "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+	return 0
+}
+sb_no_daemon_procs() { [ -z "$(sb_daemon_procs)" ]; }
+
+# The per-call cgroups (m<masterpid>.c<N>, lib/cgroup.c) of the masters
+# PID... (default: every master sb_start started) that exist now, one
+# path a line: under the v1 memory and pids hierarchies and cgroup v2,
+# below our own group (the master's, as it inherits ours).
+sb_call_cgroups() {
+	local pids="${*:-$SB_MASTERS}" base p d
+	[ -n "${pids// /}" ] || return 0
+	for base in $(_sb_cgroup_bases); do
+		for p in $pids; do
+			for d in "$base"/m"$p".c*; do
+				[ -d "$d" ] && echo "$d"
+			done
+		done
+	done
+	return 0
+}
+# Where the master makes its groups: <hierarchy><our group>/skillbroker.
+_sb_cgroup_bases() {
+	local own
+	own=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
+	echo "/sys/fs/cgroup/memory${own%/}/skillbroker"
+	own=$(sed -n 's/^[0-9]*:pids:\(.*\)$/\1/p' /proc/self/cgroup)
+	echo "/sys/fs/cgroup/pids${own%/}/skillbroker"
+	own=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
+	echo "/sys/fs/cgroup${own%/}/skillbroker"
+	echo "/sys/fs/cgroup/unified${own%/}/skillbroker"
+}
+
+# Loop devices backed by a file under our temp dirs (a data dir image
+# of a daemon of ours), "DEVICE FILE" a line.
+sb_loop_devices() {
+	local f b d
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -r "$f" ] || continue
+		b=$(cat "$f" 2>/dev/null)
+		for d in $SB_TMPDIRS; do
+			case $b in "$d"/*) d=${f#/sys/block/}; echo "/dev/${d%%/*} $b" ;; esac
+		done
+	done
+	return 0
+}
+
+# The host's mounts as this process sees them, "MOUNT_POINT FSTYPE
+# SOURCE" sorted, leaving out those under other suites' temp dirs
+# (/tmp/NAME.XXXXXX that are not ours), so a suite that runs beside
+# another can compare snapshots.
+sb_mounts() {
+	awk -v ours="$SB_TMPDIRS" '
+	BEGIN { n = split(ours, o, " ") }
+	{
+		for (i = 7; $i != "-"; i++) ;
+		mp = $5
+		if (mp ~ /^\/tmp\/[^\/]+\.[A-Za-z0-9]+(\/|$)/) {
+			mine = 0
+			for (j = 1; j <= n; j++)
+				if (mp == o[j] || index(mp, o[j] "/") == 1)
+					mine = 1
+			if (!mine)
+				next
+		}
+		print mp, $(i + 1), $(i + 2)
+	}' /proc/self/mountinfo | sort
+}
 
 # --------------------------------------------------------------- clients
 
@@ -587,6 +682,10 @@ sb_cleanup() {
 		done
 	fi
 	[ -z "$SB_CLEANUP_HOOK" ] || "$SB_CLEANUP_HOOK"
+	# empty groups our masters left (a new master sweeps them too)
+	for d in $(sb_call_cgroups 2>/dev/null); do
+		rmdir "$d" 2>/dev/null
+	done
 	for d in $SB_TMPDIRS; do
 		for m in $(awk -v t="$d/" 'index($2, t) == 1 { print $2 }' \
 		    /proc/self/mounts | sort -r); do
