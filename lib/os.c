@@ -234,11 +234,14 @@ os_tree_clone(int fd, struct error *e)
 	return c;
 }
 
-/* The real, effective, saved and filesystem uids of process pid. */
+/*
+ * The real, effective, saved and filesystem uids of process pid; -1 for
+ * a zombie, which runs nothing and waits only for its reaper.
+ */
 static int
 proc_uids(const char *pid, unsigned u[4])
 {
-	char path[64], line[256];
+	char path[64], line[256], st = '?';
 	int r = -1;
 	FILE *f;
 
@@ -246,19 +249,23 @@ proc_uids(const char *pid, unsigned u[4])
 	    (f = fopen(path, "re")) == NULL)
 		return -1;
 	while (r == -1 && fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2],
-		        &u[3]) == 4)
+		if (sscanf(line, "State: %c", &st) == 1 &&
+		    (st == 'Z' || st == 'X'))
+			break;
+		else if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2],
+		             &u[3]) == 4)
 			r = 0;
 	fclose(f);
 	return r;
 }
 
 /*
- * One pass over /proc: kill (with kill set) or mark in held every process
- * holding a uid in [first, last]; how many it found.
+ * One pass over /proc: kill (with kill set) and mark in held every live
+ * process holding a uid in [first, last] that sweep selects; how many.
  */
 static int
-sweep_pass(uid_t first, uid_t last, int kill_them, uint8_t *held)
+sweep_pass(
+    uid_t first, uid_t last, const uint8_t *sweep, int kill_them, uint8_t *held)
 {
 	struct dirent *de;
 	unsigned u[4];
@@ -267,12 +274,14 @@ sweep_pass(uid_t first, uid_t last, int kill_them, uint8_t *held)
 
 	if ((d = opendir("/proc")) == NULL)
 		return -1;
+	memset(held, 0, (size_t)(last - first) + 1);
 	while ((de = readdir(d)) != NULL) {
 		if (!isdigit((unsigned char)de->d_name[0]) ||
 		    proc_uids(de->d_name, u) == -1)
 			continue;
 		for (i = 0, hit = 0; i < 4; i++)
-			if (u[i] >= first && u[i] <= last) {
+			if (u[i] >= first && u[i] <= last &&
+			    sweep[u[i] - first]) {
 				hit = 1;
 				held[u[i] - first] = 1;
 			}
@@ -285,18 +294,21 @@ sweep_pass(uid_t first, uid_t last, int kill_them, uint8_t *held)
 }
 
 int
-os_sweep_uids(uid_t first, uid_t last, uint8_t *held)
+os_sweep_uids(uid_t first, uid_t last, uint8_t *held, int wait)
 {
-	int tries, found, killed = 0;
+	size_t n = (size_t)(last - first) + 1;
+	uint8_t *sweep = xmalloc(n);
+	int tries, found = 1, killed = 0;
 
-	for (tries = 0; tries < 100; tries++) {
-		memset(held, 0, (size_t)(last - first) + 1);
-		if ((found = sweep_pass(first, last, 1, held)) <= 0)
-			return found == -1 ? -1 : killed;
-		killed += tries == 0 ? found : 0;
-		usleep(10000);
-	}
-	/* Still there: the uids they hold are never handed out. */
-	memset(held, 0, (size_t)(last - first) + 1);
-	return sweep_pass(first, last, 0, held) == -1 ? -1 : killed;
+	memcpy(sweep, held, n);
+	for (tries = 0; wait && tries < 100 && found > 0; tries++)
+		if ((found = sweep_pass(first, last, sweep, 1, held)) > 0) {
+			killed += tries == 0 ? found : 0;
+			usleep(10000);
+		}
+	/* Without wait (kill, and see), or still there (see). */
+	if (found > 0)
+		found = sweep_pass(first, last, sweep, !wait, held);
+	free(sweep);
+	return found == -1 ? -1 : killed;
 }

@@ -75,12 +75,14 @@ int os_tree_clone(int fd, struct error *e);
 int os_is_mountpoint(const char *path);
 
 /*
- * At start: kill every process that holds a uid in [first, last] (what a
- * daemon killed with SIGKILL may have left), wait about a second, and
- * set held[uid - first] for each uid a process still holds. Reads every
- * /proc/PID/status: never on a call's path. Returns how many it killed.
+ * Kill every process that holds a uid u in [first, last] with
+ * held[u - first] set (what a daemon killed with SIGKILL may have left),
+ * wait (if wait) about a second, and leave held[u - first] set for each
+ * such uid a live process (not a zombie) still holds. Reads every
+ * /proc/PID/status: never on a call's usual path. Returns how many it
+ * killed at first (0 without wait), or -1.
  */
-int os_sweep_uids(uid_t first, uid_t last, uint8_t *held);
+int os_sweep_uids(uid_t first, uid_t last, uint8_t *held, int wait);
 
 /* The directory of this executable if it holds file, else fallback. */
 char *os_exe_dir_with(const char *file, const char *fallback);

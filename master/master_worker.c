@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/uidpool.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/fds.h"
@@ -33,8 +34,7 @@ enum wstate {
 	W_BUILT,    /* ready; waiting for the broker's RUN */
 	W_AUDITING, /* RUN came; worker.started is not durable yet */
 	W_RUNNING,  /* the skill runs */
-	W_SCANNING, /* the skill is gone; the worker lists its files */
-	W_LOST      /* its cgroup could not be removed: uid never reused */
+	W_SCANNING  /* the skill is gone; the worker lists its files */
 };
 
 struct worker {
@@ -65,26 +65,17 @@ static const struct peer_handler worker_table[] = {
     {0, 0, NULL},
 };
 
-static struct worker *workers;
+static struct worker *workers; /* one per worker uid, by index */
 static size_t nworkers;
 static uint64_t cg_counter;
+static struct uidpool uids;
 
 void
 worker_init(void)
 {
-	uint8_t *held;
-	size_t i;
-
 	nworkers = (size_t)config_nworkers(&M->cfg);
 	workers = xcalloc(nworkers, sizeof(*workers));
-	held = xcalloc(nworkers, 1);
-	/* What a killed predecessor left: no uid a process holds is used. */
-	if (os_sweep_uids(M->cfg.worker_uid_first,
-	        (uid_t)(M->cfg.worker_uid_first + nworkers - 1), held) == -1)
-		fatal("sweep worker uids");
-	for (i = 0; i < nworkers; i++)
-		workers[i].st = held[i] ? W_LOST : W_FREE;
-	free(held);
+	uidpool_init(&uids, M->cfg.worker_uid_first, nworkers);
 }
 
 /* worker.started (x NULL) or worker.exited; its ref, 0 if auditd is down. */
@@ -109,7 +100,7 @@ worker_find(const char *id, pid_t pid)
 	size_t i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE && workers[i].st != W_LOST &&
+		if (workers[i].st != W_FREE &&
 		    (pid > 0 ? workers[i].pid == pid
 		             : strcmp(workers[i].g.grant_id, id) == 0))
 			return &workers[i];
@@ -298,7 +289,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	struct error e = {ERR_NONE, ""};
 	struct worker *w = NULL;
 	struct grant g;
-	size_t i;
+	long i = -1;
 	int work = -1, data = -1;
 
 	if (grant_dec(d, &g, &e) == -1) {
@@ -306,14 +297,13 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	memcpy(id, g.grant_id, sizeof(id));
-	for (i = 0; i < nworkers && w == NULL; i++)
-		if (workers[i].st == W_FREE)
-			w = &workers[i];
 	if (worker_find(id, 0) != NULL)
 		error_set(&e, ERR_INTERNAL, "duplicate grant id");
-	else if (grant_fits(&g, &M->cfg, &e) == 0 && w == NULL)
+	else if (grant_fits(&g, &M->cfg, &e) == 0 &&
+	         (i = uidpool_take(&uids)) == -1)
 		error_set(&e, ERR_OVERLOADED, "every worker uid is in use");
 	else if (e.type == ERR_NONE) {
+		w = &workers[i];
 		memset(w, 0, sizeof(*w));
 		memset(w->pipes, -1, sizeof(w->pipes));
 		w->g = g;
@@ -336,6 +326,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 				close(data);
 			grant_free(&w->g);
 			w->st = W_FREE;
+			uidpool_put(&uids, (size_t)i, 0);
 		} else
 			w->holds_work = 1;
 	}
@@ -491,14 +482,8 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	for (i = 0; i < RUN_STARTED_FDS; i++)
 		if (w->pipes[i] != -1)
 			close(w->pipes[i]);
-	/* A uid is reused only once nothing of the call can hold it. */
-	if (cgroup_remove(w->cg_id) == -1) {
-		log_warnx("uid %u out of service: its last call's cgroup "
-		          "holds a process",
-		    (unsigned)w->g.worker_uid);
-		w->st = W_LOST;
-	} else
-		w->st = W_FREE;
+	w->st = W_FREE;
+	uidpool_put(&uids, (size_t)(w - workers), w->cg_id);
 	grant_free(&w->g);
 	return 1;
 }
@@ -512,7 +497,7 @@ worker_role_lost(enum role_id role)
 	if (role == ROLE_AUDITD)
 		M->audit_acked = M->audit_ref;
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE && workers[i].st != W_LOST &&
+		if (workers[i].st != W_FREE &&
 		    (role == ROLE_BROKER ||
 		        (role == ROLE_POLICYD && workers[i].ref == 0) ||
 		        (role == ROLE_AUDITD && workers[i].st == W_AUDITING)))

@@ -868,6 +868,40 @@ admitted_by_type() {
 	    "$SB_AUDIT"
 }
 
+# A worker uid held at start by a process that outlives SIGKILL (frozen
+# in a cgroup v1 freezer, the kill stays pending): the daemon does not
+# hand that uid out; once the holder is gone (thawed, it dies), the uid
+# is back in service and a full burst runs as every uid.
+f11_uid_held_at_start() {
+	local fz=/sys/fs/cgroup/freezer/skillbroker-faults-$$ hp
+	[ -w /sys/fs/cgroup/freezer/cgroup.procs ] ||
+	    { sb_skip "no cgroup v1 freezer: no process outlives SIGKILL"; return; }
+	T=f11
+	MOUNTS0=$(sb_mounts)
+	newdaemon f11
+	mkdir -p "$fz" || { fail "mkdir $fz"; return 1; }
+	setpriv --reuid="$UID_FIRST" --regid="$UID_FIRST" --clear-groups sleep 300 &
+	hp=$!
+	sb_wait_for 5 "the holder to run as uid $UID_FIRST" \
+	    eval 'ps -o uid=,comm= -p "$hp" | grep -qx " *$UID_FIRST  *sleep"' ||
+	    { kill -KILL "$hp"; return 1; }
+	echo "$hp" >"$fz/cgroup.procs" && echo FROZEN >"$fz/freezer.state" &&
+	    sb_wait_for 5 "the holder to freeze" grep -q '^FROZEN' "$fz/freezer.state" ||
+	    { kill -KILL "$hp"; rmdir "$fz"; return 1; }
+	sb_start || { echo THAWED >"$fz/freezer.state"; rmdir "$fz"; return 1; }
+	grep -q "worker uid $UID_FIRST: .*will not die" "$SB_LOG" ||
+	    fail "no word in the log of uid $UID_FIRST, held at start"
+	kill -0 "$hp" 2>/dev/null || fail "the frozen holder died: the test proves nothing"
+	echo THAWED >"$fz/freezer.state"
+	wait "$hp" 2>/dev/null
+	rmdir "$fz"
+	uids_free "once the holder of uid $UID_FIRST is gone"
+	grep -q "worker uid $UID_FIRST is back in service" "$SB_LOG" ||
+	    fail "no word in the log of uid $UID_FIRST back in service"
+	sb_stop
+	nothing_left "after the stop"
+}
+
 # No daemon of the suite reported a sanitizer error (make SAN=1 check).
 f10_sanitizers() {
 	if grep -lE 'AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:' \
@@ -880,7 +914,7 @@ f10_sanitizers() {
 
 ALL="f1_policyd_killed f2_auditd_killed f3_worker_killed f4_broker_killed
 f5_master_killed f6_disk_full f7_sighup_storm f8_reload_alternating f9_sigterm
-f10_sanitizers"
+f11_uid_held_at_start f10_sanitizers"
 # Tests that show a daemon bug not fixed yet (issue 16): "not ok ... #
 # TODO", not counted (SB_STRICT=1 counts them).
 #   f3: a call whose worker was killed is answered ok (signal 9): the
