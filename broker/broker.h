@@ -127,8 +127,10 @@ struct call {
 	uint64_t audit_ref; /* the record the call waits for */
 	struct bsession *session;
 	struct run run;
-	int run_sent; /* RUN went to the master */
-	int ran;      /* RUN_STARTED came: the skill was exec'd */
+	int run_sent;          /* RUN went to the master */
+	int ran;               /* RUN_STARTED came: the skill was exec'd */
+	uint64_t received_ref; /* invoke.received, until auditd answers */
+	int received_refused;  /* auditd could not write it: nothing runs */
 	int received; /* invoke.received is in the log: invoke.completed ends it
 	               */
 	int holds_worker; /* counted in QUOTA_WORKERS */

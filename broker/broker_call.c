@@ -163,12 +163,17 @@ enter_authz(struct call *c)
 	return CEV_NONE;
 }
 
+#define AUDIT_REFUSED                                                          \
+	"the audit log could not record the request; nothing runs unaudited"
+
 /* The decision goes to the log; nothing moves on until it is durable. */
 static enum call_event
 enter_decision(struct call *c)
 {
 	int allowed = c->ans.err == ERR_NONE;
 
+	if (c->received_refused)
+		return call_error(c, ERR_AUDIT_UNAVAILABLE, AUDIT_REFUSED);
 	c->audit_ref = audit_call(c, "policy.decision",
 	    allowed ? "allowed" : "denied", allowed ? "success" : "failure");
 	if (c->audit_ref == 0)
@@ -380,8 +385,9 @@ call_start(struct conn *cn, struct client_req *cr)
 	else {
 		if (c->cr.type == CREQ_INVOKE) {
 			B->stat_invokes++;
-			c->received = audit_call(c, "invoke.received", "start",
-			                  "unknown") != 0;
+			c->received_ref = audit_call(
+			    c, "invoke.received", "start", "unknown");
+			c->received = c->received_ref != 0;
 		}
 		(void)call_event(c, CEV_START);
 	}
@@ -507,11 +513,21 @@ call_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 		msg_audit_ack_free(&a);
 		return -1;
 	}
+	/* The request's own record refused: the call never runs (acks come
+	 * in order, so before its decision's). */
+	LIST_FOREACH (c, &B->calls, entry)
+		if (c->received_ref == a.ref) {
+			c->received_ref = 0;
+			c->received = a.ok;
+			c->received_refused = !a.ok;
+		}
 	for (c = LIST_FIRST(&B->calls); c != NULL; c = LIST_NEXT(c, entry))
 		if (c->st == CALL_DECISION && c->audit_ref == a.ref)
 			break;
 	if (c != NULL && !a.ok)
 		r = call_fail(c, ERR_AUDIT_UNAVAILABLE, a.message);
+	else if (c != NULL && c->received_refused)
+		r = call_fail(c, ERR_AUDIT_UNAVAILABLE, AUDIT_REFUSED);
 	else if (c != NULL && c->ans.err != ERR_NONE)
 		r = call_fail(c, (enum err_type)c->ans.err, c->ans.reason);
 	else if (c != NULL)

@@ -21,8 +21,8 @@ enum { UIDPOOL_FREE, UIDPOOL_BUSY, UIDPOOL_LOST };
 static int
 uidpool_sweep(struct uidpool *p, uint8_t *held, int wait)
 {
-	if (os_sweep_uids(p->first, (uid_t)(p->first + p->n - 1), held,
-	        wait) == -1) {
+	if (os_sweep_uids(p->first, (uid_t)(p->first + p->n - 1), held, wait) ==
+	    -1) {
 		log_warn("sweep worker uids");
 		return -1;
 	}

@@ -447,10 +447,13 @@ worker_result(struct worker *w, int status, const struct rusage *ru)
 
 	cgroup_usage(w->cg_id, ru, &u);
 	x->started = w->st == W_RUNNING || w->st == W_SCANNING;
-	if (w->st == W_RUNNING) { /* no word from its init: its own status */
+	if (w->st == W_RUNNING) { /* its init died under the skill */
 		x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		x->duration_ms = now_mono_ms() - w->t_go;
+		if (!u.oom)
+			worker_fail(w, ERR_SANDBOX_FAILED,
+			    "the sandbox ended before the skill did");
 	}
 	x->cpu_ms = u.cpu_ms;
 	x->max_rss_kb = u.mem_peak_kb;
@@ -466,6 +469,8 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 
 	if ((w = worker_find("", pid)) == NULL)
 		return 0;
+	w->ctl.on_dead = NULL;          /* the reaper has the last word */
+	peer_drain(&w->ctl);            /* its last words may be queued still */
 	worker_fail(w, ERR_NONE, NULL); /* whatever is left of it */
 	worker_result(w, status, ru);
 	if (w->ref != 0) { /* a call the broker asked to run */
@@ -476,7 +481,6 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	}
 	if (w->holds_work)
 		workdir_release(w->g.principal_uid, w->g.session);
-	w->ctl.on_dead = NULL; /* the reaper has the last word */
 	peer_kill(&w->ctl, "reaped");
 	event_free(w->timer);
 	for (i = 0; i < RUN_STARTED_FDS; i++)

@@ -50,33 +50,47 @@ peer_dispatch(struct peer *p, const struct mp_doc *d)
 	return p->table[i].fn(p, d);
 }
 
-static void
-peer_readcb(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
+/* Read once and dispatch what came; -2 when nothing was there. */
+static int
+peer_read(struct peer *p)
 {
-	struct peer *p = arg;
 	struct mp_doc d;
 	struct error e;
 	int r;
 
 	r = chan_read(&p->ch);
 	if (r == -2)
-		return;
+		return -2;
 	if (r == 0 || r == -1) {
 		peer_kill(p, r == 0 ? "channel closed" : strerror(errno));
-		return;
+		return 0;
 	}
 	while (p->alive && (r = chan_next(&p->ch, &d, &e)) == 1) {
 		r = peer_dispatch(p, &d);
 		mp_doc_free(&d);
 		if (r == -1 && p->alive) {
 			peer_kill(p, "protocol violation");
-			return;
+			return 0;
 		}
 	}
 	if (r == -1 && p->alive) {
 		log_warnx("%s: %s", p->name, e.msg);
 		peer_kill(p, "malformed message");
 	}
+	return 0;
+}
+
+static void
+peer_readcb(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
+{
+	(void)peer_read(arg);
+}
+
+void
+peer_drain(struct peer *p)
+{
+	while (p->alive && peer_read(p) != -2)
+		;
 }
 
 static void

@@ -56,6 +56,9 @@ void peer_send(
 	} while (0)
 #define PEER_SEND(p, enc, ...) PEER_SEND_FDS(p, NULL, 0, enc, __VA_ARGS__)
 
+/* Dispatch what the peer sent before it died (a reaped child). */
+void peer_drain(struct peer *p);
+
 /* Close the channel; calls on_dead once with why. */
 void peer_kill(struct peer *p, const char *why);
 

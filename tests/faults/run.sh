@@ -618,6 +618,9 @@ f3_worker_killed() {
 	ok* | closed* | internal* | noreply* | unsent*)
 		fail "the call whose worker was killed: want a typed error, got $v" ;;
 	esac
+	# and no other call noticed
+	v=$(jq -r '.[] | select(.k != "x" and .type != "ok") | "\(.id) \(.type)"' "$D/calls.json")
+	[ -z "$v" ] || fail "calls beside the killed worker failed: $(short "${v//$'\n'/|}")"
 }
 
 # The broker killed: the master stops the daemon. Calls in flight lose
@@ -915,15 +918,9 @@ f10_sanitizers() {
 ALL="f1_policyd_killed f2_auditd_killed f3_worker_killed f4_broker_killed
 f5_master_killed f6_disk_full f7_sighup_storm f8_reload_alternating f9_sigterm
 f11_uid_held_at_start f10_sanitizers"
-# Tests that show a daemon bug not fixed yet (issue 16): "not ok ... #
-# TODO", not counted (SB_STRICT=1 counts them).
-#   f3: a call whose worker was killed is answered ok (signal 9): the
-#       master reports the worker's own death as the skill's end;
-#   f6: a call admitted while the log is suspended runs without an
-#       invoke.received once it resumes; the first call succeeds more than
-#       1.5 s after space returns (auditd retries once a second); grants
-#       refused "session is busy" answer internal.
-SB_KNOWN_BUGS="f3_worker_killed f6_disk_full"
+# Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
+# counted (SB_STRICT=1 counts them). None today.
+SB_KNOWN_BUGS=""
 
 SB_TESTS=$ALL
 # A test that failed half-way leaves its load and daemon: stop them.
