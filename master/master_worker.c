@@ -447,11 +447,11 @@ worker_result(struct worker *w, int status, const struct rusage *ru)
 
 	cgroup_usage(w->cg_id, ru, &u);
 	x->started = w->st == W_RUNNING || w->st == W_SCANNING;
-	if (w->st == W_RUNNING) { /* its init died under the skill */
+	if (w->st == W_RUNNING) { /* its init ended before the skill */
 		x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 		x->duration_ms = now_mono_ms() - w->t_go;
-		if (!u.oom)
+		if (!u.oom && x->limit == LIMIT_NONE) /* not by us: killed */
 			worker_fail(w, ERR_SANDBOX_FAILED,
 			    "the sandbox ended before the skill did");
 	}
