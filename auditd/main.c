@@ -27,6 +27,7 @@
 #include "auditd.h"
 
 #define PENDING_MAX 4096
+#define RESUME_MS 100 /* a suspended log is retried this often on a record */
 #define PRIO_IO 1     /* channels, signals, the tick */
 #define PRIO_COMMIT 2 /* after every channel has been read */
 
@@ -150,6 +151,25 @@ write_event(const msgpack_object *ev, const char *provider, struct error *e)
 	return r;
 }
 
+/*
+ * A record came to a suspended log: try it again (at most every
+ * RESUME_MS), so calls succeed soon after space returns, not at the
+ * next tick; what is pending is committed (refused) first.
+ */
+static void
+resume_on_record(void)
+{
+	static uint64_t tried;
+	uint64_t now = now_mono_ms();
+
+	if (!alog.suspended || now - tried < RESUME_MS)
+		return;
+	tried = now;
+	if (npending > 0)
+		commit(-1, 0, NULL);
+	(void)alog_try_resume(&alog, "retry");
+}
+
 /* A record: malformed ones end the peer; others are acknowledged. */
 static int
 on_audit(struct peer *p, const struct mp_doc *d)
@@ -166,6 +186,7 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	}
 	if (npending == PENDING_MAX)
 		commit(-1, 0, NULL);
+	resume_on_record();
 	ok = write_event(ev, p == &master_peer ? "master" : "broker", &e) == 0;
 	if (!ok && e.type == ERR_BAD_REQUEST) {
 		log_warnx("%s: malformed audit record: %s", p->name, e.msg);
