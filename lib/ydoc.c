@@ -575,6 +575,19 @@ nest_scan(const char *text, size_t len, unsigned max)
 				goto next_line;
 			sc.mode = SC_NORMAL;
 		}
+		/* libyaml skips a BOM at column 0 between tokens, as one
+		 * column: so do we, or what follows it would hide from us. */
+		if (sc.mode == SC_NORMAL && indent == 0 && sc.len - sc.i >= 3 &&
+		    memcmp(sc.s + sc.i, "\xef\xbb\xbf", 3) == 0) {
+			sc.i += 3;
+			ls += 2; /* columns from here on are libyaml's */
+			for (indent = 1; sc.i < sc.len && sc.s[sc.i] == ' ';
+			     sc.i++)
+				indent++;
+			for (j = sc.i;
+			     j < sc.len && (sc.s[j] == ' ' || sc.s[j] == '\t');)
+				j++;
+		}
 		if (sc.mode == SC_NORMAL && sc.flow == 0) {
 			sc.in_plain = 0;
 			if (j >= sc.len || ybreak(sc.s, j, sc.len) ||

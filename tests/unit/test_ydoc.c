@@ -531,6 +531,14 @@ test_deep_block(void **state)
 	strcpy(p, "x\n");
 	refused(t, "t.yaml:17: nested deeper than 32 levels", YDOC_E_DEPTH);
 	free(t);
+	/* A BOM at a line's start, which libyaml skips: the nesting after
+	 * it is seen by the scan, not first by the parser. */
+	t = repeat("- ", 40, "x\n");
+	assert_non_null(p = malloc(strlen(t) + 16));
+	sprintf(p, "a:\n\xef\xbb\xbf%s", t);
+	refused(p, "t.yaml:2: nested deeper than 32 levels", YDOC_E_DEPTH);
+	free(p);
+	free(t);
 }
 
 /* Billion laughs: 9 levels of 9 aliases would be 387,420,489 "lol"s. */
