@@ -23,7 +23,7 @@
 #include "../proto/peer.h"
 
 #define BROKER_VERSION "0.2.0"
-#define CONN_INFLIGHT_MAX 32
+#define CONN_INFLIGHT_MAX 128
 #define DRAIN_MS 200
 #define STOP_TICKS 20        /* of 50 ms: at most a second to flush at a stop */
 #define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
@@ -41,6 +41,8 @@ struct conn {
 	struct event *timer; /* clients.idle_s and clients.frame_s */
 	uint64_t frame_ms;   /* when a partial frame began; 0: none */
 	uint64_t last_ms;    /* the last byte read, or the last reply */
+	unsigned proto;      /* the major hello agreed (CLIENT_PROTO_MAX) */
+	int approvals;       /* hello said it answers approval requests */
 };
 
 /* What one uid holds at once (broker_quota.c). */
@@ -84,6 +86,7 @@ struct run {
 enum call_state {
 	CALL_NEW,      /* decoded and admitted */
 	CALL_QUEUED,   /* invoke: waits for its session's running call */
+	CALL_WORKERS,  /* invoke: waits for a worker of its uid's share */
 	CALL_AUTHZ,    /* AUTHZ_REQ sent, waits for AUTHZ_ANS */
 	CALL_DECISION, /* policy.decision sent, waits for it to be durable */
 	CALL_RUN_WAIT, /* RUN sent, waits for RUN_STARTED or RUN_EXITED */
@@ -99,6 +102,7 @@ enum call_event {
 	CEV_NONE,
 	CEV_START,
 	CEV_SESSION_FREE,
+	CEV_WORKER_FREE,
 	CEV_AUTHZ_ANS,
 	CEV_AUDIT_ACK,
 	CEV_RUN_STARTED,
@@ -113,8 +117,13 @@ enum call_event {
 struct bsession;
 
 struct call {
-	LIST_ENTRY(call) entry;   /* every live call */
-	TAILQ_ENTRY(call) qentry; /* its session's queue */
+	LIST_ENTRY(call) entry;       /* every live call */
+	TAILQ_ENTRY(call) qentry;     /* its session's queue */
+	TAILQ_ENTRY(call) wentry;     /* the line for workers (CALL_WORKERS) */
+	struct event *qtimer;         /* invoke: its timeout while in line */
+	uint64_t queued_ms;           /* how long it waited in line */
+	int out_of_line;              /* queued_ms is final: it reached AUTHZ */
+	char line_why[ERROR_MSG_MAX]; /* the bound it waits in WORKERS for */
 	uint64_t ref;
 	enum call_state st;
 	struct conn *conn; /* NULL once the client has gone */
@@ -134,8 +143,9 @@ struct call {
 	int received; /* invoke.received is in the log: invoke.completed ends it
 	               */
 	int holds_worker; /* counted in QUOTA_WORKERS */
-	int cancelled;    /* the client went away: end at the next step */
-	int cancel_sent;  /* CANCEL went to the master */
+	int cancelled;    /* cancelled: end at the next step, for cancel_why */
+	char cancel_why[64];
+	int cancel_sent; /* CANCEL went to the master */
 	int output_done;
 	struct msg_run_exited x;
 	struct msg_files files;
@@ -145,6 +155,7 @@ struct call {
 };
 
 LIST_HEAD(call_list, call);
+TAILQ_HEAD(call_queue, call);
 LIST_HEAD(conn_list, conn);
 
 struct broker {
@@ -152,6 +163,7 @@ struct broker {
 	struct evconnlistener *listener; /* enabled at SERVE */
 	struct peer master, policyd, auditd;
 	size_t max_frame, max_sessions;
+	uint64_t max_timeout_ms; /* a queued call waits at most this long */
 	unsigned max_clients;
 	uint64_t workers; /* the master's worker pool */
 	struct quota per_uid;
@@ -162,7 +174,9 @@ struct broker {
 	int stopping, stop_status; /* the daemon stops: no new call */
 	struct conn_list conns;
 	struct call_list calls;
-	size_t ncalls, nqueued;
+	struct call_queue worker_line; /* CALL_WORKERS, first come first */
+	size_t ncalls, nqueued, nworker_line;
+	int worker_freed; /* a worker came back: call_line_wake looks */
 	/* installed by main.c */
 	void (*on_frame)(struct conn *, const uint8_t *, size_t);
 	void (*on_close)(struct conn *);
@@ -186,6 +200,8 @@ void client_request(struct conn *cn, const uint8_t *body, size_t len);
 /* broker_call.c: the call machine */
 void call_start(struct conn *cn, struct client_req *cr);
 void call_conn_gone(struct conn *cn);
+/* cancel: end the call of cn that cr->rid names, and answer. */
+void call_cancel_request(struct conn *cn, const struct client_req *cr);
 void calls_peer_lost(struct peer *p);
 int call_on_authz_ans(struct peer *p, const struct mp_doc *d);
 int call_on_skills_ans(struct peer *p, const struct mp_doc *d);
@@ -193,6 +209,8 @@ int call_on_reload_ans(struct peer *p, const struct mp_doc *d);
 int call_on_run_started(struct peer *p, const struct mp_doc *d);
 int call_on_run_exited(struct peer *p, const struct mp_doc *d);
 int call_on_audit_ack(struct peer *p, const struct mp_doc *d);
+/* ADMINS: the reserve may now be an admin's; the line looks again. */
+int call_on_admins(struct peer *p, const struct mp_doc *d);
 /* The transition table, for tests: 1 if ev is legal for c now. */
 int call_expects(const struct call *c, enum call_event ev);
 const char *call_state_name(enum call_state st);

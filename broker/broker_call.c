@@ -1,8 +1,8 @@
 /*
  * broker_call.c: one client request's life, as one state machine.
  *
- *   invoke:    NEW -> QUEUED -> AUTHZ -> DECISION -> RUN_WAIT -> RUNNING
- *              -> DRAINING -> DONE
+ *   invoke:    NEW -> QUEUED -> WORKERS -> AUTHZ -> DECISION -> RUN_WAIT
+ *              -> RUNNING -> DRAINING -> DONE
  *   authorize: NEW -> AUTHZ -> DECISION -> DONE
  *   skills:    NEW -> SKILLS -> DONE         reload: NEW -> RELOAD -> DONE
  *
@@ -23,6 +23,7 @@
 #include "broker.h"
 
 static int call_event(struct call *c, enum call_event ev);
+static void call_line_wake(void);
 
 #define K(t) (1U << (t))
 #define K_INVOKE K(CREQ_INVOKE)
@@ -40,7 +41,8 @@ static const struct call_edge {
     {K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ},
     {K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS},
     {K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD},
-    {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_AUTHZ},
+    {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
+    {K_INVOKE, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
     {K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
     {K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
@@ -53,8 +55,9 @@ static const struct call_edge {
     {K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE},
 };
 
-static const char *const state_names[CALL__COUNT] = {"new", "queued", "authz",
-    "decision", "run_wait", "running", "draining", "skills", "reload", "done"};
+static const char *const state_names[CALL__COUNT] = {"new", "queued", "workers",
+    "authz", "decision", "run_wait", "running", "draining", "skills", "reload",
+    "done"};
 
 const char *
 call_state_name(enum call_state st)
@@ -96,6 +99,15 @@ call_find(uint64_t ref)
 	return NULL;
 }
 
+/* Out of the line for workers. */
+static void
+call_line_leave(struct call *c)
+{
+	TAILQ_REMOVE(&B->worker_line, c, wentry);
+	c->wentry.tqe_prev = NULL;
+	B->nworker_line--;
+}
+
 /* Note why the call fails; CEV_FAIL then ends it. */
 static enum call_event
 call_error(struct call *c, enum err_type t, const char *msg)
@@ -127,23 +139,42 @@ enter_queued(struct call *c)
 	}
 }
 
+/*
+ * invoke: a grant makes the master start a worker, so the call takes one
+ * of its uid's share first, or waits in line for one (its timeout runs).
+ */
+static enum call_event
+enter_workers(struct call *c)
+{
+	struct error e;
+
+	if (quota_take(QUOTA_WORKERS, c->uid, c->gid, &e) == 0) {
+		c->holds_worker = 1;
+		return CEV_WORKER_FREE;
+	}
+	if (e.type != ERR_OVERLOADED)
+		return call_error(c, e.type, e.msg);
+	snprintf(c->line_why, sizeof(c->line_why), "%s", e.msg);
+	TAILQ_INSERT_TAIL(&B->worker_line, c, wentry);
+	B->nworker_line++;
+	return CEV_NONE;
+}
+
 static enum call_event
 enter_authz(struct call *c)
 {
 	struct msg_authz_req a;
-	struct error e;
 
+	if (c->qtimer != NULL) { /* out of line: the wait counts */
+		evtimer_del(c->qtimer);
+		c->queued_ms = now_mono_ms() - c->t0_ms;
+		c->out_of_line = 1;
+	}
 	if (B->stopping)
 		return call_error(c, ERR_CANCELLED, "skillbrokerd is stopping");
 	if (!B->policyd.alive)
 		return call_error(c, ERR_POLICY_UNAVAILABLE,
 		    "policyd is not running; nothing can be authorized");
-	/* A grant makes the master start a worker: count it from here. */
-	if (c->cr.type == CREQ_INVOKE) {
-		if (quota_take(QUOTA_WORKERS, c->uid, c->gid, &e) == -1)
-			return call_error(c, e.type, e.msg);
-		c->holds_worker = 1;
-	}
 	memset(&a, 0, sizeof(a));
 	a.ref = c->ref;
 	a.uid = c->uid;
@@ -158,6 +189,7 @@ enter_authz(struct call *c)
 	a.env = c->cr.env;
 	a.nenv = c->cr.nenv;
 	a.timeout_ms = c->cr.timeout_ms;
+	a.queued_ms = c->queued_ms;
 	a.dry_run = c->cr.type == CREQ_AUTHORIZE;
 	PEER_SEND(&B->policyd, msg_authz_req_enc, &a);
 	return CEV_NONE;
@@ -188,7 +220,7 @@ enter_run_wait(struct call *c)
 	struct msg_run run = {c->ref, c->ans.grant_id};
 
 	if (c->cancelled) /* call_done gives the grant back */
-		return call_error(c, ERR_CANCELLED, "the client disconnected");
+		return call_error(c, ERR_CANCELLED, c->cancel_why);
 	c->run_sent = 1;
 	PEER_SEND(&B->master, msg_run_enc, &run);
 	return CEV_NONE;
@@ -230,6 +262,7 @@ enter_reload(struct call *c)
 static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
     [CALL_NEW] = enter_wait,
     [CALL_QUEUED] = enter_queued,
+    [CALL_WORKERS] = enter_workers,
     [CALL_AUTHZ] = enter_authz,
     [CALL_DECISION] = enter_decision,
     [CALL_RUN_WAIT] = enter_run_wait,
@@ -246,8 +279,14 @@ call_free(struct call *c)
 	LIST_REMOVE(c, entry);
 	B->ncalls--;
 	quota_release(QUOTA_CALLS, c->uid);
-	if (c->holds_worker)
+	if (c->wentry.tqe_prev != NULL)
+		call_line_leave(c);
+	if (c->qtimer != NULL)
+		event_free(c->qtimer);
+	if (c->holds_worker) {
 		quota_release(QUOTA_WORKERS, c->uid);
+		B->worker_freed = 1;
+	}
 	if (c->conn != NULL && --c->conn->inflight == 0)
 		conn_arm(c->conn);
 	if (c->answer != NULL && c->cr.type == CREQ_SKILLS)
@@ -306,6 +345,39 @@ call_done(struct call *c)
 	call_free(c);
 	if (next != NULL)
 		(void)call_event(next, CEV_SESSION_FREE);
+	call_line_wake();
+}
+
+/*
+ * A worker of some uid's share came free: the first calls in line that
+ * may take one now go on, in the order they came (each uid's share
+ * bounds it, so one uid's line does not hold up another's).
+ */
+static void
+call_line_wake(void)
+{
+	struct call *c, *next;
+	struct error e;
+	uint64_t *refs;
+	size_t n = 0, i;
+
+	if (!B->worker_freed || B->nworker_line == 0)
+		return;
+	B->worker_freed = 0;
+	refs = xcalloc(B->nworker_line, sizeof(*refs));
+	for (c = TAILQ_FIRST(&B->worker_line); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, wentry);
+		if (quota_take(QUOTA_WORKERS, c->uid, c->gid, &e) == -1)
+			continue;
+		c->holds_worker = 1;
+		call_line_leave(c);
+		refs[n++] = c->ref;
+	}
+	/* Moving one call may end others: look each up anew. */
+	for (i = 0; i < n; i++)
+		if ((c = call_find(refs[i])) != NULL)
+			(void)call_event(c, CEV_WORKER_FREE);
+	free(refs);
 }
 
 /*
@@ -353,6 +425,41 @@ call_fail(struct call *c, enum err_type t, const char *msg)
 	return call_event(c, call_error(c, t, msg));
 }
 
+/* Its whole timeout passed while it waited in line. */
+static void
+call_line_timeout(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
+{
+	struct call *c = arg;
+	char msg[REASON_MAX_LEN];
+
+	if (c->st != CALL_QUEUED && c->st != CALL_WORKERS)
+		return;
+	snprintf(msg, sizeof(msg),
+	    "the call waited %llu ms, its whole timeout, for %s%s",
+	    (unsigned long long)(now_mono_ms() - c->t0_ms),
+	    c->st == CALL_QUEUED ? "its session's earlier calls" : "a worker: ",
+	    c->st == CALL_QUEUED ? "" : c->line_why);
+	(void)call_fail(c, ERR_TIMEOUT, msg);
+}
+
+/*
+ * invoke: its timeout runs from now, in line too (the client's, or at
+ * most limits.max_timeout_ms; policyd takes the wait off the rest).
+ */
+static void
+call_line_timer(struct call *c)
+{
+	uint64_t ms = c->cr.timeout_ms;
+	struct timeval tv;
+
+	if (ms == 0 || ms > B->max_timeout_ms)
+		ms = B->max_timeout_ms;
+	tv = timeval_ms(ms);
+	if ((c->qtimer = evtimer_new(B->base, call_line_timeout, c)) == NULL ||
+	    evtimer_add(c->qtimer, &tv) == -1)
+		fatalx("call timer");
+}
+
 /* A decoded request: admit it as a call (takes cr). */
 void
 call_start(struct conn *cn, struct client_req *cr)
@@ -376,6 +483,8 @@ call_start(struct conn *cn, struct client_req *cr)
 	cn->inflight++;
 	quota_add(QUOTA_CALLS, c->uid);
 	conn_arm(cn);
+	if (c->cr.type == CREQ_INVOKE)
+		call_line_timer(c);
 	if (!B->policyd.alive)
 		(void)call_fail(c, ERR_POLICY_UNAVAILABLE,
 		    "policyd is not running; nothing can be authorized");
@@ -406,11 +515,24 @@ call_cancel_run(struct call *c)
 }
 
 /*
- * The client went away: its calls are cancelled. A call that waits for
- * nobody ends now; one that waits for policyd or auditd ends at its
- * answer; a running one has its worker ended by the master. Each is
- * answered to nobody and audited as cancelled.
+ * Cancel c: a call that waits for nobody (in line) ends now; one that
+ * waits for policyd or auditd ends at its answer; a running one has its
+ * worker ended by the master. Each is audited as cancelled.
  */
+static void
+call_cancel(struct call *c, const char *why)
+{
+	if (c->cancelled)
+		return;
+	c->cancelled = 1;
+	snprintf(c->cancel_why, sizeof(c->cancel_why), "%s", why);
+	if (c->st == CALL_QUEUED || c->st == CALL_WORKERS)
+		(void)call_fail(c, ERR_CANCELLED, why);
+	else if (c->st == CALL_RUN_WAIT || c->st == CALL_RUNNING)
+		call_cancel_run(c);
+}
+
+/* The client went away: its calls are cancelled, answered to nobody. */
 void
 call_conn_gone(struct conn *cn)
 {
@@ -422,19 +544,73 @@ call_conn_gone(struct conn *cn)
 	LIST_FOREACH (c, &B->calls, entry)
 		if (c->conn == cn) {
 			c->conn = NULL;
-			c->cancelled = 1;
 			refs[n++] = c->ref;
 		}
-	for (i = 0; i < n; i++) {
-		if ((c = call_find(refs[i])) == NULL)
-			continue;
-		if (c->st == CALL_QUEUED)
-			(void)call_fail(
-			    c, ERR_CANCELLED, "the client disconnected");
-		else if (c->st == CALL_RUN_WAIT || c->st == CALL_RUNNING)
-			call_cancel_run(c);
-	}
+	for (i = 0; i < n; i++)
+		if ((c = call_find(refs[i])) != NULL)
+			call_cancel(c, "the client disconnected");
 	free(refs);
+}
+
+/* Two request ids are the same id. */
+static int
+call_id_eq(const struct client_id *a, const struct client_id *b)
+{
+	if (a->is_num || b->is_num)
+		return a->is_num && b->is_num && a->num == b->num;
+	return a->str != NULL && b->str != NULL && strcmp(a->str, b->str) == 0;
+}
+
+/*
+ * The call cr->rid names: this connection's, else the one call of that
+ * id its uid has on another connection (skillctl cancel); n how many.
+ */
+static struct call *
+call_named(const struct conn *cn, const struct client_req *cr, size_t *n)
+{
+	struct call *c, *other = NULL;
+
+	*n = 0;
+	LIST_FOREACH (c, &B->calls, entry)
+		if (c->conn != NULL && c->uid == cn->uid &&
+		    call_id_eq(&c->cr.id, &cr->rid)) {
+			if (c->conn == cn) {
+				*n = 1;
+				return c;
+			}
+			other = c;
+			(*n)++;
+		}
+	return *n == 1 ? other : NULL;
+}
+
+void
+call_cancel_request(struct conn *cn, const struct client_req *cr)
+{
+	struct mp_enc m;
+	struct call *c;
+	size_t n;
+
+	c = call_named(cn, cr, &n);
+	enc_init(&m);
+	if (c == NULL && n > 1)
+		client_error_enc(&m, &cr->id, ERR_BAD_REQUEST,
+		    "calls on several connections of this uid have that "
+		    "request_id: cancel it from its own connection");
+	else if (c == NULL)
+		client_error_enc(&m, &cr->id, ERR_NOT_FOUND,
+		    "no call of that request_id is in flight for this uid");
+	else {
+		client_reply_begin(&m, "cancel", &cr->id, 1);
+		enc_key(&m, "request_id");
+		client_id_enc(&m, &cr->rid);
+		enc_kstr(&m, "state", call_state_name(c->st));
+		client_reply_end(&m);
+	}
+	conn_send(cn, &m);
+	enc_free(&m);
+	if (c != NULL) /* the call's own reply follows this one */
+		call_cancel(c, "cancelled by the client");
 }
 
 /*
@@ -497,7 +673,7 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 		c->cr.command = xstrdup(a.command);
 	}
 	if (c->cancelled) /* its grant goes back in call_done */
-		return call_fail(c, ERR_CANCELLED, "the client disconnected");
+		return call_fail(c, ERR_CANCELLED, c->cancel_why);
 	return call_event(c, CEV_AUTHZ_ANS);
 }
 
@@ -630,4 +806,14 @@ call_on_reload_ans(struct peer *p UNUSED, const struct mp_doc *d)
 	if (a->err != ERR_NONE)
 		return call_fail(c, (enum err_type)a->err, a->message);
 	return call_event(c, CEV_RELOAD_ANS);
+}
+
+int
+call_on_admins(struct peer *p, const struct mp_doc *d)
+{
+	if (quota_on_admins(p, d) == -1)
+		return -1;
+	B->worker_freed = 1;
+	call_line_wake();
+	return 0;
 }

@@ -1,13 +1,35 @@
 /*
  * broker_client.c: one request frame from a client. hello and stats are
- * answered here; every other request becomes a call (broker_call.c). A
- * frame that does not decode is answered with bad_request and the
- * connection closes.
+ * answered here, cancel ends a call; every other request becomes a call
+ * (broker_call.c). A frame that is no msgpack map is answered with
+ * bad_request and the connection closes; a request that breaks its
+ * type's rules gets its error and the connection goes on.
  */
 #include <stdio.h>
 
 #include "../lib/log.h"
 #include "broker.h"
+
+/* hello: agree on a major; a client may say it answers approvals. */
+static void
+client_hello(struct conn *cn, const struct client_req *cr, struct mp_enc *m)
+{
+	char msg[96];
+
+	if (cr->protocol != 0 && (cr->protocol < CLIENT_PROTO_MIN ||
+	                             cr->protocol > CLIENT_PROTO_MAX)) {
+		snprintf(msg, sizeof(msg),
+		    "protocol %llu is not supported: this server speaks %d..%d",
+		    (unsigned long long)cr->protocol, CLIENT_PROTO_MIN,
+		    CLIENT_PROTO_MAX);
+		client_error_enc(m, &cr->id, ERR_UNSUPPORTED, msg);
+		return;
+	}
+	cn->proto =
+	    cr->protocol != 0 ? (unsigned)cr->protocol : CLIENT_PROTO_MAX;
+	cn->approvals = cr->approvals;
+	reply_hello(m, &cr->id, cn);
+}
 
 void
 client_request(struct conn *cn, const uint8_t *body, size_t len)
@@ -19,12 +41,14 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 	char msg[64];
 
 	B->stat_requests++;
+	/* A frame that is no msgpack map ends the connection... */
 	if (mp_decode(&d, body, len, NULL, &e) == -1) {
 		conn_error(cn, NULL, ERR_BAD_REQUEST, e.msg, 1);
 		return;
 	}
+	/* ...a request that breaks its type's rules is answered alone. */
 	if (client_req_dec(&d, &cr, &e) == -1) {
-		conn_error(cn, &cr.id, ERR_BAD_REQUEST, e.msg, 1);
+		conn_error(cn, &cr.id, e.type, e.msg, 0);
 		client_req_free(&cr);
 		mp_doc_free(&d);
 		return;
@@ -32,10 +56,15 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 	mp_doc_free(&d);
 	enc_init(&m);
 	if (cr.type == CREQ_HELLO)
-		reply_hello(&m, &cr.id, cn);
+		client_hello(cn, &cr, &m);
 	else if (cr.type == CREQ_STATS)
 		reply_stats(&m, &cr.id);
-	else if (cn->inflight >= CONN_INFLIGHT_MAX) {
+	else if (cr.type == CREQ_CANCEL) {
+		call_cancel_request(cn, &cr);
+		enc_free(&m);
+		client_req_free(&cr);
+		return;
+	} else if (cn->inflight >= CONN_INFLIGHT_MAX) {
 		snprintf(msg, sizeof(msg),
 		    "%d requests in flight on this connection, its bound",
 		    CONN_INFLIGHT_MAX);

@@ -250,6 +250,7 @@ conn_accept(int fd)
 	cn->gid = cred.gid;
 	cn->pid = cred.pid;
 	cn->last_ms = now_mono_ms();
+	cn->proto = CLIENT_PROTO_MAX; /* until hello says otherwise */
 	cn->bev = bufferevent_socket_new(B->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (cn->bev == NULL ||
 	    (cn->timer = evtimer_new(B->base, conn_timeout, cn)) == NULL)

@@ -82,6 +82,9 @@ reply_result(struct mp_enc *m, const struct call *c)
 	enc_kstr(m, "skill", c->cr.skill);
 	enc_kstr(m, "command", c->cr.command);
 	enc_kstr(m, "timestamp_utc", c->ts);
+	if (c->cr.type == CREQ_INVOKE) /* in line, before it was decided */
+		enc_kuint(m, "queued_ms",
+		    c->out_of_line ? c->queued_ms : now_mono_ms() - c->t0_ms);
 	reply_policy(m, c);
 	if (c->cr.type == CREQ_AUTHORIZE && c->ans.effective_len > 0) {
 		enc_key(m, "effective");
@@ -133,15 +136,39 @@ reply_reload(struct mp_enc *m, const struct client_id *id, const char *message)
 void
 reply_hello(struct mp_enc *m, const struct client_id *id, const struct conn *cn)
 {
+	enum creq_type t;
+	size_t n;
+
 	client_reply_begin(m, "hello", id, 1);
 	enc_kstr(m, "server", "skillbroker");
 	enc_kstr(m, "version", BROKER_VERSION);
-	enc_kuint(m, "protocol", CLIENT_PROTO_VERSION);
+	enc_kuint(m, "protocol", cn->proto);
 	enc_key(m, "principal");
 	enc_map_open(m);
 	enc_kuint(m, "uid", cn->uid);
 	enc_kuint(m, "gid", cn->gid);
 	enc_kint(m, "pid", cn->pid);
+	enc_map_close(m);
+	enc_key(m, "capabilities");
+	enc_map_open(m);
+	enc_kuint(m, "protocol_min", CLIENT_PROTO_MIN);
+	enc_kuint(m, "protocol_max", CLIENT_PROTO_MAX);
+	for (t = 0, n = 0; t < CREQ__COUNT; t++)
+		n += (size_t)creq_supported(t);
+	enc_key(m, "requests");
+	enc_array(m, n);
+	for (t = 0; t < CREQ__COUNT; t++)
+		if (creq_supported(t))
+			enc_str(m, creq_type_name(t));
+	enc_key(m, "limits");
+	enc_map_open(m);
+	enc_kuint(m, "max_frame_bytes", B->max_frame);
+	enc_kuint(m, "in_flight", CONN_INFLIGHT_MAX);
+	enc_kuint(m, "args", ARGS_MAX);
+	enc_kuint(m, "arg_bytes", ARG_MAX_LEN);
+	enc_kuint(m, "env", CLIENT_ENV_MAX);
+	enc_kuint(m, "max_timeout_ms", B->max_timeout_ms);
+	enc_map_close(m);
 	enc_map_close(m);
 	client_reply_end(m);
 }

@@ -25,7 +25,7 @@ struct bsession {
 	uint32_t uid;
 	char *name;
 	struct call *running;
-	TAILQ_HEAD(call_queue, call) queue;
+	struct call_queue queue;
 	size_t nqueued;
 	uint64_t used_ms;
 };

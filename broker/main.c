@@ -30,7 +30,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
-    {MSG_ADMINS, 0, quota_on_admins},
+    {MSG_ADMINS, 0, call_on_admins},
     {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
@@ -193,6 +193,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	B = xcalloc(1, sizeof(*B));
 	B->max_frame = (size_t)conf.max_frame;
+	B->max_timeout_ms = conf.max_timeout_ms;
 	B->max_clients = (unsigned)conf.max_clients;
 	B->max_sessions = (size_t)conf.max_sessions;
 	B->workers = conf.workers;
@@ -206,6 +207,7 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	LIST_INIT(&B->conns);
 	LIST_INIT(&B->calls);
+	TAILQ_INIT(&B->worker_line);
 	session_init();
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);

@@ -384,6 +384,19 @@ out:
 }
 
 /* The human form of a reply to a request of the given type. */
+/* cancel: what was cancelled, and where it was. */
+static int
+print_cancel(const msgpack_object *reply, FILE *out, struct error *e)
+{
+	char *state = NULL;
+
+	if (mp_str(reply, "state", 1, 32, &state, e) == -1)
+		return -1;
+	fprintf(out, "cancelled (it was %s)\n", sanitize(state));
+	free(state);
+	return 0;
+}
+
 static int
 print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
     FILE *err, int *midline, struct error *e)
@@ -402,6 +415,8 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 	case CREQ_RELOAD:
 		fprintf(out, "policy reloaded\n");
 		return 0;
+	case CREQ_CANCEL:
+		return print_cancel(reply, out, e);
 	default:
 		return 0;
 	}

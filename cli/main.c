@@ -22,6 +22,7 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] skills [--json]\n"
     "       skillctl [-s SOCKET] hello [--json]\n"
     "       skillctl [-s SOCKET] reload [--json]\n"
+    "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
     "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
 
@@ -49,6 +50,9 @@ static const char usage_text[] =
     "too big\n"
     "  3      the broker refused or failed the request (ok=false)\n"
     "  4      cannot connect, a protocol error, or output cannot be written\n"
+    "\n"
+    "cancel ends a call of the same uid that another skillctl (or client)\n"
+    "runs, named by its request id (skillctl's are skillctl-PID-1).\n"
     "\n"
     "reload asks policyd to load its policy files and skills again (admin\n"
     "principals only). policy check lints policy files and skill\n"
@@ -214,6 +218,19 @@ parse_call(struct opts *o, int argc, char **argv)
 		usage_err("--stdin and --stdin-file exclude each other");
 }
 
+/* A request id as a client sent it: all digits an integer, else text. */
+static void
+cli_id_parse(const char *s, struct client_id *id)
+{
+	char *end;
+
+	errno = 0;
+	id->num = strtoull(s, &end, 10);
+	id->is_num = *s >= '0' && *s <= '9' && *end == '\0' && errno == 0;
+	if (!id->is_num)
+		id->str = xstrdup(s);
+}
+
 /* skills/hello take --json and nothing else. */
 static void
 parse_plain(struct opts *o, int argc, char **argv)
@@ -246,6 +263,12 @@ parse_verb(struct opts *o, int argc, char **argv)
 		              : v[0] == 'h' ? CREQ_HELLO
 		                            : CREQ_RELOAD;
 		parse_plain(o, argc, argv);
+	} else if (strcmp(v, "cancel") == 0) {
+		o->req.type = CREQ_CANCEL;
+		if (argc < 2 || argv[1][0] == '-')
+			usage_err("cancel needs a REQUEST_ID");
+		cli_id_parse(argv[1], &o->req.rid);
+		parse_plain(o, argc - 1, argv + 1);
 	} else if (strcmp(v, "policy") == 0) {
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
 			usage_err("policy wants the subcommand \"check\"");

@@ -419,7 +419,7 @@ config_per_uid_fill(
 		const char *k, *gk;
 	} f[] = {
 	    {&c->per_uid.clients, 16, c->max_clients, "clients", "max_clients"},
-	    {&c->per_uid.calls, 64, UINT64_MAX, "calls", ""},
+	    {&c->per_uid.calls, 128, UINT64_MAX, "calls", ""},
 	    {&c->per_uid.sessions, 16, c->max_sessions, "sessions",
 	        "worker.max_sessions"},
 	    {&c->per_uid.workers, 8, config_nworkers(c), "workers",

@@ -24,6 +24,8 @@ static const char *const err_names[ERR__COUNT] = {
     [ERR_CANCELLED] = "cancelled",
     [ERR_OVERLOADED] = "overloaded",
     [ERR_INTERNAL] = "internal",
+    [ERR_UNSUPPORTED] = "unsupported",
+    [ERR_NOT_FOUND] = "not_found",
 };
 
 int

@@ -25,6 +25,8 @@ enum err_type {
 	ERR_CANCELLED,
 	ERR_OVERLOADED,
 	ERR_INTERNAL,
+	ERR_UNSUPPORTED, /* a request type or version this server lacks */
+	ERR_NOT_FOUND,   /* what the request names is not there */
 	ERR__COUNT
 };
 

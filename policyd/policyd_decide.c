@@ -205,6 +205,16 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	effective_limits(pe, req, r, d);
+	/* The wait in its session's line and for a worker is call time. */
+	if (req->queued_ms >= d->limits.timeout_ms) {
+		deny(d, ERR_TIMEOUT,
+		    "the call waited %llu ms in line, its whole timeout "
+		    "(%llu ms)",
+		    (unsigned long long)req->queued_ms,
+		    (unsigned long long)d->limits.timeout_ms);
+		return;
+	}
+	d->limits.timeout_ms -= req->queued_ms;
 	if (!req->dry_run && !rate_take(req->uid, req->skill,
 	                         r->rate.per_minute, r->rate.burst, now_ms)) {
 		deny(d, ERR_RATE_LIMITED,

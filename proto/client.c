@@ -20,20 +20,31 @@ static const char *const creq_names[CREQ__COUNT] = {
     [CREQ_RELOAD] = "reload",
 };
 
+/* What this server answers (hello lists it): every type but these. */
+#define CREQ_NOT_YET (1U << CREQ_APPROVE)
+
+int
+creq_supported(enum creq_type t)
+{
+	return (unsigned)t < CREQ__COUNT && !(CREQ_NOT_YET & (1U << t));
+}
+
 const char *
 creq_type_name(enum creq_type t)
 {
 	return (unsigned)t < CREQ__COUNT ? creq_names[t] : "unknown";
 }
 
-/* The id may be a string or an unsigned integer. */
+/* An id (key "id" or "request_id") is a string or an unsigned integer. */
 static int
-client_id_dec(const msgpack_object *map, struct client_id *id, struct error *e)
+client_id_dec(const msgpack_object *map, const char *key, struct client_id *id,
+    struct error *e)
 {
-	const msgpack_object *o = mp_get(map, "id");
+	const msgpack_object *o = mp_get(map, key);
 
 	if (o == NULL)
-		return error_set(e, ERR_BAD_REQUEST, "missing field \"id\"");
+		return error_set(
+		    e, ERR_BAD_REQUEST, "missing field \"%s\"", key);
 	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		id->is_num = 1;
 		id->num = o->via.u64;
@@ -42,9 +53,9 @@ client_id_dec(const msgpack_object *map, struct client_id *id, struct error *e)
 	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0 ||
 	    o->via.str.size > CLIENT_ID_MAX)
 		return error_set(e, ERR_BAD_REQUEST,
-		    "field \"id\" must be a string of 1..%d bytes or an "
+		    "field \"%s\" must be a string of 1..%d bytes or an "
 		    "unsigned integer",
-		    CLIENT_ID_MAX);
+		    key, CLIENT_ID_MAX);
 	id->str = xstrndup(o->via.str.ptr, o->via.str.size);
 	return 0;
 }
@@ -93,7 +104,7 @@ client_type_dec(const msgpack_object *map, enum creq_type *t, struct error *e)
 			free(s);
 			return 0;
 		}
-	error_set(e, ERR_BAD_REQUEST, "unknown request type \"%s\"", s);
+	error_set(e, ERR_UNSUPPORTED, "unknown request type \"%.32s\"", s);
 	free(s);
 	return -1;
 }
@@ -133,10 +144,13 @@ int
 client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 {
 	static const char *const plain[] = {"type", "id", NULL};
+	static const char *const hello[] = {
+	    "type", "id", "protocol", "approvals", NULL};
+	static const char *const cancel[] = {"type", "id", "request_id", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
-	if (client_id_dec(o, &r->id, e) == -1 ||
+	if (client_id_dec(o, "id", &r->id, e) == -1 ||
 	    client_type_dec(o, &r->type, e) == -1)
 		return -1;
 	switch (r->type) {
@@ -144,12 +158,27 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 	case CREQ_AUTHORIZE:
 		return client_call_dec(o, r, e);
 	case CREQ_HELLO:
+		return mp_only_keys(o, hello, e) ||
+		               mp_uint(o, "protocol", 0, UINT32_MAX,
+		                   &r->protocol, e) ||
+		               mp_bool(o, "approvals", 0, &r->approvals, e)
+		           ? -1
+		           : 0;
+	case CREQ_CANCEL:
+		return mp_only_keys(o, cancel, e) ||
+		               client_id_dec(o, "request_id", &r->rid, e)
+		           ? -1
+		           : 0;
 	case CREQ_SKILLS:
 	case CREQ_STATS:
 	case CREQ_RELOAD:
 		return mp_only_keys(o, plain, e);
-	default:
-		return error_set(e, ERR_BAD_REQUEST,
+	case CREQ_APPROVE:
+	case CREQ__COUNT:
+		break;
+	}
+	{
+		return error_set(e, ERR_UNSUPPORTED,
 		    "request type \"%s\" is not supported yet",
 		    creq_type_name(r->type));
 	}
@@ -159,6 +188,7 @@ void
 client_req_free(struct client_req *r)
 {
 	free(r->id.str);
+	free(r->rid.str);
 	free(r->skill);
 	free(r->command);
 	free(r->session);
@@ -205,6 +235,14 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 			enc_kstr(m, "phase", r->phase);
 		if (r->timeout_ms != 0)
 			enc_kuint(m, "timeout_ms", r->timeout_ms);
+	}
+	if (r->type == CREQ_HELLO && r->protocol != 0)
+		enc_kuint(m, "protocol", r->protocol);
+	if (r->type == CREQ_HELLO && r->approvals)
+		enc_kbool(m, "approvals", 1);
+	if (r->type == CREQ_CANCEL) {
+		enc_key(m, "request_id");
+		client_id_enc(m, &r->rid);
 	}
 	if (call && r->nenv > 0) {
 		enc_key(m, "env");

@@ -2,7 +2,8 @@
  * client.h: the client protocol on the local socket. Requests are one
  * msgpack map with "type" and a client-chosen "id" (string or unsigned
  * integer) echoed in the reply. Decoding is strict: unknown fields,
- * wrong types and out-of-range values are bad_request.
+ * wrong types and out-of-range values are bad_request, an unknown type
+ * is unsupported; either answers that request alone.
  */
 #ifndef SB_CLIENT_H
 #define SB_CLIENT_H
@@ -28,7 +29,8 @@ enum creq_type {
 #define CLIENT_ID_MAX 128
 #define CLIENT_ENV_MAX 64
 #define DEFAULT_SESSION "default"
-#define CLIENT_PROTO_VERSION 1 /* what hello reports */
+#define CLIENT_PROTO_MIN 1 /* the majors this server speaks */
+#define CLIENT_PROTO_MAX 2
 
 struct client_id {
 	int is_num;
@@ -47,9 +49,14 @@ struct client_req {
 	char **env; /* KEY=VALUE pairs from the "env" map */
 	size_t nenv;
 	uint64_t timeout_ms;
+	uint64_t protocol;    /* hello: the client's major (0: not said) */
+	int approvals;        /* hello: it answers approval requests */
+	struct client_id rid; /* cancel: the request to end */
 };
 
 const char *creq_type_name(enum creq_type t);
+/* This server answers requests of type t (hello lists them). */
+int creq_supported(enum creq_type t);
 /*
  * Decode a request. Even on failure, req->id is set when the request
  * carried a usable id, so the error reply can echo it.

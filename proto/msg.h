@@ -114,6 +114,7 @@ struct conf_broker {
 	uint64_t max_frame, max_clients;
 	uint64_t max_sessions, session_idle_s;
 	uint64_t workers;             /* the master's pool: workers at once */
+	uint64_t max_timeout_ms;      /* limits.max_timeout_ms: queued calls */
 	struct quota per_uid;         /* per_uid.* */
 	struct client_bounds clients; /* clients.* */
 };
@@ -147,6 +148,7 @@ struct msg_authz_req {
 	char **env; /* KEY=VALUE from the client, not yet filtered */
 	size_t nenv;
 	uint64_t timeout_ms; /* 0: the policy's default */
+	uint64_t queued_ms;  /* how long it waited in line: counts against it */
 	int dry_run;
 };
 

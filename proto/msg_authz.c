@@ -28,6 +28,7 @@ msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 	enc_kstrarr(m, "args", r->args, r->nargs);
 	enc_kstrarr(m, "env", r->env, r->nenv);
 	enc_kuint(m, "timeout_ms", r->timeout_ms);
+	enc_kuint(m, "queued_ms", r->queued_ms);
 	enc_kbool(m, "dry_run", r->dry_run);
 	msg_end(m);
 }
@@ -38,7 +39,7 @@ msg_authz_req_dec(
 {
 	static const char *const keys[] = {"t", "ref", "uid", "gid", "pid",
 	    "skill", "command", "session", "phase", "args", "env", "timeout_ms",
-	    "dry_run", NULL};
+	    "queued_ms", "dry_run", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -56,6 +57,7 @@ msg_authz_req_dec(
 	    mp_strarr(
 	        o, "env", 1, ENV_MAX, ARG_MAX_LEN, &r->env, &r->nenv, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &r->timeout_ms, e) ||
+	    mp_uint(o, "queued_ms", 1, UINT32_MAX, &r->queued_ms, e) ||
 	    mp_bool(o, "dry_run", 1, &r->dry_run, e)) {
 		msg_authz_req_free(r);
 		return -1;

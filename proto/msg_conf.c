@@ -51,6 +51,7 @@ conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
 	enc_kuint(m, "max_sessions", c->max_sessions);
 	enc_kuint(m, "session_idle_s", c->session_idle_s);
 	enc_kuint(m, "workers", c->workers);
+	enc_kuint(m, "max_timeout_ms", c->max_timeout_ms);
 	enc_kuint(m, "per_uid_clients", c->per_uid.clients);
 	enc_kuint(m, "per_uid_calls", c->per_uid.calls);
 	enc_kuint(m, "per_uid_sessions", c->per_uid.sessions);
@@ -67,9 +68,9 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "root",
 	    "max_frame", "max_clients", "max_sessions", "session_idle_s",
-	    "workers", "per_uid_clients", "per_uid_calls", "per_uid_sessions",
-	    "per_uid_workers", "idle_s", "frame_s", "stall_s", "output_bytes",
-	    NULL};
+	    "workers", "max_timeout_ms", "per_uid_clients", "per_uid_calls",
+	    "per_uid_sessions", "per_uid_workers", "idle_s", "frame_s",
+	    "stall_s", "output_bytes", NULL};
 	struct quota *q = &c->per_uid;
 	struct client_bounds *b = &c->clients;
 	const msgpack_object *o = d->root;
@@ -83,6 +84,7 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    mp_uint(
 	        o, "session_idle_s", 1, 86400 * 365, &c->session_idle_s, e) ||
 	    mp_uint(o, "workers", 1, CONFIG_WORKERS_MAX, &c->workers, e) ||
+	    mp_uint(o, "max_timeout_ms", 1, 86400000, &c->max_timeout_ms, e) ||
 	    mp_uint(o, "per_uid_clients", 1, 65536, &q->clients, e) ||
 	    mp_uint(o, "per_uid_calls", 1, 65536, &q->calls, e) ||
 	    mp_uint(o, "per_uid_sessions", 1, 65536, &q->sessions, e) ||
@@ -323,7 +325,8 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 {
 	struct conf_broker cb = {c->uid[USER_BROKER], c->gid[USER_BROKER], NULL,
 	    c->max_frame_bytes, c->max_clients, c->max_sessions,
-	    c->session_idle_s, config_nworkers(c), c->per_uid, c->clients};
+	    c->session_idle_s, config_nworkers(c), c->limits.max_timeout_ms,
+	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
 	    c->worker_network_host, c->limits};

@@ -530,10 +530,11 @@ t_abandoned_calls() {
 }
 
 # The attacker holds long calls: per_uid.workers of them run, the next
-# gets overloaded naming per_uid.workers, and the bystander still gets a
-# worker. A second attacker then takes what is left of the pool but the
-# admin reserve: its next call is refused naming worker.uids and the
-# admins, and root still gets a worker.
+# waits in line for one and its timeout ends it, naming per_uid.workers;
+# the bystander still gets a worker. A second attacker then takes what
+# is left of the pool but the admin reserve: its next call waits and
+# times out naming worker.uids and the admins, and root still gets a
+# worker.
 t_worker_quota() {
 	local out=$TMP/wq.out free rsv
 	rsv=$(reserve "$WORKERS")
@@ -546,9 +547,9 @@ t_worker_quota() {
 	    -S wq -t 60 -- 30
 	sb_wait_for 10 "the attacker's $PU_WORKERS calls to run" \
 	    started "$PU_WORKERS" "$ATTACKER" wq || return
-	dos "$ATTACKER" "$out" invoke -k sleeper -S wqnext -t 5 -- 30
-	lines 'REPLY 1 overloaded' "$out" | grep -q 'per_uid\.workers' ||
-	    fail "the attacker's call past per_uid.workers was not refused naming per_uid.workers: $(show "$out")"
+	dos "$ATTACKER" "$out" invoke -k sleeper -S wqnext -T 1000 -t 5 -- 30
+	lines 'REPLY 1 timeout' "$out" | grep -q 'waited.*per_uid\.workers' ||
+	    fail "the attacker's call past per_uid.workers did not wait in line and time out naming per_uid.workers: $(show "$out")"
 	[ "$(recs_of worker.started "$ATTACKER" wq)" = "$PU_WORKERS" ] ||
 	    fail "$(recs_of worker.started "$ATTACKER" wq) workers started for the attacker (per_uid.workers $PU_WORKERS)"
 	ok_call bystander "$BYSTANDER" wq-b
@@ -559,10 +560,10 @@ t_worker_quota() {
 	    -S wq2 -t 60 -- 30
 	sb_wait_for 10 "the second attacker's $free calls to run" \
 	    started "$free" "$ATTACKER2" wq2 || return
-	dos "$ATTACKER2" "$out" invoke -k sleeper -S wq2next -t 5 -- 30
-	if ! lines 'REPLY 1 overloaded' "$out" | grep -q 'worker\.uids'; then
-		fail "a non-admin call past the admin reserve ($rsv of $WORKERS workers) was not refused naming worker.uids: $(show "$out")"
-	elif ! lines 'REPLY 1 overloaded' "$out" | grep -q 'admin'; then
+	dos "$ATTACKER2" "$out" invoke -k sleeper -S wq2next -T 1000 -t 5 -- 30
+	if ! lines 'REPLY 1 timeout' "$out" | grep -q 'worker\.uids'; then
+		fail "a non-admin call past the admin reserve ($rsv of $WORKERS workers) did not wait and time out naming worker.uids: $(show "$out")"
+	elif ! lines 'REPLY 1 timeout' "$out" | grep -q 'admin'; then
 		fail "the refusal does not say workers are kept for admins: $(show "$out")"
 	fi
 	ok_call admin 0 wq-r

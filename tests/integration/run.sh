@@ -325,7 +325,7 @@ t04_unknown_invalid() {
 	esac
 	expect "echo-args valid" \
 	    "$(j '.skills[] | select(.name == "echo-args") | .valid')" true
-	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 7
+	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 8
 	# Explicit bounded wait: no worker.started may follow the refusals.
 	sb_never 0.2 "a worker.started record after refused calls" \
 	    more_started "$before"
@@ -469,7 +469,7 @@ t09_garbage() {
 	expect "string body: error.type" "$(j .error.type)" bad_request
 	# Unknown request type: {"type":"bogus","id":"x"}
 	raw -H "$SOCK" <<<"00000011 82 a4 74797065 a5 626f677573 a2 6964 a1 78"
-	expect "unknown type: error.type" "$(j .error.type)" bad_request
+	expect "unknown type: error.type" "$(j .error.type)" unsupported
 	expect "unknown type: id echoed" "$(j .id)" x
 	# The error ends the connection: a valid hello sent after the bad
 	# frame on the same connection gets no answer.
@@ -480,6 +480,12 @@ t09_garbage() {
 		peek=$(printf '%s %s\n' "ffffffff" "$HELLO_HEX" |
 		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 3 2>&1)
 		expect "after bad header" "$peek" "frames=1 eof=1 trailing=0"
+		# A request the server cannot serve (an unknown type, an
+		# unknown field) is answered alone: the connection goes on.
+		peek=$(printf '%s %s %s\n' "00000011 82 a4 74797065 a5 626f677573 a2 6964 a1 78" \
+		    "00000016 83 a4 74797065 a5 68656c6c6f a2 6964 a1 68 a3 666f6f c3" "$HELLO_HEX" |
+		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 0.5 2>&1)
+		expect "after unknown type and field" "$peek" "frames=3 eof=0 trailing=0"
 		# Control: a good frame keeps the connection open.
 		peek=$(printf '%s\n' "$HELLO_HEX" |
 		    timeout 20 perl "$HERE/sockpeek.pl" "$SOCK" 0.5 2>&1)
@@ -838,10 +844,140 @@ t14_fatal_exit_status() {
 	[ -z "$left" ] || fail "(b) processes left: $left"
 }
 
+# ------------------------------------------------------------ protocol v2
+
+PIPE=$ROOT/tests/tools/pipeclient.py
+# pipe SCRIPT [TIMEOUT_S]: the script's requests on one connection; the
+# events (sent, reply, with t_ms) in $TMP/pipe.out, the status in RC.
+pipe() {
+	"$PIPE" "$SOCK" "${2:-60}" <"$1" >"$TMP/pipe.out" 2>"$TMP/pipe.err"
+	RC=$?
+	[ "$RC" = 0 ] || echo "# pipeclient: $(tail -c 300 "$TMP/pipe.err" "$TMP/pipe.out" | tr '\n' ' ')"
+}
+# The reply to request id ID (a JSON value: 7 or '"x"').
+preply() { jq -c --argjson id "$1" 'select(.reply.id == $id) | .reply' "$TMP/pipe.out"; }
+# When the reply to ID came, or the request ID went (sent), in ms.
+preply_ms() { jq -r --argjson id "$1" 'select(.reply.id == $id) | .t_ms' "$TMP/pipe.out" | head -n 1; }
+psent_ms() { jq -r --argjson id "$1" 'select(.sent == $id) | .t_ms' "$TMP/pipe.out" | head -n 1; }
+
+# 100 calls in flight on one connection, over 10 sessions, more than
+# root's share of workers: all run, each answered with its own id and
+# output; an unknown request type among them gets its own error.
+t15_pipelined() {
+	local i s=$TMP/p15.jsonl n waited
+	: >"$s"
+	for i in $(seq 100); do
+		printf '{"type":"invoke","id":%d,"skill":"echo-args","phase":"execution","session":"p%d","args":["call-%d"]}\n' \
+		    "$i" $((i % 10)) "$i" >>"$s"
+		[ "$i" != 50 ] || echo '{"type":"frobnicate","id":"odd"}' >>"$s"
+	done
+	pipe "$s" 180
+	expect "pipeclient status" "$RC" 0
+	n=$(jq -s '[.[] | .reply // empty | select(.type == "result" and .ok == true
+	    and .output.stdout == "call-\(.id)\n")] | length' "$TMP/pipe.out")
+	expect "ok replies with their own output" "$n" 100
+	expect "the unknown type" "$(preply '"odd"' | jq -r .error.type)" unsupported
+	waited=$(jq -s '[.[] | .reply // empty | select(.queued_ms != null) | .queued_ms] | max' "$TMP/pipe.out")
+	echo "# t15: 100 calls on one connection answered; the longest wait in line $waited ms"
+}
+
+# Time in line counts against timeout_ms: three 1 s calls of one session
+# with a 2.5 s timeout each. The first runs at once, the second after
+# about 1 s and still has time, the third has too little left.
+t16_queue_time() {
+	local s=$TMP/p16.jsonl q1 q2 t3
+	: >"$s"
+	for i in 1 2 3; do
+		printf '{"type":"invoke","id":%d,"skill":"nap","phase":"execution","session":"line","args":["1"],"timeout_ms":2500}\n' "$i" >>"$s"
+	done
+	pipe "$s" 30
+	expect "pipeclient status" "$RC" 0
+	expect "call 1" "$(preply 1 | jq -r .ok)" true
+	expect "call 2" "$(preply 2 | jq -r .ok)" true
+	expect "call 3: error" "$(preply 3 | jq -r .error.type)" timeout
+	q1=$(preply 1 | jq -r .queued_ms)
+	q2=$(preply 2 | jq -r .queued_ms)
+	t3=$(preply_ms 3)
+	echo "# t16: queued_ms 1: $q1, 2: $q2; call 3 answered at $t3 ms ($(preply 3 | jq -r .error.message))"
+	[ "$q1" -lt 500 ] || fail "call 1 waited $q1 ms in line"
+	[ "$q2" -ge 800 ] || fail "call 2 waited only $q2 ms behind a 1 s call"
+	[ "$t3" -le 3500 ] || fail "call 3 answered after $t3 ms: its 2.5 s began when it came"
+}
+
+# cancel: a running call ends (its worker killed) within 100 ms; a call
+# waiting in its session's line ends at once; an id not in flight is
+# not_found; the connection goes on.
+t17_cancel() {
+	local s=$TMP/p17.jsonl ms
+	cat >"$s" <<-'EOF'
+	{"type":"invoke","id":"run","skill":"nap","phase":"execution","session":"cx","args":["30"]}
+	{"type":"invoke","id":"wait","skill":"nap","phase":"execution","session":"cx","args":["1"]}
+	{"pause_ms":2000}
+	{"type":"cancel","id":"c-wait","request_id":"wait"}
+	{"type":"cancel","id":"c-run","request_id":"run"}
+	{"type":"cancel","id":"c-none","request_id":"never-sent"}
+	{"type":"hello","id":"after"}
+	EOF
+	pipe "$s" 30
+	expect "pipeclient status" "$RC" 0
+	expect "cancel of the waiting call" "$(preply '"c-wait"' | jq -r .ok)" true
+	expect "the waiting call" "$(preply '"wait"' | jq -r .error.type)" cancelled
+	expect "cancel of the running call" "$(preply '"c-run"' | jq -c '[.ok, .state]')" '[true,"running"]'
+	expect "the running call" "$(preply '"run"' | jq -r .error.type)" cancelled
+	expect "an id not in flight" "$(preply '"c-none"' | jq -r .error.type)" not_found
+	expect "the connection goes on" "$(preply '"after"' | jq -r .ok)" true
+	ms=$(($(preply_ms '"run"') - $(psent_ms '"c-run"')))
+	echo "# t17: the running call answered $ms ms after its cancel"
+	[ "$ms" -le 100 ] || fail "the running call answered $ms ms after its cancel (want <= 100)"
+	audit_wait '.event.action == "invoke.completed" and .request.id == "run" and .error.type == "cancelled"' ||
+	    fail "no invoke.completed (cancelled) for the running call"
+	# skillctl cancel: a call of the same uid on another connection
+	local cpid n0
+	n0=$(naps_started)
+	"$SB_BIN/skillctl" -s "$SOCK" invoke nap --phase execution --json -- 30 \
+	    >"$TMP/nap.out" 2>&1 &
+	cpid=$!
+	sb_bg_add "$cpid"
+	sb_wait_for 10 "the skillctl call to run" eval '[ "$(naps_started)" -gt "$n0" ]'
+	ctl cancel "skillctl-$cpid-1"
+	case $OUT in # started: its RUN_STARTED may still be on its way
+	"cancelled (it was running)" | "cancelled (it was run_wait)") ;;
+	*) fail "skillctl cancel: '$OUT'" ;;
+	esac
+	sb_bg_wait "$cpid"
+	expect "the cancelled skillctl's status" "$SB_BG_RC" 3
+	expect "the cancelled skillctl's error" "$(jq -r .error.type "$TMP/nap.out")" cancelled
+	ctl cancel "skillctl-$cpid-1"
+	expect "cancel of it again: status" "$RC" 3
+}
+
+# How many nap calls started, as the audit log says.
+naps_started() { audit_q 'select(.event.action == "worker.started" and .skill.name == "nap")' | wc -l; }
+
+# hello: the version is negotiated, capabilities listed; an unknown major
+# is refused clearly, on a connection that goes on.
+t18_hello_v2() {
+	local s=$TMP/p18.jsonl
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":1,"protocol":3}
+	{"type":"hello","id":2,"protocol":1}
+	{"type":"hello","id":3}
+	EOF
+	pipe "$s" 10
+	expect "pipeclient status" "$RC" 0
+	expect "major 3" "$(preply 1 | jq -r .error.type)" unsupported
+	expect "major 3: message" "$(preply 1 | jq -r .error.message)" "protocol 3 is not supported: this server speaks 1..2"
+	expect "major 1" "$(preply 2 | jq -r .protocol)" 1
+	expect "no major said" "$(preply 3 | jq -r .protocol)" 2
+	expect "capabilities: requests" "$(preply 3 | jq -r '.capabilities.requests | index("cancel") != null')" true
+	expect "capabilities: in flight" "$(preply 3 | jq -r .capabilities.limits.in_flight)" 128
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
-t12_shutdown t13_config_check t14_fatal_exit_status"
+t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
+t17_cancel t18_hello_v2"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.

@@ -32,6 +32,7 @@ sample_conf_broker(void)
 	    .max_sessions = 33,
 	    .session_idle_s = 600,
 	    .workers = 40,
+	    .max_timeout_ms = 120000,
 	    .per_uid = {.clients = 4, .calls = 20, .sessions = 8, .workers = 5},
 	    .clients = {.idle_s = 300,
 	        .frame_s = 7,
@@ -110,6 +111,7 @@ sample_authz_req(void)
 	    .env = env,
 	    .nenv = 2,
 	    .timeout_ms = 5000,
+	    .queued_ms = 250,
 	    .dry_run = 1,
 	};
 

@@ -53,7 +53,8 @@ static const struct {
     {KA, CALL_NEW, CEV_START, CALL_AUTHZ},
     {KS, CALL_NEW, CEV_START, CALL_SKILLS},
     {KR, CALL_NEW, CEV_START, CALL_RELOAD},
-    {KI, CALL_QUEUED, CEV_SESSION_FREE, CALL_AUTHZ},
+    {KI, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
+    {KI, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {KI | KA, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
     {KI, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
     {KA, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
@@ -94,7 +95,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
-    {MSG_ADMINS, 0, quota_on_admins},
+    {MSG_ADMINS, 0, call_on_admins},
     {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
@@ -195,6 +196,8 @@ setup(void **state)
 	B->on_move = on_move;
 	LIST_INIT(&B->conns);
 	LIST_INIT(&B->calls);
+	TAILQ_INIT(&B->worker_line);
+	B->max_timeout_ms = 600000;
 	pair(&B->master, "master", master_table, &t_master);
 	pair(&B->policyd, "policyd", policyd_table, &t_policyd);
 	pair(&B->auditd, "auditd", auditd_table, &t_auditd);
@@ -894,7 +897,8 @@ expect_completed(void)
 }
 
 #define WALK_TO_RUNNING                                                        \
-	"new>queued queued>authz authz>decision decision>run_wait "            \
+	"new>queued queued>workers workers>authz authz>decision "              \
+	"decision>run_wait "                                                   \
 	"run_wait>running"
 
 /*
@@ -914,7 +918,7 @@ test_invoke_walk(void **state)
 	received = expect_audit("invoke.received", "unknown");
 	ref = expect_authz_req(1, 0);
 	assert_state(1, CALL_AUTHZ);
-	assert_trace(1, "new>queued queued>authz");
+	assert_trace(1, "new>queued queued>workers workers>authz");
 	assert_quiet(&t_master);
 
 	authz_ans(ref, ERR_NONE, GRANT);
@@ -929,8 +933,9 @@ test_invoke_walk(void **state)
 	ack(dec);
 	expect_run(ref);
 	assert_state(1, CALL_RUN_WAIT);
-	assert_trace(1, "new>queued queued>authz authz>decision "
-	                "decision>run_wait");
+	assert_trace(1,
+	    "new>queued queued>workers workers>authz authz>decision "
+	    "decision>run_wait");
 
 	pipes_open(&p);
 	enc_run_started(&m, ref);
@@ -1075,7 +1080,8 @@ test_denied(void **state)
 	assert_str(sub(d.root, "error"), "type", "permission_denied");
 	assert_str(sub(d.root, "error"), "message", "no rule allows it");
 	mp_doc_free(&d);
-	assert_trace(1, "new>queued queued>authz authz>decision decision>done");
+	assert_trace(1, "new>queued queued>workers workers>authz "
+	                "authz>decision decision>done");
 	assert_quiet(&t_master);
 
 	/* An authorize denied the same way. */
@@ -1102,8 +1108,9 @@ test_run_refused(void **state)
 	/* Nothing ran: the completion record says why, and no more. */
 	expect_end(ERR_SANDBOX_FAILED);
 	assert_failed(1, ERR_SANDBOX_FAILED, "could not be built");
-	assert_trace(1, "new>queued queued>authz authz>decision "
-	                "decision>run_wait run_wait>done");
+	assert_trace(1,
+	    "new>queued queued>workers workers>authz authz>decision "
+	    "decision>run_wait run_wait>done");
 	assert_quiet(&t_auditd);
 }
 
@@ -1450,7 +1457,7 @@ test_violation_ends_peer(void **state)
 	assert_false(B->policyd.alive);
 	/* ...and a dead policyd fails the call that waited on it. */
 	assert_failed(1, ERR_POLICY_UNAVAILABLE, NULL);
-	assert_trace(1, "new>queued queued>authz authz>done");
+	assert_trace(1, "new>queued queued>workers workers>authz authz>done");
 }
 
 /* policyd dies: calls waiting on it fail with policy_unavailable. */
@@ -1483,10 +1490,10 @@ test_policyd_dies(void **state)
 	assert_failed(2, ERR_POLICY_UNAVAILABLE, "policyd");
 	assert_failed(3, ERR_POLICY_UNAVAILABLE, "policyd");
 	assert_failed(5, ERR_POLICY_UNAVAILABLE, "policyd");
-	assert_trace(1, "new>queued queued>authz authz>done");
+	assert_trace(1, "new>queued queued>workers workers>authz authz>done");
 	assert_trace(2, "new>skills skills>done");
 	assert_trace(3, "new>reload reload>done");
-	assert_trace(5, "new>queued queued>authz authz>done");
+	assert_trace(5, "new>queued queued>workers workers>authz authz>done");
 	/* A decided call does not need policyd any more. */
 	assert_state(4, CALL_DECISION);
 	/* A new call fails at once. */
@@ -1529,14 +1536,16 @@ test_auditd_dies(void **state)
 	assert_int_equal(deaths, 1);
 	assert_failed(1, ERR_AUDIT_UNAVAILABLE, "auditd");
 	expect_cancel();
-	assert_trace(1, "new>queued queued>authz authz>decision decision>done");
+	assert_trace(1, "new>queued queued>workers workers>authz "
+	                "authz>decision decision>done");
 	assert_state(2, CALL_AUTHZ);
 	assert_state(3, CALL_AUTHZ);
 	/* A decision that cannot be recorded is not acted on. */
 	authz_ans(call_of(2)->ref, ERR_NONE, GRANT);
 	assert_failed(2, ERR_AUDIT_UNAVAILABLE, "auditd");
 	expect_cancel();
-	assert_trace(2, "new>queued queued>authz authz>decision decision>done");
+	assert_trace(2, "new>queued queued>workers workers>authz "
+	                "authz>decision decision>done");
 	authz_ans(call_of(3)->ref, ERR_NONE, "");
 	assert_failed(3, ERR_AUDIT_UNAVAILABLE, "auditd");
 	assert_quiet(&t_master);
@@ -1582,7 +1591,8 @@ test_auditd_gone_unnoticed(void **state)
 	assert_false(B->auditd.alive);
 	assert_failed(1, ERR_AUDIT_UNAVAILABLE, "auditd");
 	expect_cancel();
-	assert_trace(1, "new>queued queued>authz authz>decision decision>done");
+	assert_trace(1, "new>queued queued>workers workers>authz "
+	                "authz>decision decision>done");
 	assert_quiet(&t_master);
 }
 
@@ -1632,7 +1642,7 @@ test_session_in_order(void **state)
 	assert_result_ok(1);
 	/* 1 is done: 2 goes. */
 	expect_authz_req(2, 0);
-	assert_trace(2, "new>queued queued>authz");
+	assert_trace(2, "new>queued queued>workers workers>authz");
 	deny(2, 0);
 	deny(3, 0);
 }
@@ -1668,7 +1678,8 @@ test_session_bound(void **state)
 	pump();
 	for (id = 1; id <= SESSION_QUEUE_MAX + 1; id++) {
 		assert_failed(id, ERR_POLICY_UNAVAILABLE, NULL);
-		assert_trace(id, "new>queued queued>authz authz>done");
+		assert_trace(
+		    id, "new>queued queued>workers workers>authz authz>done");
 	}
 	assert_failed(100, ERR_POLICY_UNAVAILABLE, NULL);
 	assert_int_equal(B->nqueued, 0);
@@ -1801,7 +1812,11 @@ test_quota_calls(void **state)
 	deny(5, 0);
 }
 
-/* Calls holding workers: per uid, and the global pool's admin reserve. */
+/*
+ * Calls beyond their uid's share of workers wait in line (policyd is not
+ * asked) and go, first come first, as workers come back; the share kept
+ * for admins opens to an admin's waiting call.
+ */
 static void
 test_quota_workers(void **state)
 {
@@ -1820,15 +1835,22 @@ test_quota_workers(void **state)
 	expect_authz_req(2, 0);
 	invoke(3, "s3");
 	expect_audit("invoke.received", NULL);
+	invoke(4, "s4");
+	expect_audit("invoke.received", NULL);
 	ack(r);
 	ack(r + 1);
 	ack(r + 2);
-	/* refused before policyd is asked, and audited */
-	expect_end(ERR_OVERLOADED);
-	assert_overloaded(3, "per_uid.workers");
+	ack(r + 3);
 	assert_quiet(&t_policyd);
-	deny(1, 0);
+	assert_state(3, CALL_WORKERS);
+	assert_state(4, CALL_WORKERS);
+	deny(1, 0); /* a worker back: the first in line goes */
+	expect_authz_req(3, 0);
+	assert_state(4, CALL_WORKERS);
 	deny(2, 0);
+	expect_authz_req(4, 0);
+	deny(3, 0);
+	deny(4, 0);
 
 	/* 4 workers, 4 per uid: one is kept for admins. */
 	B->workers = 4;
@@ -1849,26 +1871,105 @@ test_quota_workers(void **state)
 	ack(r + 1);
 	ack(r + 2);
 	ack(r + 3);
-	expect_end(ERR_OVERLOADED);
-	assert_overloaded(14, "kept for admins");
+	assert_quiet(&t_policyd);
+	assert_state(14, CALL_WORKERS); /* the last worker is kept */
 	/* policyd says this uid is an admin: the last worker is its. */
 	a = (struct msg_admins){&uid0, NULL, 1, 0};
 	enc_init(&m);
 	msg_admins_enc(&m, &a);
 	send_msg(&t_policyd, &m, NULL, 0);
+	expect_authz_req(14, 0);
 	invoke(15, "t5");
 	expect_audit("invoke.received", NULL);
-	expect_authz_req(15, 0);
-	invoke(16, "t6");
-	expect_audit("invoke.received", NULL);
-	ack(r + 5);
-	ack(r + 6);
-	expect_end(ERR_OVERLOADED);
-	assert_overloaded(16, "per_uid.workers");
+	ack(r + 4);
+	assert_state(15, CALL_WORKERS); /* its own share is used up */
 	deny(11, 0);
+	expect_authz_req(15, 0);
 	deny(12, 0);
 	deny(13, 0);
+	deny(14, 0);
 	deny(15, 0);
+}
+
+/*
+ * Time in line is call time: a call whose timeout passes while it waits
+ * for a worker ends with timeout (policyd never asked); one that got
+ * out tells policyd how long it waited. A call in line is cancelled by
+ * the client's cancel, at once.
+ */
+static void
+test_line_timeout_cancel(void **state)
+{
+	struct client_req cr;
+	struct msg_authz_req ar;
+	struct mp_doc d;
+	struct mp_enc m;
+	struct error e;
+	uint64_t r;
+
+	(void)state;
+	B->per_uid.workers = 1;
+	invoke(1, "s1");
+	r = expect_audit("invoke.received", NULL);
+	expect_authz_req(1, 0);
+	memset(&cr, 0, sizeof(cr));
+	cr.type = CREQ_INVOKE;
+	cr.id.is_num = 1;
+	cr.id.num = 2;
+	cr.skill = "hello";
+	cr.session = "s2";
+	cr.timeout_ms = 150;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+	expect_audit("invoke.received", NULL);
+	invoke(3, "s3");
+	expect_audit("invoke.received", NULL);
+	ack(r);
+	ack(r + 1);
+	ack(r + 2);
+	assert_state(2, CALL_WORKERS);
+	/* cancel 3, in line: answered, then its own reply */
+	memset(&cr, 0, sizeof(cr));
+	cr.type = CREQ_CANCEL;
+	cr.id.is_num = 1;
+	cr.id.num = 4;
+	cr.rid.is_num = 1;
+	cr.rid.num = 3;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+	reply_to(4, &d);
+	assert_str(d.root, "type", "cancel");
+	assert_bool(d.root, "ok", 1);
+	assert_str(d.root, "state", "workers");
+	mp_doc_free(&d);
+	expect_end(ERR_CANCELLED);
+	assert_failed(3, ERR_CANCELLED, "cancelled by the client");
+	/* cancel of what is not in flight */
+	cr.id.num = 5;
+	cr.rid.num = 99;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+	assert_failed(5, ERR_NOT_FOUND, "no call of that request_id");
+	/* 2's 150 ms pass in line */
+	expect_end(ERR_TIMEOUT);
+	assert_failed(2, ERR_TIMEOUT, "waited");
+	assert_quiet(&t_policyd);
+	/* a call that waited tells policyd how long */
+	invoke(6, "s6");
+	r = expect_audit("invoke.received", NULL);
+	ack(r);
+	usleep(50000);
+	deny(1, 0);
+	recv_msg(&t_policyd, MSG_AUTHZ_REQ, &d);
+	if (msg_authz_req_dec(&d, &ar, &e) == -1)
+		fail_msg("AUTHZ_REQ: %s", e.msg);
+	assert_true(ar.queued_ms >= 50);
+	msg_authz_req_free(&ar);
+	mp_doc_free(&d);
+	deny(6, 0);
 }
 
 /* The master's SESSION_END for (uid 0, session). */
@@ -2055,6 +2156,7 @@ main(void)
 	    CALL_TEST(test_client_gone),
 	    CALL_TEST(test_quota_calls),
 	    CALL_TEST(test_quota_workers),
+	    CALL_TEST(test_line_timeout_cancel),
 	    CALL_TEST(test_quota_sessions),
 	    CALL_TEST(test_partial_frame),
 	    CALL_TEST(test_idle_client),

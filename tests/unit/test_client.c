@@ -41,6 +41,17 @@ assert_bad(int r, const struct error *e, const char *needle)
 		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
 }
 
+/* An unknown (or not yet served) request type: unsupported. */
+static void
+assert_unsupported(int r, const struct error *e, const char *needle)
+{
+	assert_int_equal(r, -1);
+	assert_int_equal(e->type, ERR_UNSUPPORTED);
+	if (strstr(e->msg, needle) == NULL)
+		fail_msg(
+		    "error \"%s\" does not mention \"%s\"", e->msg, needle);
+}
+
 static void
 assert_num_id(const struct client_req *r, uint64_t num)
 {
@@ -125,7 +136,7 @@ test_hello_skills_stats(void **state)
 	enc_map(&m, 2);
 	enc_kstr(&m, "type", "Hello");
 	enc_kuint(&m, "id", 2);
-	assert_bad(dec_req(&m, &r, &e), &e, "unknown request type");
+	assert_unsupported(dec_req(&m, &r, &e), &e, "unknown request type");
 	client_req_free(&r);
 }
 
@@ -418,7 +429,7 @@ test_id_survives_errors(void **state)
 	enc_map(&m, 2);
 	enc_kstr(&m, "type", "frobnicate");
 	enc_kuint(&m, "id", 42);
-	assert_bad(
+	assert_unsupported(
 	    dec_req(&m, &r, &e), &e, "unknown request type \"frobnicate\"");
 	assert_num_id(&r, 42);
 	client_req_free(&r);
@@ -443,7 +454,7 @@ test_id_survives_errors(void **state)
 	enc_map(&m, 2);
 	enc_kstr(&m, "type", "approve");
 	enc_kuint(&m, "id", 44);
-	assert_bad(dec_req(&m, &r, &e), &e, "not supported");
+	assert_unsupported(dec_req(&m, &r, &e), &e, "not supported");
 	assert_num_id(&r, 44);
 	client_req_free(&r);
 
@@ -454,6 +465,39 @@ test_id_survives_errors(void **state)
 	enc_kstr(&m, "id", "y");
 	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"skill\"");
 	assert_str_id(&r, "y");
+	client_req_free(&r);
+
+	/* cancel names its request; hello may say its major and more. */
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "cancel");
+	enc_kuint(&m, "id", 45);
+	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"request_id\"");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "cancel");
+	enc_kuint(&m, "id", 46);
+	enc_kstr(&m, "request_id", "call-7");
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_string_equal(r.rid.str, "call-7");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 4);
+	enc_kstr(&m, "type", "hello");
+	enc_kuint(&m, "id", 47);
+	enc_kuint(&m, "protocol", 2);
+	enc_kbool(&m, "approvals", 1);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.protocol, 2);
+	assert_int_equal(r.approvals, 1);
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "hello");
+	enc_kuint(&m, "id", 48);
+	enc_kstr(&m, "protocol", "2");
+	assert_bad(dec_req(&m, &r, &e), &e, "protocol");
 	client_req_free(&r);
 }
 

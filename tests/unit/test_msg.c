@@ -813,6 +813,7 @@ test_conf_broker(void **state)
 	assert_int_equal(out.max_sessions, 33);
 	assert_int_equal(out.session_idle_s, 600);
 	assert_int_equal(out.workers, 40);
+	assert_int_equal(out.max_timeout_ms, 120000);
 	assert_int_equal(out.per_uid.clients, 4);
 	assert_int_equal(out.per_uid.calls, 20);
 	assert_int_equal(out.per_uid.sessions, 8);
@@ -1102,6 +1103,7 @@ test_authz_req(void **state)
 	assert_string_equal(out.env[0], "LANG=C.UTF-8");
 	assert_string_equal(out.env[1], "TZ=UTC");
 	assert_int_equal(out.timeout_ms, 5000);
+	assert_int_equal(out.queued_ms, 250);
 	assert_int_equal(out.dry_run, 1);
 	msg_authz_req_free(&out);
 	close_msg(&m, &d);

@@ -682,6 +682,14 @@ test_effective_limits(void **state)
 	r.timeout_ms = 1;
 	d = check(&r, 1, ERR_NONE, NULL, NULL);
 	assert_int_equal(d.limits.timeout_ms, 1);
+	/* Time in line is taken off; a call with none left is timeout. */
+	r.timeout_ms = 15000;
+	r.queued_ms = 4000;
+	d = check(&r, 1, ERR_NONE, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 11000);
+	r.queued_ms = 15000;
+	check(&r, 1, ERR_TIMEOUT, "waited 15000 ms in line", NULL);
+	r.queued_ms = 0;
 
 	/* The daemon's maxima bind a lax skill and rule too. */
 	F->pe.limits.memory_mb = 32;

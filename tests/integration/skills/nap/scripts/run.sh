@@ -1,0 +1,3 @@
+#!/bin/sh
+sleep "${1:-1}"
+echo "slept ${1:-1}"
