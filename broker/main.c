@@ -206,6 +206,7 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	LIST_INIT(&B->conns);
 	LIST_INIT(&B->calls);
+	stats_init();
 	session_init();
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
