@@ -1,7 +1,8 @@
 /*
- * test_stats.c: the stats reply without a daemon: the broker's counters
- * fed by the call machine's hooks (broker_stats.c) and the one encoder
- * of the reply's fields.
+ * test_stats.c: the stats reply, end to end without a daemon: the
+ * broker's counters fed by the call machine's hooks (broker_stats.c),
+ * the one encoder of the reply's fields, and skillctl's decoder with its
+ * text and Prometheus forms (cli/cli_stats.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../../broker/broker.h"
+#include "../../cli/cli.h"
 #include "../../lib/util.h"
 
 struct broker *B;
@@ -271,6 +273,204 @@ test_hooks(void **state)
 	LIST_REMOVE(&q, entry);
 }
 
+/* Decode what the broker encodes, as skillctl does. */
+static void
+cli_decode(const struct stats *in, struct cli_stats *out)
+{
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+
+	encode(&m, in, &id7);
+	assert_int_equal(
+	    mp_decode(&d, (uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
+	assert_int_equal(cli_stats_dec(d.root, out, &e), 0);
+	mp_doc_free(&d);
+	enc_free(&m);
+}
+
+/* What out wrote, as one string (freed by the caller). */
+static char *
+render(const struct cli_stats *cs, int prometheus)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	if (prometheus)
+		cli_stats_prometheus(cs, f);
+	else
+		cli_stats_text(cs, f);
+	fclose(f);
+	return buf;
+}
+
+/* The Prometheus text: families, types, cumulative buckets in seconds. */
+static void
+test_cli_prometheus(void **state)
+{
+	static const char *const want[] = {
+	    "# TYPE skillbroker_uptime_seconds gauge\n"
+	    "skillbroker_uptime_seconds 3600\n",
+	    "# TYPE skillbroker_calls_total counter\n"
+	    "skillbroker_calls_total{outcome=\"ok\"} 25\n"
+	    "skillbroker_calls_total{outcome=\"bad_request\"} 0\n",
+	    "skillbroker_calls_total{outcome=\"phase_violation\"} 2\n",
+	    "skillbroker_calls_total{outcome=\"internal\"} 0\n"
+	    "# HELP skillbroker_in_flight ",
+	    "# TYPE skillbroker_in_flight gauge\nskillbroker_in_flight 5\n",
+	    "# TYPE skillbroker_queued gauge\nskillbroker_queued 3\n",
+	    "# TYPE skillbroker_audit_queue gauge\nskillbroker_audit_queue 4\n",
+	    "# TYPE skillbroker_decision_seconds histogram\n"
+	    "skillbroker_decision_seconds_bucket{le=\"0.001\"} 0\n"
+	    "skillbroker_decision_seconds_bucket{le=\"0.002\"} 0\n"
+	    "skillbroker_decision_seconds_bucket{le=\"0.005\"} 0\n"
+	    "skillbroker_decision_seconds_bucket{le=\"0.01\"} 0\n"
+	    "skillbroker_decision_seconds_bucket{le=\"0.02\"} 10\n",
+	    "skillbroker_decision_seconds_bucket{le=\"1\"} 10\n",
+	    "skillbroker_decision_seconds_bucket{le=\"60\"} 10\n"
+	    "skillbroker_decision_seconds_bucket{le=\"+Inf\"} 10\n"
+	    "skillbroker_decision_seconds_sum 0.15\n"
+	    "skillbroker_decision_seconds_count 10\n",
+	    "# TYPE skillbroker_worker_start_seconds histogram\n",
+	    "skillbroker_worker_start_seconds_sum 0\n"
+	    "skillbroker_worker_start_seconds_count 0\n",
+	    "skillbroker_call_seconds_bucket{le=\"1\"} 0\n"
+	    "skillbroker_call_seconds_bucket{le=\"2\"} 1\n",
+	    "skillbroker_call_seconds_sum 1.5\n"
+	    "skillbroker_call_seconds_count 1\n",
+	};
+	struct cli_stats cs;
+	struct stats s;
+	char *text, *line;
+	size_t i;
+
+	(void)state;
+	sample(&s);
+	cli_decode(&s, &cs);
+	assert_int_equal(cs.noutcomes, ERR__COUNT);
+	assert_int_equal(cs.nbounds, HISTO_BOUNDS);
+	text = render(&cs, 1);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (strstr(text, want[i]) == NULL)
+			fail_msg("missing:\n%s\nin:\n%s", want[i], text);
+	/* every line a comment or "name[{labels}] value" */
+	for (line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
+		assert_true(strncmp(line, "# HELP skillbroker_", 19) == 0 ||
+		            strncmp(line, "# TYPE skillbroker_", 19) == 0 ||
+		            (strncmp(line, "skillbroker_", 12) == 0 &&
+		                strchr(line, ' ') != NULL));
+	free(text);
+}
+
+/* The text for a person: gauges, non-zero outcomes, percentiles. */
+static void
+test_cli_text(void **state)
+{
+	struct cli_stats cs;
+	struct stats s;
+	char *text;
+
+	(void)state;
+	sample(&s);
+	cli_decode(&s, &cs);
+	text = render(&cs, 0);
+	assert_non_null(strstr(text, "uptime       3600 s\n"));
+	assert_non_null(strstr(text, "queued       3\n"));
+	assert_non_null(strstr(
+	    text, "calls        28: ok 25, phase_violation 2, overloaded 1\n"));
+	assert_non_null(strstr(text, "decision             10       15       "
+	                             "19       20\n"));
+	assert_non_null(strstr(text, "worker_start          0        -"));
+	assert_non_null(strstr(text, "estimates"));
+	free(text);
+}
+
+/* 1 if the defect being written is d. */
+static const char *defect;
+#define IS(d) (strcmp(defect, d) == 0)
+
+/* One histogram of two bounds written by hand. */
+static void
+hand_histo(struct mp_enc *m, const char *name)
+{
+	enc_key(m, name);
+	enc_map_open(m);
+	enc_kuint(m, "count", 2);
+	enc_kuint(m, "sum_ms", 7);
+	enc_key(m, "buckets");
+	enc_array(m, IS("length") ? 2 : 3);
+	enc_uint(m, 1);
+	enc_uint(m, IS("cumulative") ? 0 : 1);
+	if (!IS("length"))
+		enc_uint(m, IS("count") ? 3 : 2);
+	enc_map_close(m);
+}
+
+/* A stats reply by hand, whole but for the defect named. */
+static void
+hand(struct mp_enc *m)
+{
+	enc_init(m);
+	client_reply_begin(m, "stats", &id7, 1);
+	enc_kuint(m, "uptime_s", 1);
+	enc_kuint(m, "clients", 1);
+	enc_kuint(m, "requests_total", 1);
+	enc_kuint(m, "invokes_total", 1);
+	enc_kuint(m, "in_flight", 1);
+	enc_kuint(m, "queued", 1);
+	if (!IS("missing"))
+		enc_kuint(m, "audit_queue", 1);
+	enc_key(m, "calls");
+	enc_map_open(m);
+	enc_kuint(m, IS("outcome") ? "o\"k" : "ok", 1);
+	enc_map_close(m);
+	enc_key(m, "latency");
+	enc_map_open(m);
+	enc_key(m, "bounds_ms");
+	enc_array(m, 2);
+	enc_uint(m, IS("bound0") ? 0 : 5);
+	enc_uint(m, IS("bounds") ? 5 : 6);
+	hand_histo(m, "decision");
+	hand_histo(m, "worker_start");
+	if (!IS("span"))
+		hand_histo(m, "call");
+	enc_kuint(m, "future_field", 1); /* a newer broker's: ignored */
+	enc_map_close(m);
+	client_reply_end(m);
+}
+
+/* A reply that is not the documented shape is refused, not printed. */
+static void
+test_cli_malformed(void **state)
+{
+	static const char *const bad[] = {"length", "cumulative", "count",
+	    "missing", "outcome", "bound0", "bounds", "span"};
+	struct cli_stats cs;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		defect = i == 0 ? "none" : bad[i - 1];
+		hand(&m);
+		assert_int_equal(
+		    mp_decode(&d, (uint8_t *)m.sb.data, m.sb.size, NULL, &e),
+		    0);
+		if ((cli_stats_dec(d.root, &cs, &e) == 0) != (i == 0))
+			fail_msg("%s: %s", defect, i == 0 ? e.msg : "accepted");
+		if (i == 0) {
+			assert_int_equal(cs.nbounds, 2);
+			assert_int_equal(cs.span[2].buckets[2], 2);
+		}
+		mp_doc_free(&d);
+		enc_free(&m);
+	}
+}
+
 int
 main(void)
 {
@@ -278,6 +478,9 @@ main(void)
 	    cmocka_unit_test(test_enc_fields),
 	    cmocka_unit_test(test_enc_size),
 	    cmocka_unit_test_setup_teardown(test_hooks, setup, teardown),
+	    cmocka_unit_test(test_cli_prometheus),
+	    cmocka_unit_test(test_cli_text),
+	    cmocka_unit_test(test_cli_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
