@@ -878,6 +878,9 @@ t15_stats() {
 	    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]"
 	expect "fresh p50" "$(j .latency.call.p50_ms)" null
 	expect "uptime_s type" "$(j '.uptime_s | type')" number
+	# The request frame of docs/protocol.md, byte for byte.
+	raw -H "$SOCK" <<<"00000010 82 a4 74797065 a5 7374617473 a2 6964 02"
+	expect "raw stats" "$RC/$(j .type)/$(j .id)/$(j .ok)" "0/stats/2/true"
 	# Two calls of one session: the second waits behind the first (a
 	# sleeper that times out), then runs.
 	timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke sleeper --phase \
