@@ -4,7 +4,7 @@
  * Files depend on each other in one direction only:
  *   main.c -> broker_client.c -> broker_call.c -> broker_session.c,
  *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c,
- *   broker_quota.c
+ *   broker_quota.c; broker_reply.c -> broker_stats.c -> broker_quota.c
  * broker_conn.c reports frames and closes through callbacks that
  * main.c installs, never by calling up.
  */
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "../lib/histo.h"
 #include "../proto/client.h"
 #include "../proto/msg.h"
 #include "../proto/peer.h"
@@ -131,7 +132,8 @@ struct call {
 	int32_t pid;
 	struct client_req cr;
 	char ts[40];
-	uint64_t t0_ms; /* when it came, monotonic */
+	uint64_t t0_ms;  /* when it came, monotonic */
+	uint64_t run_ms; /* when RUN went to the master (broker_stats.c) */
 	struct msg_authz_ans ans;
 	uint64_t audit_ref; /* the record the call waits for */
 	struct bsession *session;
@@ -246,6 +248,20 @@ uint64_t audit_call(const struct call *c, const char *action, const char *type,
     const char *outcome);
 int audit_ack_check(const struct msg_audit_ack *a);
 void audit_restarted(void);
+
+/* broker_stats.c: what the stats request reports */
+struct stats {
+	uint64_t uptime_s, clients, requests, invokes;
+	uint64_t in_flight, queued, audit_queue;
+	uint64_t calls[ERR__COUNT]; /* replies by error type; ERR_NONE: ok */
+	struct histo decision, worker_start, call;
+};
+void stats_init(void);
+void stats_move(struct call *c, enum call_state from);
+void stats_decision(const struct call *c);
+void stats_refused(enum creq_type t, enum err_type err);
+void stats_get(struct stats *s);
+void stats_enc(struct mp_enc *m, const struct stats *s);
 
 /* broker_reply.c: the replies a client reads */
 void reply_result(struct mp_enc *m, const struct call *c);

@@ -409,6 +409,7 @@ call_event(struct call *c, enum call_event ev)
 		c->st = edge->to;
 		if (B->on_move != NULL)
 			B->on_move(c, from);
+		stats_move(c, from);
 		if (c->st == CALL_DONE) {
 			call_done(c);
 			return 0;
@@ -700,6 +701,8 @@ call_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 	for (c = LIST_FIRST(&B->calls); c != NULL; c = LIST_NEXT(c, entry))
 		if (c->st == CALL_DECISION && c->audit_ref == a.ref)
 			break;
+	if (c != NULL && a.ok)
+		stats_decision(c);
 	if (c != NULL && !a.ok)
 		r = call_fail(c, ERR_AUDIT_UNAVAILABLE, a.message);
 	else if (c != NULL && c->received_refused)

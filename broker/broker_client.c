@@ -69,9 +69,11 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 		    "%d requests in flight on this connection, its bound",
 		    CONN_INFLIGHT_MAX);
 		client_error_enc(&m, &cr.id, ERR_OVERLOADED, msg);
-	} else if (quota_check(QUOTA_CALLS, cn->uid, cn->gid, 0, &e) == -1)
+		stats_refused(cr.type, ERR_OVERLOADED);
+	} else if (quota_check(QUOTA_CALLS, cn->uid, cn->gid, 0, &e) == -1) {
 		client_error_enc(&m, &cr.id, e.type, e.msg);
-	else {
+		stats_refused(cr.type, e.type);
+	} else {
 		enc_free(&m);
 		call_start(cn, &cr); /* takes cr */
 		return;

@@ -208,6 +208,7 @@ main(int argc, char *argv[])
 	LIST_INIT(&B->conns);
 	LIST_INIT(&B->calls);
 	TAILQ_INIT(&B->worker_line);
+	stats_init();
 	session_init();
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);

@@ -1,7 +1,8 @@
 /*
  * cli.h: the pieces of skillctl. main.c parses arguments and dispatches;
  * cli_conn.c talks to the broker; cli_print.c turns a reply into output
- * and an exit status. Everything but main() lives outside main.c so the
+ * and an exit status (cli_stats.c: the stats reply's text and Prometheus
+ * forms). Everything but main() lives outside main.c so the
  * unit tests can link it.
  */
 #ifndef SB_CLI_H
@@ -64,10 +65,38 @@ int cli_audit_verify_files(char *const *files, size_t n,
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
 int cli_policy_check(int argc, char **argv);
 
-/* cli_print.c */
+/* cli_print.c; format is one of: */
+#define CLI_OUT_HUMAN 0
+#define CLI_OUT_JSON 1
+#define CLI_OUT_PROMETHEUS 2 /* stats only */
 int cli_print_json(const msgpack_object *reply, FILE *out);
-int cli_print_reply(const msgpack_object *reply, enum creq_type type, int json,
-    FILE *out, FILE *err);
+int cli_print_reply(const msgpack_object *reply, enum creq_type type,
+    int format, FILE *out, FILE *err);
 void cli_put_safe(FILE *f, const char *s);
+
+/* cli_stats.c: the stats reply, decoded and checked. */
+#define CLI_STATS_BOUNDS_MAX 64
+#define CLI_STATS_OUTCOMES_MAX 64
+#define CLI_STATS_NAME_MAX 32
+#define CLI_STATS_SPANS 3 /* decision, worker_start, call */
+struct cli_histo {
+	uint64_t count, sum_ms, p50, p90, p99;
+	uint64_t buckets[CLI_STATS_BOUNDS_MAX + 1]; /* cumulative; +Inf last */
+};
+struct cli_stats {
+	uint64_t uptime_s, clients, requests, invokes;
+	uint64_t in_flight, queued, audit_queue;
+	size_t noutcomes, nbounds;
+	char outcome[CLI_STATS_OUTCOMES_MAX][CLI_STATS_NAME_MAX];
+	uint64_t calls[CLI_STATS_OUTCOMES_MAX];
+	uint64_t bounds_ms[CLI_STATS_BOUNDS_MAX];
+	struct cli_histo span[CLI_STATS_SPANS];
+};
+int cli_stats_dec(
+    const msgpack_object *reply, struct cli_stats *s, struct error *e);
+void cli_stats_text(const struct cli_stats *s, FILE *out);
+void cli_stats_prometheus(const struct cli_stats *s, FILE *out);
+int cli_stats_print(
+    const msgpack_object *reply, int format, FILE *out, struct error *e);
 
 #endif

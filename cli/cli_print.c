@@ -417,17 +417,19 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 		return 0;
 	case CREQ_CANCEL:
 		return print_cancel(reply, out, e);
+	case CREQ_STATS:
+		return cli_stats_print(reply, CLI_OUT_HUMAN, out, e);
 	default:
 		return 0;
 	}
 }
 
 /*
- * Print a reply (human or JSON) and return skillctl's exit status. A
+ * Print a reply (format: CLI_OUT_*) and return skillctl's exit status. A
  * reply that does not have the documented shape is a protocol error.
  */
 int
-cli_print_reply(const msgpack_object *reply, enum creq_type type, int json,
+cli_print_reply(const msgpack_object *reply, enum creq_type type, int format,
     FILE *out, FILE *err)
 {
 	struct error e;
@@ -435,10 +437,12 @@ cli_print_reply(const msgpack_object *reply, enum creq_type type, int json,
 
 	if (mp_bool(reply, "ok", 1, &ok, &e) == -1)
 		goto bad;
-	if (json)
+	if (format == CLI_OUT_JSON)
 		r = cli_print_json(reply, out) == -1
 		        ? error_set(&e, ERR_INTERNAL, "cannot convert to JSON")
 		        : 0;
+	else if (format == CLI_OUT_PROMETHEUS && !type_is(reply, "error"))
+		r = cli_stats_print(reply, CLI_OUT_PROMETHEUS, out, &e);
 	else
 		r = print_human(reply, type, out, err, &midline, &e);
 	fflush(out);

@@ -23,6 +23,7 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] hello [--json]\n"
     "       skillctl [-s SOCKET] reload [--json]\n"
     "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
+    "       skillctl [-s SOCKET] stats [--json | --prometheus]\n"
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
     "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
 
@@ -54,6 +55,11 @@ static const char usage_text[] =
     "cancel ends a call of the same uid that another skillctl (or client)\n"
     "runs, named by its request id (skillctl's are skillctl-PID-1).\n"
     "\n"
+    "stats prints the broker's counters and latency percentiles (estimates\n"
+    "from histogram buckets); --prometheus prints them in the Prometheus\n"
+    "text format (0.0.4), for a scraper or node_exporter's textfile\n"
+    "collector.\n"
+    "\n"
     "reload asks policyd to load its policy files and skills again (admin\n"
     "principals only). policy check lints policy files and skill\n"
     "directories offline with the daemon's own parser: it prints\n"
@@ -68,7 +74,7 @@ static const char usage_text[] =
 
 struct opts {
 	const char *sock;
-	int json, from_stdin;
+	int json, prometheus, from_stdin;
 	const char *stdin_file;
 	struct client_req req;
 };
@@ -248,6 +254,27 @@ parse_plain(struct opts *o, int argc, char **argv)
 	}
 }
 
+/* stats [--json | --prometheus]. */
+static void
+parse_stats(struct opts *o, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			usage_help();
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--prometheus") == 0)
+			o->prometheus = 1;
+		else
+			usage_err("stats takes no \"%s\"", argv[i]);
+	}
+	if (o->json && o->prometheus)
+		usage_err("--json and --prometheus exclude each other");
+}
+
 /* The subcommand names the request type. */
 static void
 parse_verb(struct opts *o, int argc, char **argv)
@@ -269,6 +296,9 @@ parse_verb(struct opts *o, int argc, char **argv)
 			usage_err("cancel needs a REQUEST_ID");
 		cli_id_parse(argv[1], &o->req.rid);
 		parse_plain(o, argc - 1, argv + 1);
+	} else if (strcmp(v, "stats") == 0) {
+		o->req.type = CREQ_STATS;
+		parse_stats(o, argc, argv);
 	} else if (strcmp(v, "policy") == 0) {
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
 			usage_err("policy wants the subcommand \"check\"");
@@ -359,8 +389,11 @@ run(struct opts *o)
 		fputc('\n', stderr);
 		return CLI_EXIT_PROTO;
 	}
-	status =
-	    cli_print_reply(rep.doc.root, o->req.type, o->json, stdout, stderr);
+	status = cli_print_reply(rep.doc.root, o->req.type,
+	    o->prometheus ? CLI_OUT_PROMETHEUS
+	    : o->json     ? CLI_OUT_JSON
+	                  : CLI_OUT_HUMAN,
+	    stdout, stderr);
 	cli_reply_free(&rep);
 	return status;
 }

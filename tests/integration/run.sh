@@ -8,7 +8,9 @@
 #   sh tests/integration/run.sh [TEST...]        (TEST: a function name, e.g. t05_timeout)
 #
 # Needs root (the master forks workers under a slot of 10 uids in
-# 63000-63999), jq, and perl (for the connection-close check; skipped
+# 63000-63999), jq, perl (for the connection-close check; skipped
+# without it) and python3-prometheus-client (t19_stats parses skillctl
+# stats --prometheus with it, tests/integration/promcheck.py; skipped
 # without it). KEEP_TMP=1 keeps the temp dir (config, daemon.log, audit
 # log); SB_VERBOSE=1 prints each test's duration. The plumbing (config,
 # daemon, waits, runner, cleanup) is tests/lib/daemon.sh.
@@ -971,13 +973,121 @@ t18_hello_v2() {
 	expect "no major said" "$(preply 3 | jq -r .protocol)" 2
 	expect "capabilities: requests" "$(preply 3 | jq -r '.capabilities.requests | index("cancel") != null')" true
 	expect "capabilities: in flight" "$(preply 3 | jq -r .capabilities.limits.in_flight)" 128
+# python3 that can import prometheus_client (Debian's package lives in
+# the system python, which a python3 earlier in PATH may not see).
+prom_python() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import prometheus_client.parser' 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# stats --json reports IN_FLIGHT calls in flight and QUEUED queued.
+stats_shows() {
+	ctl stats --json
+	[ "$(j .in_flight)" = "$1" ] && [ "$(j .queued)" = "$2" ]
+}
+stats_audit_drained() { ctl stats --json; [ "$(j .audit_queue)" = 0 ]; }
+
+# docs/protocol.md, stats: on a fresh daemon, every reply of invoke and
+# authorize is counted once under its outcome and timed; a call behind
+# its session shows as queued; --prometheus is what Prometheus's own
+# parser (python3-prometheus-client) reads as the documented families.
+t19_stats() {
+	local i py a b prom="$TMP/stats.prom" why
+	restart_daemon || return
+	ctl stats --json
+	expect "stats exit status" "$RC" 0
+	expect "fresh calls" "$(j '[.calls[]] | add')" 0
+	expect "fresh ok" "$(j .calls.ok)" 0
+	expect "outcomes" "$(j '.calls | keys | length')" 18
+	expect "bounds" "$(j '.latency.bounds_ms | tojson')" \
+	    "[1,2,5,10,20,50,100,200,500,1000,2000,5000,10000,20000,60000]"
+	expect "fresh call buckets" "$(j '.latency.call.buckets | tojson')" \
+	    "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]"
+	expect "fresh p50" "$(j .latency.call.p50_ms)" null
+	expect "uptime_s type" "$(j '.uptime_s | type')" number
+	# The request frame of docs/protocol.md, byte for byte.
+	raw -H "$SOCK" <<<"00000010 82 a4 74797065 a5 7374617473 a2 6964 02"
+	expect "raw stats" "$RC/$(j .type)/$(j .id)/$(j .ok)" "0/stats/2/true"
+	# Two calls of one session: the second waits behind the first (a
+	# sleeper that times out), then runs.
+	timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke sleeper --phase \
+	    execution --session q --timeout 1500 >/dev/null 2>&1 &
+	a=$!
+	sb_bg_add "$a"
+	sb_wait_for 5 "the sleeper to be in flight" stats_shows 1 0
+	timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke echo-args --phase \
+	    execution --session q -- queued >/dev/null 2>&1 &
+	b=$!
+	sb_bg_add "$b"
+	sb_wait_for 5 "stats to show a call queued behind its session" \
+	    stats_shows 2 1
+	sb_bg_wait "$a"
+	expect "the sleeper's exit status" "$SB_BG_RC" 3
+	sb_bg_wait "$b"
+	expect "the queued call's exit status" "$SB_BG_RC" 0
+	# Three that run, one denied invoke, one denied authorize.
+	for i in 1 2 3; do
+		ctl invoke echo-args --phase execution -- "$i"
+		expect "invoke $i" "$RC" 0
+	done
+	ctl invoke echo-args -- planning
+	expect "planning invoke" "$RC" 3
+	ctl authorize no-such-skill --phase execution
+	expect "unknown skill" "$RC" 3
+	ctl stats --json
+	expect "ok" "$(j .calls.ok)" 4
+	expect "timeout" "$(j .calls.timeout)" 1
+	expect "phase_violation" "$(j .calls.phase_violation)" 1
+	expect "unknown_skill" "$(j .calls.unknown_skill)" 1
+	expect "call count" "$(j .latency.call.count)" 7
+	expect "+Inf bucket" "$(j '.latency.call.buckets[15]')" 7
+	expect "decision count" "$(j .latency.decision.count)" 7
+	expect "worker_start count" "$(j .latency.worker_start.count)" 5
+	expect "in_flight" "$(j .in_flight)" 0
+	expect "queued" "$(j .queued)" 0
+	sb_jq_expect "$OUT" '.latency.call.p99_ms >= .latency.call.p90_ms and
+	    .latency.call.p90_ms >= .latency.call.p50_ms' "call percentiles"
+	# Two calls took over 1.5 s (the sleeper, and the call behind it).
+	sb_jq_expect "$OUT" '.latency.call.p99_ms >= 1000' "call p99"
+	sb_wait_for 3 "auditd to acknowledge every record" stats_audit_drained
+	ctl stats
+	expect "human exit status" "$RC" 0
+	case $OUT in
+	*"calls        7: ok 4, unknown_skill 1, phase_violation 1, timeout 1"*) ;;
+	*) fail "human output: $(short "$OUT")" ;;
+	esac
+	ctl stats --json --prometheus
+	expect "--json with --prometheus" "$RC" 2
+	ctl stats --prometheus
+	expect "--prometheus exit status" "$RC" 0
+	printf '%s\n' "$OUT" >"$prom"
+	case $OUT in
+	*'skillbroker_calls_total{outcome="ok"} 4'*) ;;
+	*) fail "no ok counter in: $(short "$OUT")" ;;
+	esac
+	if ! py=$(prom_python); then
+		sb_skip "python3-prometheus-client is not importable" \
+		    "(scripts/install-deps installs it)"
+		return
+	fi
+	if ! why=$("$py" "$HERE/promcheck.py" "$prom" calls.ok=4 \
+	    calls.timeout=1 calls.phase_violation=1 calls.unknown_skill=1 \
+	    call=7 decision=7 worker_start=5 in_flight=0 queued=0 2>&1); then
+		fail "prometheus_client: $(printf '%s' "$why" | tr '\n' ';')"
+	fi
 }
 
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
-t17_cancel t18_hello_v2"
+t17_cancel t18_hello_v2 t19_stats"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.
