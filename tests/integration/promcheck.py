@@ -45,6 +45,7 @@ OUTCOMES = {
     "approval_denied", "approval_timeout", "rate_limited", "timeout",
     "resource_limit", "sandbox_failed", "audit_unavailable",
     "policy_unavailable", "cancelled", "overloaded", "internal",
+    "unsupported", "not_found",
 }
 BOUNDS_S = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5,
             10, 20, 60, math.inf]

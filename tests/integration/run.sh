@@ -973,6 +973,8 @@ t18_hello_v2() {
 	expect "no major said" "$(preply 3 | jq -r .protocol)" 2
 	expect "capabilities: requests" "$(preply 3 | jq -r '.capabilities.requests | index("cancel") != null')" true
 	expect "capabilities: in flight" "$(preply 3 | jq -r .capabilities.limits.in_flight)" 128
+}
+
 # python3 that can import prometheus_client (Debian's package lives in
 # the system python, which a python3 earlier in PATH may not see).
 prom_python() {
@@ -1004,7 +1006,7 @@ t19_stats() {
 	expect "stats exit status" "$RC" 0
 	expect "fresh calls" "$(j '[.calls[]] | add')" 0
 	expect "fresh ok" "$(j .calls.ok)" 0
-	expect "outcomes" "$(j '.calls | keys | length')" 18
+	expect "outcomes" "$(j '.calls | keys | length')" 20
 	expect "bounds" "$(j '.latency.bounds_ms | tojson')" \
 	    "[1,2,5,10,20,50,100,200,500,1000,2000,5000,10000,20000,60000]"
 	expect "fresh call buckets" "$(j '.latency.call.buckets | tojson')" \
