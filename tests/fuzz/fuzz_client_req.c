@@ -32,7 +32,12 @@ check_round_trip(const struct client_req *r)
 	if (r2.type != r->type || r2.id.is_num != r->id.is_num ||
 	    r2.id.num != r->id.num || r2.nargs != r->nargs ||
 	    r2.nenv != r->nenv || r2.stdin_len != r->stdin_len ||
-	    r2.timeout_ms != r->timeout_ms)
+	    r2.timeout_ms != r->timeout_ms || r2.protocol != r->protocol ||
+	    r2.approvals != r->approvals || r2.rid.is_num != r->rid.is_num ||
+	    r2.rid.num != r->rid.num)
+		abort();
+	if ((r->rid.str != NULL) != (r2.rid.str != NULL) ||
+	    (r->rid.str != NULL && strcmp(r->rid.str, r2.rid.str) != 0))
 		abort();
 	if ((r->id.str != NULL) != (r2.id.str != NULL) ||
 	    (r->id.str != NULL && strcmp(r->id.str, r2.id.str) != 0))
@@ -81,7 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&e, 0, sizeof(e));
 	if (client_req_dec(&d, &req, &e) == 0)
 		check_round_trip(&req);
-	else if (e.type != ERR_BAD_REQUEST)
+	else if (e.type != ERR_BAD_REQUEST && e.type != ERR_UNSUPPORTED)
 		abort();
 	client_req_free(&req);
 	mp_doc_free(&d);
