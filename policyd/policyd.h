@@ -16,10 +16,12 @@
 #define SKILLS_DIR_ENTRIES_MAX 4096 /* entries of a skills dir looked at */
 #define REGISTRY_BUDGET_MS 3000     /* to load every skill */
 #define COMMANDS_MAX 64
+#define SKILL_CMD_DESC_MAX 1024 /* bytes of a command's description */
 
 struct skill_cmd {
 	char *name;
-	char *path; /* relative to the skill dir, contained in it */
+	char *path;        /* relative to the skill dir, contained in it */
+	char *description; /* NULL: none declared */
 };
 
 struct skill {

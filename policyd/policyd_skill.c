@@ -139,9 +139,9 @@ static int
 skill_commands(
     struct skill *s, struct ydoc *y, struct ynode *n, struct error *e)
 {
-	static const char *const long_keys[] = {"path", NULL};
-	struct ynode *k, *v;
-	const char *name, *path;
+	static const char *const long_keys[] = {"path", "description", NULL};
+	struct ynode *k, *v, *dn;
+	const char *name, *path, *desc = NULL;
 	size_t i;
 
 	if (yexpect(y, n, YNODE_MAP, "commands", e))
@@ -156,16 +156,27 @@ skill_commands(
 			return -1;
 		if (!ident_valid(name, NAME_MAX_LEN))
 			return yerr(y, k, e, "bad command name \"%s\"", name);
+		desc = NULL;
 		if (v->type == YNODE_MAP) {
 			if (ymap_only(y, v, long_keys, e) ||
 			    yscalar(y, ymap_get(y, v, "path"), &path, e))
 				return -1;
+			if ((dn = ymap_get(y, v, "description")) != NULL &&
+			    yscalar(y, dn, &desc, e))
+				return -1;
+			if (desc != NULL &&
+			    (*desc == '\0' ||
+			        strlen(desc) > SKILL_CMD_DESC_MAX))
+				return yerr(y, dn, e,
+				    "command %s: description: 1..%d bytes",
+				    name, SKILL_CMD_DESC_MAX);
 		} else if (yscalar(y, v, &path, e))
 			return -1;
 		if (command_resolve(s, name, path, e) == -1)
 			return yerr(y, v, e, "%s", e->msg);
 		s->cmds[s->ncmds].name = xstrdup(name);
 		s->cmds[s->ncmds].path = xstrdup(path);
+		s->cmds[s->ncmds].description = desc ? xstrdup(desc) : NULL;
 		s->ncmds++;
 	}
 	return 0;
@@ -409,6 +420,7 @@ skill_free(struct skill *s)
 	for (i = 0; i < s->ncmds; i++) {
 		free(s->cmds[i].name);
 		free(s->cmds[i].path);
+		free(s->cmds[i].description);
 	}
 	free(s->cmds);
 	perms_free(&s->perms);
