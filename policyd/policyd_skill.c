@@ -76,8 +76,9 @@ read_skill_md(struct skill *s, size_t *len)
 }
 
 /* The frontmatter is between a first line "---" and the next "---". */
-static int
-frontmatter(const char *md, size_t len, const char **start, size_t *flen)
+int
+skill_md_split(const char *md, size_t len, const char **start, size_t *flen,
+    const char **body)
 {
 	const char *end;
 
@@ -86,12 +87,14 @@ frontmatter(const char *md, size_t len, const char **start, size_t *flen)
 	*start = md + 4;
 	if (strncmp(*start, "---\n", 4) == 0 || strcmp(*start, "---") == 0) {
 		*flen = 0;
+		*body = (*start)[3] == '\0' ? *start + 3 : *start + 4;
 		return 0;
 	}
 	if ((end = strstr(*start, "\n---\n")) == NULL &&
 	    ((end = strstr(*start, "\n---")) == NULL || end[4] != '\0'))
 		return -1;
 	*flen = (size_t)(end - *start) + 1;
+	*body = end[4] == '\0' ? end + 4 : end + 5;
 	return 0;
 }
 
@@ -368,7 +371,7 @@ skill_load_by(
 	struct ydoc y;
 	struct error e;
 	struct stat st;
-	const char *fm;
+	const char *fm, *body;
 	char *path, *md;
 	size_t len, flen;
 
@@ -389,7 +392,7 @@ skill_load_by(
 	free(path);
 	if (!s->valid || (md = read_skill_md(s, &len)) == NULL)
 		return;
-	if (frontmatter(md, len, &fm, &flen) == -1)
+	if (skill_md_split(md, len, &fm, &flen, &body) == -1)
 		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
 		                 "\"---\" lines");
 	else {
