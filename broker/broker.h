@@ -29,6 +29,7 @@
 #define STOP_TICKS 20        /* of 50 ms: at most a second to flush at a stop */
 #define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
 #define QUEUE_MAX 256        /* calls waiting for any session */
+#define INFO_REPLY_ROOM 512  /* of a frame, for the skill_info envelope */
 
 /* One client connection; the kernel says who is on the other end. */
 struct conn {
@@ -95,6 +96,7 @@ enum call_state {
 	CALL_DRAINING, /* the worker is gone; the pipes drain, bounded */
 	CALL_SKILLS,   /* SKILLS_REQ sent */
 	CALL_RELOAD,   /* RELOAD_REQ sent */
+	CALL_INFO,     /* SKILL_INFO_REQ sent */
 	CALL_DONE,     /* answered; about to be freed */
 	CALL__COUNT
 };
@@ -111,6 +113,7 @@ enum call_event {
 	CEV_OUTPUT_DONE,
 	CEV_SKILLS_ANS,
 	CEV_RELOAD_ANS,
+	CEV_INFO_ANS,
 	CEV_FAIL, /* c->err says why; legal in every state but DONE */
 	CEV__COUNT
 };
@@ -151,7 +154,8 @@ struct call {
 	int output_done;
 	struct msg_run_exited x;
 	struct msg_files files;
-	void *answer;      /* SKILLS_ANS or RELOAD_ANS, until the reply */
+	void *answer; /* SKILLS_ANS, RELOAD_ANS or SKILL_INFO_ANS, until the
+	                 reply */
 	enum err_type err; /* why the call failed, or ERR_NONE */
 	char errmsg[REASON_MAX_LEN];
 };
@@ -208,6 +212,7 @@ void calls_peer_lost(struct peer *p);
 int call_on_authz_ans(struct peer *p, const struct mp_doc *d);
 int call_on_skills_ans(struct peer *p, const struct mp_doc *d);
 int call_on_reload_ans(struct peer *p, const struct mp_doc *d);
+int call_on_info_ans(struct peer *p, const struct mp_doc *d);
 int call_on_run_started(struct peer *p, const struct mp_doc *d);
 int call_on_run_exited(struct peer *p, const struct mp_doc *d);
 int call_on_audit_ack(struct peer *p, const struct mp_doc *d);
@@ -269,6 +274,9 @@ void reply_skills(struct mp_enc *m, const struct client_id *id,
     const struct msg_skills_ans *a);
 void reply_reload(
     struct mp_enc *m, const struct client_id *id, const char *message);
+/* skill_info; an error instead when it would not fit max_frame. */
+void reply_skill_info(struct mp_enc *m, const struct client_id *id,
+    const struct msg_skill_info_ans *a, int texts);
 void reply_hello(
     struct mp_enc *m, const struct client_id *id, const struct conn *cn);
 void reply_stats(struct mp_enc *m, const struct client_id *id);

@@ -5,6 +5,7 @@
  *              -> RUNNING -> DRAINING -> DONE
  *   authorize: NEW -> AUTHZ -> DECISION -> DONE
  *   skills:    NEW -> SKILLS -> DONE         reload: NEW -> RELOAD -> DONE
+ *   skill_info: NEW -> INFO -> DONE
  *
  * call_edges[] says which event may move a call of which kind out of
  * which state; call_event() is the only place a call changes state, and
@@ -30,6 +31,7 @@ static void call_line_wake(void);
 #define K_AUTHORIZE K(CREQ_AUTHORIZE)
 #define K_SKILLS K(CREQ_SKILLS)
 #define K_RELOAD K(CREQ_RELOAD)
+#define K_INFO K(CREQ_SKILL_INFO)
 
 static const struct call_edge {
 	unsigned kinds; /* the request types this row is for */
@@ -41,6 +43,7 @@ static const struct call_edge {
     {K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ},
     {K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS},
     {K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD},
+    {K_INFO, CALL_NEW, CEV_START, CALL_INFO},
     {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
     {K_INVOKE, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
@@ -53,11 +56,12 @@ static const struct call_edge {
     {K_INVOKE, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE},
     {K_SKILLS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE},
     {K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE},
+    {K_INFO, CALL_INFO, CEV_INFO_ANS, CALL_DONE},
 };
 
 static const char *const state_names[CALL__COUNT] = {"new", "queued", "workers",
     "authz", "decision", "run_wait", "running", "draining", "skills", "reload",
-    "done"};
+    "info", "done"};
 
 const char *
 call_state_name(enum call_state st)
@@ -259,6 +263,20 @@ enter_reload(struct call *c)
 	return CEV_NONE;
 }
 
+/* policyd owns the skills; the answer must fit one client frame. */
+static enum call_event
+enter_info(struct call *c)
+{
+	struct msg_skill_info_req r = {c->ref, c->uid, c->gid, c->cr.skill,
+	    c->cr.references, B->max_frame - INFO_REPLY_ROOM};
+
+	if (!B->policyd.alive)
+		return call_error(
+		    c, ERR_POLICY_UNAVAILABLE, "policyd is not running");
+	PEER_SEND(&B->policyd, msg_skill_info_req_enc, &r);
+	return CEV_NONE;
+}
+
 static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
     [CALL_NEW] = enter_wait,
     [CALL_QUEUED] = enter_queued,
@@ -270,6 +288,7 @@ static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
     [CALL_DRAINING] = enter_draining,
     [CALL_SKILLS] = enter_skills,
     [CALL_RELOAD] = enter_reload,
+    [CALL_INFO] = enter_info,
     [CALL_DONE] = enter_wait,
 };
 
@@ -291,6 +310,8 @@ call_free(struct call *c)
 		conn_arm(c->conn);
 	if (c->answer != NULL && c->cr.type == CREQ_SKILLS)
 		msg_skills_ans_free(c->answer);
+	else if (c->answer != NULL && c->cr.type == CREQ_SKILL_INFO)
+		msg_skill_info_ans_free(c->answer);
 	else if (c->answer != NULL)
 		msg_reload_ans_free(c->answer);
 	free(c->answer);
@@ -310,11 +331,14 @@ call_reply(struct call *c)
 	struct mp_enc m;
 
 	enc_init(&m);
-	if ((c->cr.type == CREQ_SKILLS || c->cr.type == CREQ_RELOAD) &&
+	if ((c->cr.type == CREQ_SKILLS || c->cr.type == CREQ_RELOAD ||
+	        c->cr.type == CREQ_SKILL_INFO) &&
 	    c->err != ERR_NONE)
 		client_error_enc(&m, &c->cr.id, c->err, c->errmsg);
 	else if (c->cr.type == CREQ_SKILLS)
 		reply_skills(&m, &c->cr.id, c->answer);
+	else if (c->cr.type == CREQ_SKILL_INFO)
+		reply_skill_info(&m, &c->cr.id, c->answer, c->cr.references);
 	else if (c->cr.type == CREQ_RELOAD)
 		reply_reload(&m, &c->cr.id, ra->message);
 	else
@@ -630,7 +654,7 @@ calls_peer_lost(struct peer *p)
 		if (p == NULL ||
 		    (p == &B->policyd &&
 		        (c->st == CALL_AUTHZ || c->st == CALL_SKILLS ||
-		            c->st == CALL_RELOAD)) ||
+		            c->st == CALL_RELOAD || c->st == CALL_INFO)) ||
 		    (p == &B->auditd && c->st == CALL_DECISION))
 			refs[n++] = c->ref;
 	/* Failing one call may start or end others: look each up anew. */
@@ -819,4 +843,25 @@ call_on_admins(struct peer *p, const struct mp_doc *d)
 	B->worker_freed = 1;
 	call_line_wake();
 	return 0;
+}
+
+/* An answer for another skill than asked is a protocol violation. */
+int
+call_on_info_ans(struct peer *p UNUSED, const struct mp_doc *d)
+{
+	struct msg_skill_info_ans *a = xcalloc(1, sizeof(*a));
+	struct call *c;
+	struct error e;
+
+	if (msg_skill_info_ans_dec(d, a, &e) == -1 ||
+	    (c = call_find(a->ref)) == NULL || !call_expects(c, CEV_INFO_ANS) ||
+	    (a->err == ERR_NONE && strcmp(a->name, c->cr.skill) != 0)) {
+		msg_skill_info_ans_free(a);
+		free(a);
+		return -1;
+	}
+	c->answer = a;
+	if (a->err != ERR_NONE)
+		return call_fail(c, (enum err_type)a->err, a->message);
+	return call_event(c, CEV_INFO_ANS);
 }

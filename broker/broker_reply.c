@@ -3,6 +3,7 @@
  * envelope of proto/client.c. The result of invoke and authorize keeps
  * the ToolInvokeResult shape (docs/protocol.md).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "broker.h"
@@ -131,6 +132,73 @@ reply_reload(struct mp_enc *m, const struct client_id *id, const char *message)
 	client_reply_begin(m, "reload", id, 1);
 	enc_kstr(m, "message", message);
 	client_reply_end(m);
+}
+
+/* The skill map of a skill_info reply; texts only when asked for. */
+static void
+reply_info_skill(
+    struct mp_enc *m, const struct msg_skill_info_ans *a, int texts)
+{
+	const struct msg_info_ref *f;
+	size_t i;
+
+	enc_key(m, "skill");
+	enc_map_open(m);
+	enc_kstr(m, "name", a->name);
+	enc_kstr(m, "description", a->description);
+	enc_key(m, "frontmatter");
+	enc_raw(m, a->frontmatter, a->frontmatter_len);
+	enc_kstr(m, "body", a->body);
+	enc_key(m, "commands");
+	enc_array(m, a->ncommands);
+	for (i = 0; i < a->ncommands; i++) {
+		enc_map_open(m);
+		enc_kstr(m, "name", a->commands[i].name);
+		enc_kstr(m, "description", a->commands[i].description);
+		enc_kbool(m, "allowed", a->commands[i].allowed);
+		enc_map_close(m);
+	}
+	enc_key(m, "permissions");
+	enc_raw(m, a->permissions, a->permissions_len);
+	enc_key(m, "references");
+	enc_array(m, a->nrefs);
+	for (i = 0; i < a->nrefs; i++) {
+		f = &a->refs[i];
+		enc_map_open(m);
+		enc_kstr(m, "path", f->path);
+		enc_kuint(m, "size_bytes", f->size);
+		enc_kstr(m, "sha256", f->sha256);
+		if (texts && f->omitted == INFO_OMIT_NONE)
+			enc_kstr(m, "text", f->text);
+		else if (texts)
+			enc_kstr(m, "text_omitted",
+			    info_omit_name((enum info_omit)f->omitted));
+		enc_map_close(m);
+	}
+	enc_kbool(m, "references_truncated", a->refs_truncated);
+	enc_map_close(m);
+}
+
+/* The reply must fit the client's frame, as every request must. */
+void
+reply_skill_info(struct mp_enc *m, const struct client_id *id,
+    const struct msg_skill_info_ans *a, int texts)
+{
+	char msg[128];
+
+	client_reply_begin(m, "skill_info", id, 1);
+	reply_info_skill(m, a, texts);
+	client_reply_end(m);
+	if (m->sb.size <= B->max_frame)
+		return;
+	/* policyd keeps within the budget it was given: this is a bug. */
+	snprintf(msg, sizeof(msg),
+	    "the skill_info reply came to %zu bytes, over max_frame_bytes "
+	    "(%zu)",
+	    m->sb.size, B->max_frame);
+	enc_free(m);
+	enc_init(m);
+	client_error_enc(m, id, ERR_INTERNAL, msg);
 }
 
 void

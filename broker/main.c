@@ -30,6 +30,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
+    {MSG_SKILL_INFO_ANS, 0, call_on_info_ans},
     {MSG_ADMINS, 0, call_on_admins},
     {0, 0, NULL},
 };

@@ -65,6 +65,9 @@ int cli_audit_verify_files(char *const *files, size_t n,
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
 int cli_policy_check(int argc, char **argv);
 
+/* cli_info.c: a skill_info reply as text */
+int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);
+
 /* cli_print.c; format is one of: */
 #define CLI_OUT_HUMAN 0
 #define CLI_OUT_JSON 1

@@ -419,6 +419,8 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 		return print_cancel(reply, out, e);
 	case CREQ_STATS:
 		return cli_stats_print(reply, CLI_OUT_HUMAN, out, e);
+	case CREQ_SKILL_INFO:
+		return cli_info_print(reply, out, e);
 	default:
 		return 0;
 	}

@@ -20,6 +20,7 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] authorize SKILL [COMMAND] [OPTIONS] "
     "[-- ARGS...]\n"
     "       skillctl [-s SOCKET] skills [--json]\n"
+    "       skillctl [-s SOCKET] info SKILL [--references] [--json]\n"
     "       skillctl [-s SOCKET] hello [--json]\n"
     "       skillctl [-s SOCKET] reload [--json]\n"
     "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
@@ -59,6 +60,11 @@ static const char usage_text[] =
     "from histogram buckets); --prometheus prints them in the Prometheus\n"
     "text format (0.0.4), for a scraper or node_exporter's textfile\n"
     "collector.\n"
+    "\n"
+    "info shows a skill you may run: its description, its commands (and\n"
+    "which you may run), the permissions you would get, its instructions\n"
+    "(SKILL.md after the frontmatter) and the files in its references/\n"
+    "directory; --references adds their text.\n"
     "\n"
     "reload asks policyd to load its policy files and skills again (admin\n"
     "principals only). policy check lints policy files and skill\n"
@@ -275,6 +281,32 @@ parse_stats(struct opts *o, int argc, char **argv)
 		usage_err("--json and --prometheus exclude each other");
 }
 
+/* info SKILL [--references] [--json]. */
+static void
+parse_info(struct opts *o, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			usage_help();
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (strcmp(argv[i], "--references") == 0)
+			o->req.references = 1;
+		else if (argv[i][0] == '-')
+			usage_err("unknown option \"%s\"", argv[i]);
+		else if (o->req.skill == NULL)
+			o->req.skill = xstrdup(argv[i]);
+		else
+			usage_err(
+			    "info takes one SKILL, not also \"%s\"", argv[i]);
+	}
+	if (o->req.skill == NULL)
+		usage_err("info needs a SKILL");
+}
+
 /* The subcommand names the request type. */
 static void
 parse_verb(struct opts *o, int argc, char **argv)
@@ -299,6 +331,9 @@ parse_verb(struct opts *o, int argc, char **argv)
 	} else if (strcmp(v, "stats") == 0) {
 		o->req.type = CREQ_STATS;
 		parse_stats(o, argc, argv);
+	} else if (strcmp(v, "info") == 0) {
+		o->req.type = CREQ_SKILL_INFO;
+		parse_info(o, argc, argv);
 	} else if (strcmp(v, "policy") == 0) {
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
 			usage_err("policy wants the subcommand \"check\"");

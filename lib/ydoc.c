@@ -122,11 +122,52 @@ read_fail(enum ydoc_why *why, enum ydoc_why w, struct error *e,
 	return error_set(e, ERR_BAD_REQUEST, "%s: %s", name, msg);
 }
 
+/* Open a regular file at dfd/path for reading without following a
+ * symlink, blocking, or ever opening a FIFO or device; *st is it. */
+int
+ydoc_open_regular(int dfd, const char *path, const char *name, struct stat *st,
+    enum ydoc_why *why, struct error *e)
+{
+	struct stat lst;
+	int fd;
+
+	/* Look before opening: opening a FIFO or a device may block or
+	 * act; lstat does neither. */
+	if (fstatat(dfd, path, &lst, AT_SYMLINK_NOFOLLOW) == -1)
+		return read_fail(
+		    why, YDOC_E_OPEN, e, name, "%s", strerror(errno));
+	if (!S_ISREG(lst.st_mode))
+		return read_fail(why, YDOC_E_NOTREG, e, name,
+		    "%s, not a regular file", file_kind(lst.st_mode));
+	fd = openat(dfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return read_fail(why,
+		    errno == ELOOP ? YDOC_E_NOTREG : YDOC_E_OPEN, e, name, "%s",
+		    errno == ELOOP ? "a symbolic link, not a regular file"
+		                   : strerror(errno));
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode) ||
+	    st->st_dev != lst.st_dev || st->st_ino != lst.st_ino) {
+		close(fd);
+		return read_fail(why, YDOC_E_NOTREG, e, name,
+		    "not a regular file (it changed while being opened)");
+	}
+	return fd;
+}
+
+/* A path name, for callers that have no directory fd. */
 int
 ydoc_read_file(const char *path, const char *name, size_t max, char **out,
     size_t *outlen, enum ydoc_why *why, struct error *e)
 {
-	struct stat lst, st;
+	return ydoc_read_fileat(AT_FDCWD, path, name, max, out, outlen, why, e);
+}
+
+/* Bounded whatever fstat says, so a growing file cannot pass max. */
+int
+ydoc_read_fileat(int dfd, const char *path, const char *name, size_t max,
+    char **out, size_t *outlen, enum ydoc_why *why, struct error *e)
+{
+	struct stat st;
 	size_t cap, len = 0;
 	ssize_t n;
 	char *buf;
@@ -134,26 +175,8 @@ ydoc_read_file(const char *path, const char *name, size_t max, char **out,
 
 	*out = NULL;
 	*outlen = 0;
-	/* Look before opening: opening a FIFO or a device may block or
-	 * act; lstat does neither. */
-	if (lstat(path, &lst) == -1)
-		return read_fail(
-		    why, YDOC_E_OPEN, e, name, "%s", strerror(errno));
-	if (!S_ISREG(lst.st_mode))
-		return read_fail(why, YDOC_E_NOTREG, e, name,
-		    "%s, not a regular file", file_kind(lst.st_mode));
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1)
-		return read_fail(why,
-		    errno == ELOOP ? YDOC_E_NOTREG : YDOC_E_OPEN, e, name, "%s",
-		    errno == ELOOP ? "a symbolic link, not a regular file"
-		                   : strerror(errno));
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_dev != lst.st_dev || st.st_ino != lst.st_ino) {
-		close(fd);
-		return read_fail(why, YDOC_E_NOTREG, e, name,
-		    "not a regular file (it changed while being opened)");
-	}
+	if ((fd = ydoc_open_regular(dfd, path, name, &st, why, e)) == -1)
+		return -1;
 	/* st_size is a hint: the file may grow while it is read. Room for
 	 * max + 1 bytes (to see that it is too large) and a NUL. */
 	cap = st.st_size > 0 && (size_t)st.st_size < max

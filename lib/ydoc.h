@@ -96,6 +96,19 @@ int ydoc_load_buf_opt(struct ydoc *y, const char *buf, size_t len,
  */
 int ydoc_read_file(const char *path, const char *name, size_t max, char **buf,
     size_t *len, enum ydoc_why *why, struct error *e);
+/* The same for path relative to the directory fd dfd (or AT_FDCWD). */
+int ydoc_read_fileat(int dfd, const char *path, const char *name, size_t max,
+    char **buf, size_t *len, enum ydoc_why *why, struct error *e);
+/*
+ * The open under both: an fd (O_RDONLY, O_NONBLOCK, O_CLOEXEC) of the
+ * regular file dfd/path, *st filled, or -1 (e, why). Only a regular
+ * file is ever opened (it is looked at without following a link
+ * first), a symlink in the last component is refused, and the file
+ * opened must be the one looked at.
+ */
+struct stat;
+int ydoc_open_regular(int dfd, const char *path, const char *name,
+    struct stat *st, enum ydoc_why *why, struct error *e);
 /* A deadline ms from now, for struct yopts. */
 uint64_t ydoc_deadline(unsigned ms);
 void ydoc_free(struct ydoc *y);

@@ -43,11 +43,13 @@ static int on_authz(struct peer *p, const struct mp_doc *d);
 static int on_skills(struct peer *p, const struct mp_doc *d);
 static int on_grant_ack(struct peer *p, const struct mp_doc *d);
 static int on_reload(struct peer *p, const struct mp_doc *d);
+static int on_skill_info(struct peer *p, const struct mp_doc *d);
 
 static const struct peer_handler broker_table[] = {
     {MSG_AUTHZ_REQ, 0, on_authz},
     {MSG_SKILLS_REQ, 0, on_skills},
     {MSG_RELOAD_REQ, 0, on_reload},
+    {MSG_SKILL_INFO_REQ, 0, on_skill_info},
     {0, 0, NULL},
 };
 static const struct peer_handler master_table[] = {
@@ -201,6 +203,35 @@ on_skills(struct peer *p, const struct mp_doc *d)
 	for (i = 0; i < a.nskills; i++)
 		free(a.skills[i].commands); /* the strings are the registry's */
 	free(a.skills);
+	return 0;
+}
+
+/* skill_info: the skill as this caller may see it, or why not. */
+static int
+on_skill_info(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_skill_info_req r;
+	struct msg_skill_info_ans a;
+	struct error e;
+
+	if (msg_skill_info_req_dec(d, &r, &e) == -1) {
+		log_warnx("broker: bad SKILL_INFO_REQ: %s", e.msg);
+		return -1;
+	}
+	if (info_build(&penv, &r, &a, &e) == -1) {
+		memset(&a, 0, sizeof(a));
+		a.ref = r.ref;
+		a.err = e.type;
+		a.message = e.msg;
+		if (e.type != ERR_UNKNOWN_SKILL)
+			log_warnx("skill_info %s for uid %llu: %s", r.skill,
+			    (unsigned long long)r.uid, e.msg);
+		PEER_SEND(p, msg_skill_info_ans_enc, &a);
+	} else {
+		PEER_SEND(p, msg_skill_info_ans_enc, &a);
+		msg_skill_info_ans_free(&a);
+	}
+	msg_skill_info_req_free(&r);
 	return 0;
 }
 

@@ -16,10 +16,12 @@
 #define SKILLS_DIR_ENTRIES_MAX 4096 /* entries of a skills dir looked at */
 #define REGISTRY_BUDGET_MS 3000     /* to load every skill */
 #define COMMANDS_MAX 64
+#define SKILL_CMD_DESC_MAX 1024 /* bytes of a command's description */
 
 struct skill_cmd {
 	char *name;
-	char *path; /* relative to the skill dir, contained in it */
+	char *path;        /* relative to the skill dir, contained in it */
+	char *description; /* NULL: none declared */
 };
 
 struct skill {
@@ -55,6 +57,13 @@ void skill_load_by(struct skill *s, const char *parent, const char *dirname,
     uint64_t deadline_ns);
 void skill_free(struct skill *s);
 int skill_name_valid(const char *name);
+/*
+ * Split SKILL.md text (NUL-terminated, len bytes) into its frontmatter
+ * (between the first line "---" and the next) and the body after it.
+ * -1 when there is no frontmatter.
+ */
+int skill_md_split(const char *md, size_t len, const char **fm, size_t *flen,
+    const char **body);
 
 /* policyd_decide.c */
 #define MATCHED_MAX 16
@@ -83,8 +92,21 @@ void decide(const struct policy_env *pe, const struct msg_authz_req *req,
 char **decision_rules(const struct decision *d, size_t *n);
 /* The effective permissions and limits, as a msgpack map. */
 void decision_effective_enc(struct mp_enc *m, const struct decision *d);
+/* The effective permissions alone ({} for a denial). */
+void decision_permissions_enc(struct mp_enc *m, const struct decision *d);
 /* Fill g (caller frees) for an allowed decision. */
 void grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
     const struct decision *d, struct grant *g);
+
+/* policyd_info.c: skill_info, a skill as one caller may see it */
+/*
+ * Fill a (caller frees) for req, within req->max_bytes encoded; -1 (e
+ * set, a empty) when the caller may not run the skill (unknown_skill,
+ * as for a skill that does not exist), when its files cannot be read
+ * (internal), or when the answer cannot fit (resource_limit).
+ */
+int info_build(const struct policy_env *pe,
+    const struct msg_skill_info_req *req, struct msg_skill_info_ans *a,
+    struct error *e);
 
 #endif

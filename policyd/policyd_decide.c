@@ -292,13 +292,26 @@ decision_rules(const struct decision *d, size_t *n)
 	return v;
 }
 
+/* An allowed call gets what its skill declares (the ceiling covers it). */
+void
+decision_permissions_enc(struct mp_enc *m, const struct decision *d)
+{
+	if (d->err == ERR_NONE)
+		perms_enc(m, &d->skill->perms);
+	else {
+		enc_map_open(m);
+		enc_map_close(m);
+	}
+}
+
+/* What an authorize reply shows: the permissions and the limits. */
 void
 decision_effective_enc(struct mp_enc *m, const struct decision *d)
 {
 	enc_map_open(m);
 	if (d->err == ERR_NONE) {
 		enc_key(m, "permissions");
-		perms_enc(m, &d->skill->perms);
+		decision_permissions_enc(m, d);
 		enc_key(m, "limits");
 		plimits_enc(m, &d->limits);
 	}

@@ -76,8 +76,9 @@ read_skill_md(struct skill *s, size_t *len)
 }
 
 /* The frontmatter is between a first line "---" and the next "---". */
-static int
-frontmatter(const char *md, size_t len, const char **start, size_t *flen)
+int
+skill_md_split(const char *md, size_t len, const char **start, size_t *flen,
+    const char **body)
 {
 	const char *end;
 
@@ -86,12 +87,14 @@ frontmatter(const char *md, size_t len, const char **start, size_t *flen)
 	*start = md + 4;
 	if (strncmp(*start, "---\n", 4) == 0 || strcmp(*start, "---") == 0) {
 		*flen = 0;
+		*body = (*start)[3] == '\0' ? *start + 3 : *start + 4;
 		return 0;
 	}
 	if ((end = strstr(*start, "\n---\n")) == NULL &&
 	    ((end = strstr(*start, "\n---")) == NULL || end[4] != '\0'))
 		return -1;
 	*flen = (size_t)(end - *start) + 1;
+	*body = end[4] == '\0' ? end + 4 : end + 5;
 	return 0;
 }
 
@@ -139,9 +142,9 @@ static int
 skill_commands(
     struct skill *s, struct ydoc *y, struct ynode *n, struct error *e)
 {
-	static const char *const long_keys[] = {"path", NULL};
-	struct ynode *k, *v;
-	const char *name, *path;
+	static const char *const long_keys[] = {"path", "description", NULL};
+	struct ynode *k, *v, *dn;
+	const char *name, *path, *desc = NULL;
 	size_t i;
 
 	if (yexpect(y, n, YNODE_MAP, "commands", e))
@@ -156,16 +159,27 @@ skill_commands(
 			return -1;
 		if (!ident_valid(name, NAME_MAX_LEN))
 			return yerr(y, k, e, "bad command name \"%s\"", name);
+		desc = NULL;
 		if (v->type == YNODE_MAP) {
 			if (ymap_only(y, v, long_keys, e) ||
 			    yscalar(y, ymap_get(y, v, "path"), &path, e))
 				return -1;
+			if ((dn = ymap_get(y, v, "description")) != NULL &&
+			    yscalar(y, dn, &desc, e))
+				return -1;
+			if (desc != NULL &&
+			    (*desc == '\0' ||
+			        strlen(desc) > SKILL_CMD_DESC_MAX))
+				return yerr(y, dn, e,
+				    "command %s: description: 1..%d bytes",
+				    name, SKILL_CMD_DESC_MAX);
 		} else if (yscalar(y, v, &path, e))
 			return -1;
 		if (command_resolve(s, name, path, e) == -1)
 			return yerr(y, v, e, "%s", e->msg);
 		s->cmds[s->ncmds].name = xstrdup(name);
 		s->cmds[s->ncmds].path = xstrdup(path);
+		s->cmds[s->ncmds].description = desc ? xstrdup(desc) : NULL;
 		s->ncmds++;
 	}
 	return 0;
@@ -357,7 +371,7 @@ skill_load_by(
 	struct ydoc y;
 	struct error e;
 	struct stat st;
-	const char *fm;
+	const char *fm, *body;
 	char *path, *md;
 	size_t len, flen;
 
@@ -378,7 +392,7 @@ skill_load_by(
 	free(path);
 	if (!s->valid || (md = read_skill_md(s, &len)) == NULL)
 		return;
-	if (frontmatter(md, len, &fm, &flen) == -1)
+	if (skill_md_split(md, len, &fm, &flen, &body) == -1)
 		skill_invalid(s, "SKILL.md: no YAML frontmatter between "
 		                 "\"---\" lines");
 	else {
@@ -409,6 +423,7 @@ skill_free(struct skill *s)
 	for (i = 0; i < s->ncmds; i++) {
 		free(s->cmds[i].name);
 		free(s->cmds[i].path);
+		free(s->cmds[i].description);
 	}
 	free(s->cmds);
 	perms_free(&s->perms);

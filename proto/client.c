@@ -18,6 +18,7 @@ static const char *const creq_names[CREQ__COUNT] = {
     [CREQ_CANCEL] = "cancel",
     [CREQ_STATS] = "stats",
     [CREQ_RELOAD] = "reload",
+    [CREQ_SKILL_INFO] = "skill_info",
 };
 
 /* What this server answers (hello lists it): every type but these. */
@@ -140,6 +141,23 @@ client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
 	return 0;
 }
 
+/* skill_info: a skill's name, and whether the reference texts come too. */
+static int
+client_info_dec(const msgpack_object *o, struct client_req *r, struct error *e)
+{
+	static const char *const keys[] = {
+	    "type", "id", "skill", "references", NULL};
+
+	if (mp_only_keys(o, keys, e) ||
+	    mp_str(o, "skill", 1, NAME_MAX_LEN, &r->skill, e) ||
+	    mp_bool(o, "references", 0, &r->references, e))
+		return -1;
+	if (*r->skill == '\0')
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"skill\" must not be empty");
+	return 0;
+}
+
 int
 client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 {
@@ -157,6 +175,8 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 	case CREQ_INVOKE:
 	case CREQ_AUTHORIZE:
 		return client_call_dec(o, r, e);
+	case CREQ_SKILL_INFO:
+		return client_info_dec(o, r, e);
 	case CREQ_HELLO:
 		return mp_only_keys(o, hello, e) ||
 		               mp_uint(o, "protocol", 0, UINT32_MAX,
@@ -243,6 +263,11 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 	if (r->type == CREQ_CANCEL) {
 		enc_key(m, "request_id");
 		client_id_enc(m, &r->rid);
+	}
+	if (r->type == CREQ_SKILL_INFO) {
+		enc_kstr(m, "skill", r->skill);
+		if (r->references)
+			enc_kbool(m, "references", 1);
 	}
 	if (call && r->nenv > 0) {
 		enc_key(m, "env");

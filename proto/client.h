@@ -23,6 +23,7 @@ enum creq_type {
 	CREQ_CANCEL,
 	CREQ_STATS,
 	CREQ_RELOAD,
+	CREQ_SKILL_INFO,
 	CREQ__COUNT
 };
 
@@ -52,6 +53,7 @@ struct client_req {
 	uint64_t protocol;    /* hello: the client's major (0: not said) */
 	int approvals;        /* hello: it answers approval requests */
 	struct client_id rid; /* cancel: the request to end */
+	int references;       /* skill_info: the reference files' texts too */
 };
 
 const char *creq_type_name(enum creq_type t);

@@ -567,6 +567,31 @@ mp_submap(const msgpack_object *map, const char *key, int required,
 	return 0;
 }
 
+/* A submap kept as its own msgpack bytes, to pass it on as it is. */
+int
+mp_rawmap(const msgpack_object *map, const char *key, size_t max, uint8_t **out,
+    size_t *len, struct error *e)
+{
+	const msgpack_object *o = NULL;
+	struct mp_enc m;
+
+	if (mp_submap(map, key, 1, &o, e) == -1)
+		return -1;
+	/* The scratch copy is bounded by the message it comes from. */
+	enc_init(&m);
+	enc_obj(&m, o);
+	if (m.sb.size > max) {
+		enc_free(&m);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\" too large", key);
+	}
+	*out = xmalloc(m.sb.size);
+	memcpy(*out, m.sb.data, m.sb.size);
+	*len = m.sb.size;
+	enc_free(&m);
+	return 0;
+}
+
 /* Encoding. msgpack-c only fails on allocation, which is fatal here. */
 #define ENC(x)                                                                 \
 	do {                                                                   \

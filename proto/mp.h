@@ -53,6 +53,9 @@ int mp_uintarr(const msgpack_object *map, const char *key, int required,
     size_t maxn, uint64_t max, uint64_t **out, size_t *n, struct error *e);
 int mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e);
+/* The required submap at key, as msgpack bytes of at most max (new). */
+int mp_rawmap(const msgpack_object *map, const char *key, size_t max,
+    uint8_t **out, size_t *len, struct error *e);
 
 /*
  * Encoding: a growable buffer and packer; allocation failure is fatal.

@@ -34,6 +34,8 @@ enum msg_type {
 	MSG_RELOAD_REQ = 20, /* an admin's reload: {ref, uid, gid} */
 	MSG_RELOAD_ANS = 21, /* {ref, err, message} */
 	MSG_ADMINS = 22,     /* policyd -> broker: who may use the reserve */
+	MSG_SKILL_INFO_REQ = 23, /* a caller's skill_info */
+	MSG_SKILL_INFO_ANS = 24, /* the skill as that caller may see it */
 	/* policyd <-> master */
 	MSG_GRANT = 32,
 	MSG_GRANT_ACK = 33,
@@ -180,6 +182,70 @@ struct msg_skills_ans {
 	struct msg_skill *skills;
 	size_t nskills;
 	int truncated; /* more skills than one message holds */
+};
+
+/*
+ * SKILL_INFO_REQ: what the caller (uid, gid) may learn of a skill it may
+ * run. max_bytes bounds the encoded SKILL_INFO_ANS, so that the reply
+ * fits the client's frame.
+ */
+#define SKILL_INFO_BODY_MAX (256 * 1024) /* SKILL.md after the frontmatter */
+#define SKILL_INFO_FM_MAX (256 * 1024)   /* the frontmatter map, encoded */
+#define SKILL_INFO_FM_DEPTH 5   /* levels of it, its own map the first */
+#define SKILL_INFO_REFS_MAX 256 /* files of references/ listed */
+#define SKILL_INFO_TEXT_MAX (64 * 1024)  /* bytes of one file's text */
+#define SKILL_INFO_NAME_MAX 255          /* bytes of a file name */
+#define SKILL_INFO_PERMS_MAX (64 * 1024) /* the permissions map, encoded */
+#define SKILL_INFO_MIN_BYTES 512         /* the least max_bytes */
+
+struct msg_skill_info_req {
+	uint64_t ref, uid, gid;
+	char *skill;
+	int references;     /* the files' texts too */
+	uint64_t max_bytes; /* the most the answer may take, encoded */
+};
+
+/* SKILL_INFO_ANS: one declared command. */
+struct msg_info_cmd {
+	char *name, *description; /* description: "" when none */
+	int allowed;              /* the caller may run it (phase execution) */
+};
+
+/* Why a reference file comes without its text. */
+enum info_omit {
+	INFO_OMIT_NONE,      /* the text is there (or was not asked for) */
+	INFO_OMIT_TOO_LARGE, /* over SKILL_INFO_TEXT_MAX */
+	INFO_OMIT_NOT_TEXT,  /* not UTF-8, or a NUL byte */
+	INFO_OMIT_UNREADABLE,
+	INFO_OMIT_REPLY_FULL, /* the reply would pass max_bytes */
+	INFO_OMIT__COUNT
+};
+/* "", "too_large", "not_text", "unreadable", "reply_full". */
+const char *info_omit_name(enum info_omit o);
+
+/* SKILL_INFO_ANS: one regular file directly in references/. */
+struct msg_info_ref {
+	char *path; /* "references/NAME" */
+	uint64_t size;
+	char *sha256;     /* hex, or "" when not hashed */
+	char *text;       /* "" unless sent */
+	uint64_t omitted; /* enum info_omit */
+};
+
+struct msg_skill_info_ans {
+	uint64_t ref;
+	uint64_t err;  /* ERR_NONE, or why not: then only message counts */
+	char *message; /* "" with ERR_NONE */
+	char *name, *description, *body;
+	uint8_t *frontmatter; /* msgpack map: strings, arrays, maps */
+	size_t frontmatter_len;
+	uint8_t *permissions; /* msgpack map: what this caller is granted */
+	size_t permissions_len;
+	struct msg_info_cmd *commands;
+	size_t ncommands;
+	struct msg_info_ref *refs; /* sorted by path */
+	size_t nrefs;
+	int refs_truncated; /* references/ holds more than is listed */
 };
 
 /* RELOAD_REQ */
@@ -396,6 +462,18 @@ void msg_reload_ans_enc(struct mp_enc *m, const struct msg_reload_ans *a);
 int msg_reload_ans_dec(
     const struct mp_doc *d, struct msg_reload_ans *a, struct error *e);
 void msg_reload_ans_free(struct msg_reload_ans *a);
+
+void msg_skill_info_req_enc(
+    struct mp_enc *m, const struct msg_skill_info_req *r);
+int msg_skill_info_req_dec(
+    const struct mp_doc *d, struct msg_skill_info_req *r, struct error *e);
+void msg_skill_info_req_free(struct msg_skill_info_req *r);
+
+void msg_skill_info_ans_enc(
+    struct mp_enc *m, const struct msg_skill_info_ans *a);
+int msg_skill_info_ans_dec(
+    const struct mp_doc *d, struct msg_skill_info_ans *a, struct error *e);
+void msg_skill_info_ans_free(struct msg_skill_info_ans *a);
 
 void msg_admins_enc(struct mp_enc *m, const struct msg_admins *a);
 int msg_admins_dec(

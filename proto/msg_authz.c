@@ -99,30 +99,6 @@ msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 	msg_end(m);
 }
 
-/* Keep a decoded map as its own msgpack bytes, to pass it on as is. */
-static int
-keep_map(const msgpack_object *map, const char *key, uint8_t **out, size_t *len,
-    struct error *e)
-{
-	const msgpack_object *o = NULL;
-	struct mp_enc m;
-
-	if (mp_submap(map, key, 1, &o, e) == -1)
-		return -1;
-	enc_init(&m);
-	enc_obj(&m, o);
-	if (m.sb.size > EFFECTIVE_MAX) {
-		enc_free(&m);
-		return error_set(
-		    e, ERR_BAD_REQUEST, "field \"%s\" too large", key);
-	}
-	*out = xmalloc(m.sb.size);
-	memcpy(*out, m.sb.data, m.sb.size);
-	*len = m.sb.size;
-	enc_free(&m);
-	return 0;
-}
-
 int
 msg_authz_ans_dec(
     const struct mp_doc *d, struct msg_authz_ans *a, struct error *e)
@@ -142,7 +118,8 @@ msg_authz_ans_dec(
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &a->timeout_ms, e) ||
 	    mp_uint(o, "output_bytes", 1, UINT32_MAX, &a->output_bytes, e) ||
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &a->command, e) ||
-	    keep_map(o, "effective", &a->effective, &a->effective_len, e))
+	    mp_rawmap(o, "effective", EFFECTIVE_MAX, &a->effective,
+	        &a->effective_len, e))
 		goto bad;
 	if (*a->grant_id != '\0' &&
 	    (a->err != ERR_NONE || !grant_id_valid(a->grant_id))) {

@@ -34,7 +34,7 @@ check_round_trip(const struct client_req *r)
 	    r2.nenv != r->nenv || r2.stdin_len != r->stdin_len ||
 	    r2.timeout_ms != r->timeout_ms || r2.protocol != r->protocol ||
 	    r2.approvals != r->approvals || r2.rid.is_num != r->rid.is_num ||
-	    r2.rid.num != r->rid.num)
+	    r2.rid.num != r->rid.num || r2.references != r->references)
 		abort();
 	if ((r->rid.str != NULL) != (r2.rid.str != NULL) ||
 	    (r->rid.str != NULL && strcmp(r->rid.str, r2.rid.str) != 0))
@@ -84,9 +84,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	j = mp_to_json(d.root);
 	json_decref(j);
 	memset(&e, 0, sizeof(e));
-	if (client_req_dec(&d, &req, &e) == 0)
+	if (client_req_dec(&d, &req, &e) == 0) {
+		/* What SKILL_INFO_REQ requires, or policyd would end the
+		 * broker's channel. */
+		if (req.type == CREQ_SKILL_INFO &&
+		    (req.skill == NULL || *req.skill == '\0' ||
+		        strlen(req.skill) > 64))
+			abort();
 		check_round_trip(&req);
-	else if (e.type != ERR_BAD_REQUEST && e.type != ERR_UNSUPPORTED)
+	} else if (e.type != ERR_BAD_REQUEST && e.type != ERR_UNSUPPORTED)
 		abort();
 	client_req_free(&req);
 	mp_doc_free(&d);

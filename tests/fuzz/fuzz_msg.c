@@ -367,6 +367,74 @@ same_admins(const struct msg_admins *a, const struct msg_admins *b)
 FUZZ_TYPE(
     admins, struct msg_admins, msg_admins_dec, msg_admins_enc, msg_admins_free)
 
+static void
+check_skill_info_req(const struct msg_skill_info_req *r)
+{
+	CHECK(r->skill[0] != '\0' && strlen(r->skill) <= NAME_MAX_LEN);
+	CHECK(r->max_bytes >= SKILL_INFO_MIN_BYTES &&
+	      r->max_bytes <= 1024 * 1024);
+}
+static void
+same_skill_info_req(
+    const struct msg_skill_info_req *a, const struct msg_skill_info_req *b)
+{
+	CHECK(a->ref == b->ref && a->uid == b->uid && a->gid == b->gid &&
+	      strcmp(a->skill, b->skill) == 0 &&
+	      a->references == b->references && a->max_bytes == b->max_bytes);
+}
+FUZZ_TYPE(skill_info_req, struct msg_skill_info_req, msg_skill_info_req_dec,
+    msg_skill_info_req_enc, msg_skill_info_req_free)
+
+/* What the broker relies on before it passes a skill to a client. */
+static void
+check_skill_info_ans(const struct msg_skill_info_ans *a)
+{
+	size_t i;
+
+	CHECK(a->err < ERR__COUNT && a->nrefs <= SKILL_INFO_REFS_MAX &&
+	      a->ncommands <= COMMANDS_MAX);
+	CHECK(a->err != ERR_NONE || ident_valid(a->name, NAME_MAX_LEN));
+	CHECK(
+	    a->frontmatter_len > 0 && a->frontmatter_len <= SKILL_INFO_FM_MAX);
+	CHECK(strlen(a->body) <= SKILL_INFO_BODY_MAX);
+	for (i = 0; i < a->ncommands; i++)
+		CHECK(ident_valid(a->commands[i].name, NAME_MAX_LEN));
+	for (i = 0; i < a->nrefs; i++) {
+		const struct msg_info_ref *f = &a->refs[i];
+		CHECK(strncmp(f->path, "references/", 11) == 0 &&
+		      f->path[11] != '\0' &&
+		      strchr(f->path + 11, '/') == NULL &&
+		      strcmp(f->path + 11, "..") != 0);
+		CHECK(f->omitted < INFO_OMIT__COUNT);
+		CHECK(f->text[0] == '\0' || (f->omitted == INFO_OMIT_NONE &&
+		                                strlen(f->text) <= f->size));
+		CHECK(i == 0 || strcmp(a->refs[i - 1].path, f->path) < 0);
+	}
+}
+static void
+same_skill_info_ans(
+    const struct msg_skill_info_ans *a, const struct msg_skill_info_ans *b)
+{
+	size_t i;
+
+	CHECK(a->ref == b->ref && a->err == b->err &&
+	      strcmp(a->message, b->message) == 0 &&
+	      strcmp(a->name, b->name) == 0 && strcmp(a->body, b->body) == 0 &&
+	      a->frontmatter_len == b->frontmatter_len &&
+	      memcmp(a->frontmatter, b->frontmatter, a->frontmatter_len) == 0 &&
+	      a->permissions_len == b->permissions_len &&
+	      a->ncommands == b->ncommands && a->nrefs == b->nrefs &&
+	      a->refs_truncated == b->refs_truncated);
+	for (i = 0; i < a->nrefs; i++)
+		CHECK(strcmp(a->refs[i].path, b->refs[i].path) == 0 &&
+		      a->refs[i].size == b->refs[i].size &&
+		      strcmp(a->refs[i].sha256, b->refs[i].sha256) == 0 &&
+		      strcmp(a->refs[i].text, b->refs[i].text) == 0 &&
+		      a->refs[i].omitted == b->refs[i].omitted);
+}
+FUZZ_TYPE(skill_info_ans, struct msg_skill_info_ans, msg_skill_info_ans_dec,
+    msg_skill_info_ans_enc, msg_skill_info_ans_free)
+
 /* What the master and the worker rely on in any grant. */
 static void
 check_grant_fields(const struct grant *g)
@@ -785,6 +853,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case MSG_ADMINS:
 		fuzz_admins(&d, t);
+		break;
+	case MSG_SKILL_INFO_REQ:
+		fuzz_skill_info_req(&d, t);
+		break;
+	case MSG_SKILL_INFO_ANS:
+		fuzz_skill_info_ans(&d, t);
 		break;
 	case MSG_GRANT:
 		fuzz_grant(&d, t);

@@ -1085,11 +1085,165 @@ t19_stats() {
 	fi
 }
 
+# Reload the policy and the skills (SIGHUP to the master), and wait for
+# policyd to say it did.
+reload_policy() {
+	local n
+	n=$(count_action policy.reloaded)
+	kill -HUP "$SB_DPID" || return 1
+	sb_poll 5 more_reloads "$n"
+}
+more_reloads() { [ "$(count_action policy.reloaded)" -gt "$1" ]; }
+
+# The body of a SKILL.md: everything after the frontmatter's second ---.
+md_body() {
+	awk 'n >= 2 { print; next } /^---$/ { n++ }' "$1"
+}
+
+# skill_info on the shipped notes skill with hostile references/ added,
+# under a policy where only root may run it (its save command only).
+t20_skill_info() {
+	local sk=$TMP/skills/notes saved=$TMP/integration.yaml.saved f path
+	local t0 ms msg_unknown
+	rm -rf "$sk"
+	cp -R "$ROOT/skills/notes" "$sk"
+	mkfifo "$sk/references/fifo.md"
+	ln -s /etc/passwd "$sk/references/passwd.md"
+	ln -s /etc "$sk/references/etc"
+	mkdir "$sk/references/sub"
+	echo deeper >"$sk/references/sub/deeper.md"
+	echo hidden >"$sk/references/.hidden"
+	printf 'caf\351\n' >"$sk/references/latin1.txt"
+	head -c 70000 /dev/zero | tr '\0' a >"$sk/references/long.md"
+	chmod -R a+rX "$sk"
+	cp "$TMP/policy.d/10-integration.yaml" "$saved"
+	cat >"$TMP/policy.d/10-integration.yaml" <<-EOF
+	principals:
+	  root: { uids: [0] }
+	skills:
+	  enabled: ["*"]
+	rules:
+	  - name: root-saves-notes
+	    principals: [root]
+	    skills: ["*"]
+	    commands: [save]
+	    action: allow
+	    ceiling: { exec: [sh, cat, wc, ls], env: [TZ] }
+	EOF
+	if ! reload_policy; then
+		fail "no policy.reloaded record after SIGHUP"
+		t20_restore
+		return
+	fi
+
+	ctl hello --json
+	expect "hello lists skill_info" \
+	    "$(j '.capabilities.requests | index("skill_info") != null')" true
+	t0=$(now_ms)
+	ctl info notes --json
+	ms=$(($(now_ms) - t0))
+	expect "exit status" "$RC" 0
+	[ "$ms" -lt 5000 ] || fail "took $ms ms (a FIFO in references/?)"
+	expect "type" "$(j .type)" skill_info
+	expect "ok" "$(j .ok)" true
+	expect "name" "$(j .skill.name)" notes
+	expect "description" "$(j .skill.description)" \
+	    "$(sed -n 's/^description: //p' "$sk/SKILL.md")"
+	expect "frontmatter.name" "$(j .skill.frontmatter.name)" notes
+	printf '%s' "$OUT" | jq -j .skill.body >"$TMP/body.got"
+	md_body "$sk/SKILL.md" >"$TMP/body.want"
+	cmp -s "$TMP/body.got" "$TMP/body.want" ||
+	    fail "body differs from SKILL.md after the frontmatter"
+	expect "commands" "$(j '[.skill.commands[] | "\(.name):\(.allowed)"] | join(",")')" \
+	    "save:true,list:false"
+	expect "save description" "$(j '.skill.commands[0].description')" \
+	    'Save stdin as NAME.txt (the first argument, default "note") in the session'"'"'s work directory.'
+	expect "permissions.exec" "$(j '.skill.permissions.exec | join(",")')" \
+	    "sh,cat,wc,ls"
+	expect "permissions.env" "$(j '.skill.permissions.env | join(",")')" TZ
+	expect "permissions.fs.write" \
+	    "$(j '.skill.permissions.fs.write | join(",")')" '$WORK_DIR/**'
+	# Only the regular files directly in references/, sorted.
+	expect "references" "$(j '[.skill.references[].path] | join(",")')" \
+	    "references/latin1.txt,references/long.md,references/naming.md"
+	expect "references_truncated" "$(j .skill.references_truncated)" false
+	for f in latin1.txt long.md naming.md; do
+		path=references/$f
+		expect "$f size_bytes" \
+		    "$(j ".skill.references[] | select(.path == \"$path\") | .size_bytes")" \
+		    "$(stat -c %s "$sk/$path")"
+		expect "$f sha256" \
+		    "$(j ".skill.references[] | select(.path == \"$path\") | .sha256")" \
+		    "$(sha256sum <"$sk/$path" | cut -d' ' -f1)"
+	done
+	expect "no text unasked" \
+	    "$(j '[.skill.references[] | select(has("text") or has("text_omitted"))] | length')" 0
+
+	# --references: the texts, or why not.
+	ctl info notes --references --json
+	expect "--references exit status" "$RC" 0
+	printf '%s' "$OUT" |
+	    jq -j '.skill.references[] | select(.path == "references/naming.md") | .text' \
+	    >"$TMP/naming.got"
+	cmp -s "$TMP/naming.got" "$sk/references/naming.md" ||
+	    fail "references/naming.md text differs from the file"
+	expect "latin1.txt" \
+	    "$(j '.skill.references[] | select(.path == "references/latin1.txt") | .text_omitted')" \
+	    not_text
+	expect "long.md" \
+	    "$(j '.skill.references[] | select(.path == "references/long.md") | .text_omitted')" \
+	    too_large
+
+	# The human form.
+	ctl info notes --references
+	expect "human exit status" "$RC" 0
+	sb_contains "human: name" "$OUT" "notes: Saves the text it reads"
+	sb_contains "human: save" "$OUT" "  save	allowed	Save stdin as NAME.txt"
+	sb_contains "human: list" "$OUT" "  list	not allowed	List the notes"
+	sb_contains "human: exec" "$OUT" "  exec: sh, cat, wc, ls"
+	sb_contains "human: body" "$OUT" "--- SKILL.md ---"
+	sb_contains "human: body text" "$OUT" "writes \`shopping.txt\` into"
+	sb_contains "human: reference" "$OUT" \
+	    "  references/naming.md	$(stat -c %s "$sk/references/naming.md") bytes	$(sha256sum <"$sk/references/naming.md" | cut -d' ' -f1)"
+	sb_contains "human: text" "$OUT" "--- references/naming.md ---
+# Note names"
+
+	# A caller no rule lets run it gets what an unknown skill gets.
+	sb_ctl_as 65534 info notes --json
+	expect "no rule: exit status" "$RC" 3
+	expect "no rule: error.type" "$(j .error.type)" unknown_skill
+	expect "no rule: message" "$(j .error.message)" \
+	    'no skill "notes" that this caller may run'
+	sb_ctl_as 65534 info no-such-skill --json
+	expect "unknown: error.type" "$(j .error.type)" unknown_skill
+	msg_unknown=$(j .error.message)
+	expect "unknown: message" "${msg_unknown//no-such-skill/notes}" \
+	    'no skill "notes" that this caller may run'
+	# Root too, for a skill it may run no command of.
+	ctl info echo-args --json
+	expect "no allowed command: error.type" "$(j .error.type)" unknown_skill
+	ctl info no-such-skill
+	expect "unknown, human: exit status" "$RC" 3
+	sb_contains "unknown, human: stderr" "$(cat "$SB_DIR/ctl.err")" \
+	    'skillctl: unknown_skill: no skill "no-such-skill"'
+	# policyd is still there.
+	ctl skills --json
+	expect "skills after skill_info" "$RC" 0
+	t20_restore
+}
+
+# Put the integration policy and the skills back as they were.
+t20_restore() {
+	rm -rf "$TMP/skills/notes"
+	cp "$TMP/integration.yaml.saved" "$TMP/policy.d/10-integration.yaml"
+	reload_policy || fail "no policy.reloaded record after restoring"
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
-t17_cancel t18_hello_v2 t19_stats"
+t17_cancel t18_hello_v2 t19_stats t20_skill_info"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.

@@ -169,6 +169,75 @@ sample_skills_ans(void)
 	return a;
 }
 
+static inline struct msg_skill_info_req
+sample_skill_info_req(void)
+{
+	struct msg_skill_info_req r = {
+	    .ref = 18,
+	    .uid = 1000,
+	    .gid = 1001,
+	    .skill = "notes",
+	    .references = 1,
+	    .max_bytes = 65280,
+	};
+
+	return r;
+}
+
+/* {"name": "notes", "metadata": {"tags": ["a", "b"]}}: a frontmatter. */
+#define SAMPLE_FRONTMATTER                                                     \
+	"\x82\xa4name\xa5notes\xa8metadata\x81\xa4tags\x92\xa1"                \
+	"a\xa1"                                                                \
+	"b"
+#define SAMPLE_FRONTMATTER_LEN (sizeof(SAMPLE_FRONTMATTER) - 1)
+
+static inline struct msg_skill_info_ans
+sample_skill_info_ans(void)
+{
+	static struct msg_info_cmd cmds[] = {
+	    {.name = "save",
+	        .description = "Saves stdin as a note",
+	        .allowed = 1},
+	    {.name = "list", .description = "", .allowed = 0},
+	};
+	static struct msg_info_ref refs[] = {
+	    {
+	        .path = "references/format.md",
+	        .size = 13,
+	        .sha256 = "e3b0c44298fc1c149afbf4c8996fb924"
+	                  "27ae41e4649b934ca495991b7852b855",
+	        .text = "h\xc3\xa9llo notes\n",
+	        .omitted = INFO_OMIT_NONE,
+	    },
+	    {
+	        .path = "references/logo.png",
+	        .size = 70000,
+	        .sha256 = "",
+	        .text = "",
+	        .omitted = INFO_OMIT_NOT_TEXT,
+	    },
+	};
+	struct msg_skill_info_ans a = {
+	    .ref = 19,
+	    .err = ERR_NONE,
+	    .message = "",
+	    .name = "notes",
+	    .description = "Saves notes",
+	    .body = "# notes\n\nWrite one note per call.\n",
+	    .frontmatter = (uint8_t *)SAMPLE_FRONTMATTER,
+	    .frontmatter_len = SAMPLE_FRONTMATTER_LEN,
+	    .permissions = (uint8_t *)SAMPLE_EFFECTIVE,
+	    .permissions_len = SAMPLE_EFFECTIVE_LEN,
+	    .commands = cmds,
+	    .ncommands = 2,
+	    .refs = refs,
+	    .nrefs = 2,
+	    .refs_truncated = 1,
+	};
+
+	return a;
+}
+
 static inline struct msg_reload_req
 sample_reload_req(void)
 {
@@ -437,6 +506,8 @@ static const struct {
     {MSG_RELOAD_REQ, "reload_req"},
     {MSG_RELOAD_ANS, "reload_ans"},
     {MSG_ADMINS, "admins"},
+    {MSG_SKILL_INFO_REQ, "skill_info_req"},
+    {MSG_SKILL_INFO_ANS, "skill_info_ans"},
     {MSG_GRANT, "grant"},
     {MSG_GRANT_ACK, "grant_ack"},
     {MSG_POLICY_EVENT, "policy_event"},
@@ -472,6 +543,8 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 		struct msg_reload_req rq;
 		struct msg_reload_ans ra;
 		struct msg_admins ad;
+		struct msg_skill_info_req iq;
+		struct msg_skill_info_ans ia;
 		struct grant g;
 		struct msg_grant_ack ga;
 		struct msg_policy_event pe;
@@ -529,6 +602,14 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 	case MSG_ADMINS:
 		u.ad = sample_admins();
 		msg_admins_enc(m, &u.ad);
+		return 0;
+	case MSG_SKILL_INFO_REQ:
+		u.iq = sample_skill_info_req();
+		msg_skill_info_req_enc(m, &u.iq);
+		return 0;
+	case MSG_SKILL_INFO_ANS:
+		u.ia = sample_skill_info_ans();
+		msg_skill_info_ans_enc(m, &u.ia);
 		return 0;
 	case MSG_GRANT:
 		u.g = sample_grant();

@@ -25,6 +25,7 @@
 #include "../../lib/log.h"
 #include "../../lib/util.h"
 #include "../../proto/frame.h"
+#include "msgsample.h"
 
 #include <event2/buffer.h>
 
@@ -43,6 +44,7 @@ struct broker *B;
 #define KA K(CREQ_AUTHORIZE)
 #define KS K(CREQ_SKILLS)
 #define KR K(CREQ_RELOAD)
+#define KN K(CREQ_SKILL_INFO)
 static const struct {
 	unsigned kinds;
 	enum call_state from;
@@ -53,6 +55,7 @@ static const struct {
     {KA, CALL_NEW, CEV_START, CALL_AUTHZ},
     {KS, CALL_NEW, CEV_START, CALL_SKILLS},
     {KR, CALL_NEW, CEV_START, CALL_RELOAD},
+    {KN, CALL_NEW, CEV_START, CALL_INFO},
     {KI, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
     {KI, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {KI | KA, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
@@ -65,6 +68,7 @@ static const struct {
     {KI, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE},
     {KS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE},
     {KR, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE},
+    {KN, CALL_INFO, CEV_INFO_ANS, CALL_DONE},
 };
 #define NTABLE (sizeof(table) / sizeof(table[0]))
 
@@ -95,6 +99,7 @@ static const struct peer_handler policyd_table[] = {
     {MSG_AUTHZ_ANS, 0, call_on_authz_ans},
     {MSG_SKILLS_ANS, 0, call_on_skills_ans},
     {MSG_RELOAD_ANS, 0, call_on_reload_ans},
+    {MSG_SKILL_INFO_ANS, 0, call_on_info_ans},
     {MSG_ADMINS, 0, call_on_admins},
     {0, 0, NULL},
 };
@@ -1198,12 +1203,171 @@ test_skills_and_reload(void **state)
 	assert_quiet(&t_auditd);
 }
 
-/* Nothing about call id moved since n moves were recorded. */
+/* Nothing about call id moved since n moves were recorded. */ /* Nothing about
+                                                                  call id moved
+                                                                  since n moves
+                                                                  were recorded.
+                                                                */
 static void
 assert_untouched(uint64_t id, enum call_state st, size_t n)
 {
 	assert_state(id, st);
 	assert_int_equal(nmoves, n);
+}
+
+/* skill_info id for skill, texts or not; returns the SKILL_INFO_REQ. */
+static struct msg_skill_info_req
+info_send(uint64_t id, const char *skill, int texts)
+{
+	struct msg_skill_info_req r;
+	struct client_req cr;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+
+	memset(&cr, 0, sizeof(cr));
+	cr.type = CREQ_SKILL_INFO;
+	cr.id.is_num = 1;
+	cr.id.num = id;
+	cr.skill = (char *)skill;
+	cr.references = texts;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+	recv_msg(&t_policyd, MSG_SKILL_INFO_REQ, &d);
+	assert_int_equal(msg_skill_info_req_dec(&d, &r, &e), 0);
+	mp_doc_free(&d);
+	assert_int_equal(r.ref, call_of(id)->ref);
+	return r;
+}
+
+static void
+info_answer(const struct msg_skill_info_ans *a)
+{
+	struct mp_enc m;
+
+	enc_init(&m);
+	msg_skill_info_ans_enc(&m, a);
+	send_msg(&t_policyd, &m, NULL, 0);
+}
+
+/* The reference at i of a skill_info reply. */
+static const msgpack_object *
+info_ref_at(const msgpack_object *reply, uint32_t i)
+{
+	const msgpack_object *arr = mp_get(sub(reply, "skill"), "references");
+
+	assert_non_null(arr);
+	assert_int_equal(arr->type, MSGPACK_OBJECT_ARRAY);
+	assert_true(i < arr->via.array.size);
+	return &arr->via.array.ptr[i];
+}
+
+/* skill_info: NEW -> INFO -> DONE, as skills; policyd answers. */
+static void
+test_skill_info(void **state)
+{
+	struct msg_skill_info_ans a = sample_skill_info_ans();
+	struct msg_skill_info_req r;
+	const msgpack_object *sk, *f;
+	char body[2048];
+	struct mp_enc m;
+	struct mp_doc d;
+	size_t n;
+
+	(void)state;
+	r = info_send(3, "notes", 0);
+	assert_int_equal(r.uid, getuid());
+	assert_int_equal(r.gid, getgid());
+	assert_string_equal(r.skill, "notes");
+	assert_int_equal(r.references, 0);
+	/* The budget: a client frame less the reply's envelope. */
+	assert_int_equal(r.max_bytes, FRAME_MAX_DEFAULT - INFO_REPLY_ROOM);
+	assert_trace(3, "new>info");
+	a.ref = r.ref;
+	msg_skill_info_req_free(&r);
+	info_answer(&a);
+	reply_to(3, &d);
+	assert_str(d.root, "type", "skill_info");
+	assert_bool(d.root, "ok", 1);
+	sk = sub(d.root, "skill");
+	assert_str(sk, "name", "notes");
+	assert_str(sk, "body", "# notes\n\nWrite one note per call.\n");
+	assert_bool(sk, "references_truncated", 1);
+	assert_str(sub(sk, "frontmatter"), "name", "notes");
+	assert_non_null(sub(sk, "permissions"));
+	f = info_ref_at(d.root, 0);
+	assert_str(f, "path", "references/format.md");
+	assert_uint(f, "size_bytes", 13);
+	assert_null(mp_get(f, "text")); /* not asked for */
+	assert_null(mp_get(f, "text_omitted"));
+	mp_doc_free(&d);
+	assert_trace(3, "new>info info>done");
+
+	/* Asked for: a text, or why there is none. */
+	r = info_send(4, "notes", 1);
+	assert_int_equal(r.references, 1);
+	a.ref = r.ref;
+	msg_skill_info_req_free(&r);
+	info_answer(&a);
+	reply_to(4, &d);
+	assert_str(info_ref_at(d.root, 0), "text", "h\xc3\xa9llo notes\n");
+	assert_null(mp_get(info_ref_at(d.root, 0), "text_omitted"));
+	assert_str(info_ref_at(d.root, 1), "text_omitted", "not_text");
+	assert_null(mp_get(info_ref_at(d.root, 1), "text"));
+	mp_doc_free(&d);
+
+	/* policyd's refusal is the client's error, as for an unknown skill. */
+	r = info_send(5, "secret", 0);
+	memset(&a, 0, sizeof(a));
+	a.ref = r.ref;
+	a.err = ERR_UNKNOWN_SKILL;
+	a.message = "no skill \"secret\" that this caller may run";
+	msg_skill_info_req_free(&r);
+	info_answer(&a);
+	assert_failed(5, ERR_UNKNOWN_SKILL, "no skill \"secret\"");
+	assert_trace(5, "new>info info>done");
+
+	/* An answer about another skill than asked: a violation. */
+	a = sample_skill_info_ans();
+	r = info_send(6, "other", 0);
+	a.ref = r.ref;
+	msg_skill_info_req_free(&r);
+	n = nmoves;
+	enc_init(&m);
+	msg_skill_info_ans_enc(&m, &a);
+	assert_int_equal(
+	    deliver(&B->policyd, &t_policyd, &m, NULL, 0, call_on_info_ans),
+	    -1);
+	assert_untouched(6, CALL_INFO, n);
+	assert_null(call_of(6)->answer);
+	/* ... and so is one for a call that does not wait for it. */
+	a.ref = call_of(6)->ref + 1000;
+	enc_init(&m);
+	msg_skill_info_ans_enc(&m, &a);
+	assert_int_equal(
+	    deliver(&B->policyd, &t_policyd, &m, NULL, 0, call_on_info_ans),
+	    -1);
+	a.ref = call_of(6)->ref;
+	a.name = "other";
+	info_answer(&a);
+	reply_to(6, &d);
+	assert_bool(d.root, "ok", 1);
+	mp_doc_free(&d);
+
+	/* A reply that would pass the client's frame bound is not sent. */
+	B->max_frame = 1024;
+	r = info_send(7, "notes", 0);
+	assert_int_equal(r.max_bytes, 1024 - INFO_REPLY_ROOM);
+	a = sample_skill_info_ans();
+	a.ref = r.ref;
+	msg_skill_info_req_free(&r);
+	memset(body, 'b', sizeof(body) - 1);
+	body[sizeof(body) - 1] = '\0';
+	a.body = body;
+	info_answer(&a);
+	assert_failed(7, ERR_INTERNAL, "over max_frame_bytes (1024)");
+	assert_quiet(&t_auditd);
 }
 
 static void
@@ -1474,10 +1638,12 @@ test_policyd_dies(void **state)
 	client_send(CREQ_SKILLS, 2, NULL, NULL, NULL);
 	client_send(CREQ_RELOAD, 3, NULL, NULL, NULL);
 	client_send(CREQ_AUTHORIZE, 4, "hello", NULL, NULL);
+	client_send(CREQ_SKILL_INFO, 7, "hello", NULL, NULL);
 	invoke(5, "a"); /* waits behind 1 */
 	expect_audit("invoke.received", NULL);
 	assert_state(2, CALL_SKILLS);
 	assert_state(3, CALL_RELOAD);
+	assert_state(7, CALL_INFO);
 	assert_state(5, CALL_QUEUED);
 	authz_ans(call_of(4)->ref, ERR_NONE, "");
 	dec4 = expect_audit("policy.decision", NULL);
@@ -1490,6 +1656,8 @@ test_policyd_dies(void **state)
 	assert_failed(2, ERR_POLICY_UNAVAILABLE, "policyd");
 	assert_failed(3, ERR_POLICY_UNAVAILABLE, "policyd");
 	assert_failed(5, ERR_POLICY_UNAVAILABLE, "policyd");
+	assert_failed(7, ERR_POLICY_UNAVAILABLE, "policyd");
+	assert_trace(7, "new>info info>done");
 	assert_trace(1, "new>queued queued>workers workers>authz authz>done");
 	assert_trace(2, "new>skills skills>done");
 	assert_trace(3, "new>reload reload>done");
@@ -1748,8 +1916,8 @@ test_client_gone(void **state)
 static void
 test_table(void **state)
 {
-	static const enum creq_type kinds[] = {
-	    CREQ_INVOKE, CREQ_AUTHORIZE, CREQ_SKILLS, CREQ_RELOAD};
+	static const enum creq_type kinds[] = {CREQ_INVOKE, CREQ_AUTHORIZE,
+	    CREQ_SKILLS, CREQ_RELOAD, CREQ_SKILL_INFO};
 	struct call c;
 	size_t k, i;
 	int st, ev, want;
@@ -2141,6 +2309,7 @@ main(void)
 	    CALL_TEST(test_run_refused),
 	    CALL_TEST(test_audit_not_written),
 	    CALL_TEST(test_skills_and_reload),
+	    CALL_TEST(test_skill_info),
 	    CALL_TEST(test_authz_ans_twice),
 	    CALL_TEST(test_authz_ans_no_grant),
 	    CALL_TEST(test_run_started_early),

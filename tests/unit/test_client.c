@@ -798,6 +798,80 @@ test_round_trip(void **state)
 	client_req_free(&out);
 }
 
+/* skill_info: a skill, and references (a boolean, default false). */
+static void
+test_skill_info(void **state)
+{
+	struct client_req r, in, out;
+	struct mp_enc m;
+	struct error e;
+
+	(void)state;
+	call_begin(&m, "skill_info", 0);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_SKILL_INFO);
+	assert_string_equal(r.skill, "hello");
+	assert_int_equal(r.references, 0);
+	assert_str_id(&r, "r1");
+	client_req_free(&r);
+
+	call_begin(&m, "skill_info", 1);
+	enc_kbool(&m, "references", 1);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.references, 1);
+	client_req_free(&r);
+
+	call_begin(&m, "skill_info", 1);
+	enc_kstr(&m, "references", "yes");
+	assert_bad(dec_req(&m, &r, &e), &e, "\"references\" must be a boolean");
+	assert_str_id(&r, "r1");
+	client_req_free(&r);
+
+	/* Only its own fields: an invoke's are unknown here. */
+	call_begin(&m, "skill_info", 1);
+	enc_kstr(&m, "command", "run");
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"command\"");
+	client_req_free(&r);
+
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "skill_info");
+	enc_kstr(&m, "id", "r2");
+	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"skill\"");
+	client_req_free(&r);
+
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "skill_info");
+	enc_kstr(&m, "id", "r3");
+	enc_kstr(&m, "skill", "");
+	assert_bad(dec_req(&m, &r, &e), &e, "\"skill\" must not be empty");
+	client_req_free(&r);
+
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "skill_info");
+	enc_kstr(&m, "id", "r4");
+	enc_kstr(&m, "skill",
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "4");
+	assert_bad(dec_req(&m, &r, &e), &e, "longer than 64");
+	client_req_free(&r);
+
+	memset(&in, 0, sizeof(in));
+	in.type = CREQ_SKILL_INFO;
+	in.id.str = "info";
+	in.skill = "notes";
+	in.references = 1;
+	round_trip(&in, &out);
+	assert_int_equal(out.references, 1);
+	client_req_free(&out);
+	in.references = 0;
+	round_trip(&in, &out);
+	assert_int_equal(out.references, 0);
+	client_req_free(&out);
+}
+
 static void
 test_type_names(void **state)
 {
@@ -808,6 +882,7 @@ test_type_names(void **state)
 	assert_string_equal(creq_type_name(CREQ_SKILLS), "skills");
 	assert_string_equal(creq_type_name(CREQ_STATS), "stats");
 	assert_string_equal(creq_type_name(CREQ_RELOAD), "reload");
+	assert_string_equal(creq_type_name(CREQ_SKILL_INFO), "skill_info");
 	assert_string_equal(creq_type_name(CREQ__COUNT), "unknown");
 	assert_string_equal(creq_type_name((enum creq_type) - 1), "unknown");
 }
@@ -828,6 +903,7 @@ main(void)
 	    cmocka_unit_test(test_unknown_field),
 	    cmocka_unit_test(test_field_limits),
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_skill_info),
 	    cmocka_unit_test(test_type_names),
 	};
 

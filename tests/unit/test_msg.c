@@ -66,6 +66,10 @@ ADAPTER(reload_ans, struct msg_reload_ans, msg_reload_ans_dec,
     msg_reload_ans_enc, msg_reload_ans_free)
 ADAPTER(
     admins, struct msg_admins, msg_admins_dec, msg_admins_enc, msg_admins_free)
+ADAPTER(skill_info_req, struct msg_skill_info_req, msg_skill_info_req_dec,
+    msg_skill_info_req_enc, msg_skill_info_req_free)
+ADAPTER(skill_info_ans, struct msg_skill_info_ans, msg_skill_info_ans_dec,
+    msg_skill_info_ans_enc, msg_skill_info_ans_free)
 ADAPTER(grant, struct grant, grant_dec, grant_enc, grant_free)
 ADAPTER(spec, struct grant, spec_dec, spec_enc, grant_free)
 ADAPTER(grant_ack, struct msg_grant_ack, msg_grant_ack_dec, msg_grant_ack_enc,
@@ -186,6 +190,8 @@ static const struct codec {
     {MSG_RELOAD_REQ, dec_reload_req},
     {MSG_RELOAD_ANS, dec_reload_ans},
     {MSG_ADMINS, dec_admins},
+    {MSG_SKILL_INFO_REQ, dec_skill_info_req},
+    {MSG_SKILL_INFO_ANS, dec_skill_info_ans},
     {MSG_GRANT, dec_grant},
     {MSG_GRANT_ACK, dec_grant_ack},
     {MSG_POLICY_EVENT, dec_policy_event},
@@ -719,6 +725,8 @@ test_every_type_strict(void **state)
 		check_strict(sample_types[i].type, "");
 	check_strict(MSG_CONF_POLICYD, "limits");
 	check_strict(MSG_SKILLS_ANS, "skills/0");
+	check_strict(MSG_SKILL_INFO_ANS, "commands/0");
+	check_strict(MSG_SKILL_INFO_ANS, "references/0");
 	check_strict(MSG_FILES, "files/0");
 }
 
@@ -1325,6 +1333,210 @@ test_skills_ans(void **state)
 	/* The second skill is bad: the first one decoded is freed. */
 	refused_edit(MSG_SKILLS_ANS, "skills/1/valid", vuint(1),
 	    "\"valid\" must be a boolean");
+}
+
+static void
+test_skill_info_req(void **state)
+{
+	struct msg_skill_info_req in = sample_skill_info_req(), out, r;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+
+	(void)state;
+	enc_init(&m);
+	msg_skill_info_req_enc(&m, &in);
+	open_msg(&m, &d, MSG_SKILL_INFO_REQ);
+	assert_int_equal(msg_skill_info_req_dec(&d, &out, &e), 0);
+	assert_int_equal(out.ref, 18);
+	assert_int_equal(out.uid, 1000);
+	assert_int_equal(out.gid, 1001);
+	assert_string_equal(out.skill, "notes");
+	assert_int_equal(out.references, 1);
+	assert_int_equal(out.max_bytes, 65280);
+	msg_skill_info_req_free(&out);
+	assert_null(out.skill);
+	close_msg(&m, &d);
+
+	/* The budget: at least SKILL_INFO_MIN_BYTES, at most a frame. */
+	r = in;
+	r.max_bytes = SKILL_INFO_MIN_BYTES - 1;
+	REFUSED(msg_skill_info_req_enc, &r, "max_bytes under 512");
+	r.max_bytes = SKILL_INFO_MIN_BYTES;
+	ACCEPTED(msg_skill_info_req_enc, &r);
+	r.max_bytes = 1024 * 1024;
+	ACCEPTED(msg_skill_info_req_enc, &r);
+	r.max_bytes = 1024 * 1024 + 1;
+	REFUSED(msg_skill_info_req_enc, &r, "\"max_bytes\" above");
+	r = in;
+	r.skill = "";
+	REFUSED(msg_skill_info_req_enc, &r, "an empty skill name");
+	r.uid = (uint64_t)UINT32_MAX + 1;
+	REFUSED(msg_skill_info_req_enc, &r, "\"uid\" above");
+	refused_edit(MSG_SKILL_INFO_REQ, "skill", vlong(NAME_MAX_LEN + 1, 's'),
+	    "\"skill\" longer than 64");
+	refused_edit(MSG_SKILL_INFO_REQ, "references", vuint(1),
+	    "\"references\" must be a boolean");
+}
+
+/* The sample answer with one bad reference or command field. */
+static void
+refused_info(const char *path, struct val v, const char *needle)
+{
+	refused_edit(MSG_SKILL_INFO_ANS, path, v, needle);
+}
+
+static void
+test_skill_info_ans(void **state)
+{
+	static const char *const outside[] = {"references/", "references/.",
+	    "references/..", "references/../SKILL.md", "references/a/b",
+	    "referencesx/a", "scripts/run.sh", "/etc/passwd", "references"};
+	struct msg_skill_info_ans in = sample_skill_info_ans(), out, a;
+	struct msg_info_ref refs[SKILL_INFO_REFS_MAX + 1];
+	char names[SKILL_INFO_REFS_MAX + 1][32];
+	struct mp_enc m, fm;
+	struct mp_doc d;
+	struct error e;
+	size_t i;
+
+	(void)state;
+	enc_init(&m);
+	msg_skill_info_ans_enc(&m, &in);
+	open_msg(&m, &d, MSG_SKILL_INFO_ANS);
+	assert_int_equal(msg_skill_info_ans_dec(&d, &out, &e), 0);
+	assert_int_equal(out.ref, 19);
+	assert_int_equal(out.err, ERR_NONE);
+	assert_string_equal(out.name, "notes");
+	assert_string_equal(out.body, "# notes\n\nWrite one note per call.\n");
+	assert_int_equal(out.frontmatter_len, SAMPLE_FRONTMATTER_LEN);
+	assert_memory_equal(
+	    out.frontmatter, SAMPLE_FRONTMATTER, SAMPLE_FRONTMATTER_LEN);
+	assert_int_equal(out.permissions_len, SAMPLE_EFFECTIVE_LEN);
+	assert_int_equal(out.ncommands, 2);
+	assert_string_equal(out.commands[0].name, "save");
+	assert_string_equal(
+	    out.commands[0].description, "Saves stdin as a note");
+	assert_int_equal(out.commands[0].allowed, 1);
+	assert_int_equal(out.commands[1].allowed, 0);
+	assert_int_equal(out.nrefs, 2);
+	assert_string_equal(out.refs[0].path, "references/format.md");
+	assert_int_equal(out.refs[0].size, 13);
+	assert_string_equal(out.refs[0].text, "h\xc3\xa9llo notes\n");
+	assert_int_equal(out.refs[0].omitted, INFO_OMIT_NONE);
+	assert_string_equal(out.refs[1].sha256, "");
+	assert_int_equal(out.refs[1].omitted, INFO_OMIT_NOT_TEXT);
+	assert_int_equal(out.refs_truncated, 1);
+	msg_skill_info_ans_free(&out);
+	assert_null(out.refs);
+	close_msg(&m, &d);
+
+	/* An error: only its message counts, and it must have one. */
+	memset(&a, 0, sizeof(a));
+	a.ref = 2;
+	a.err = ERR_UNKNOWN_SKILL;
+	a.message = "no skill named \"x\" that this caller may run";
+	ACCEPTED(msg_skill_info_ans_enc, &a);
+	a.message = "";
+	REFUSED(msg_skill_info_ans_enc, &a, "an error without a message");
+	a.err = ERR__COUNT;
+	REFUSED(msg_skill_info_ans_enc, &a, "\"err\" above");
+	a = in;
+	a.name = "";
+	REFUSED(msg_skill_info_ans_enc, &a, "a skill without a name");
+	a.name = "../x";
+	REFUSED(msg_skill_info_ans_enc, &a, "a skill without a name");
+
+	/* Each reference is one file directly in references/. */
+	for (i = 0; i < sizeof(outside) / sizeof(outside[0]); i++)
+		refused_info("references/0/path", vstr(outside[i]),
+		    "a reference path is not references/NAME");
+	refused_info("references/1/path",
+	    vlong(strlen("references/") + SKILL_INFO_NAME_MAX + 1, 'r'),
+	    "\"path\" longer than 266");
+	refused_info("references/1/path", vstr("references/format.md"),
+	    "references not sorted by path");
+	refused_info("references/0/path", vstr("references/zz"),
+	    "references not sorted by path");
+	accepted_edit(MSG_SKILL_INFO_ANS, "references/0/path",
+	    vstr("references/a file, with spaces..md"));
+	refused_info("references/0/sha256", vlong(64, 'A'), "malformed sha256");
+	refused_info("references/0/sha256", vlong(63, 'a'), "malformed sha256");
+	refused_info(
+	    "references/0/sha256", vlong(65, 'a'), "\"sha256\" longer than 64");
+	refused_info("references/0/size_bytes", vint(-1), "\"size_bytes\"");
+	/* A text only with nothing omitted, and never past the size. */
+	refused_info("references/0/text_omitted", vuint(INFO_OMIT_REPLY_FULL),
+	    "a reference text it cannot have");
+	refused_info("references/0/text_omitted", vuint(INFO_OMIT__COUNT),
+	    "\"text_omitted\" above");
+	refused_info("references/0/size_bytes", vuint(12),
+	    "a reference text it cannot have");
+	refused_info("references/0/text", vlong(SKILL_INFO_TEXT_MAX + 1, 't'),
+	    "\"text\" longer than 65536");
+	refused_info(
+	    "references/1", vstr("references/x"), "a reference is not a map");
+	a = in;
+	for (i = 0; i <= SKILL_INFO_REFS_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "references/%04zu", i);
+		refs[i] = in.refs[1];
+		refs[i].path = names[i];
+	}
+	a.refs = refs;
+	a.nrefs = SKILL_INFO_REFS_MAX;
+	ACCEPTED(msg_skill_info_ans_enc, &a);
+	a.nrefs = SKILL_INFO_REFS_MAX + 1;
+	REFUSED(msg_skill_info_ans_enc, &a,
+	    "\"references\" must be an array of at most 256");
+
+	/* Commands: plain names, bounded. */
+	refused_info(
+	    "commands/0/name", vstr("../run"), "malformed command name");
+	refused_info("commands/0/description", vlong(SKILL_DESC_MAX + 1, 'd'),
+	    "\"description\" longer than 4096");
+	refused_info("commands", vdup(COMMANDS_MAX + 1),
+	    "\"commands\" must be an array of at most 64");
+	refused_info("commands/1", vstr("list"), "a command is not a map");
+	refused_info("body", vlong(SKILL_INFO_BODY_MAX + 1, 'b'),
+	    "\"body\" longer than 262144");
+	accepted_edit(
+	    MSG_SKILL_INFO_ANS, "body", vlong(SKILL_INFO_BODY_MAX, 'b'));
+
+	/* The frontmatter: a map of strings, arrays and maps only. */
+	refused_info("frontmatter/name", vuint(1),
+	    "\"frontmatter\" holds more than strings");
+	refused_info("frontmatter/metadata/tags", vmixed(),
+	    "\"frontmatter\" holds more than strings");
+	refused_info("frontmatter/metadata", vbool(1),
+	    "\"frontmatter\" holds more than strings");
+	refused_info("frontmatter/metadata", vmap(),
+	    "\"frontmatter\" holds more than strings");
+	refused_info("frontmatter/metadata", vnil(),
+	    "\"frontmatter\" holds more than strings");
+	accepted_edit(MSG_SKILL_INFO_ANS, "frontmatter/extra", vstrs(2, "x"));
+	refused_info(
+	    "frontmatter", vstrs(1, "x"), "\"frontmatter\" must be a map");
+	refused_info("permissions", vstr("x"), "\"permissions\" must be a map");
+	enc_init(&fm);
+	enc_map_open(&fm);
+	enc_key(&fm, "x");
+	{
+		char *big = calloc(1, SKILL_INFO_FM_MAX);
+
+		assert_non_null(big);
+		memset(big, 'x', SKILL_INFO_FM_MAX);
+		enc_strn(&fm, big, SKILL_INFO_FM_MAX);
+		free(big);
+	}
+	enc_map_close(&fm);
+	a = in;
+	a.frontmatter = (uint8_t *)fm.sb.data;
+	a.frontmatter_len = fm.sb.size;
+	REFUSED(msg_skill_info_ans_enc, &a, "\"frontmatter\" too large");
+	enc_free(&fm);
+	assert_string_equal(info_omit_name(INFO_OMIT_REPLY_FULL), "reply_full");
+	assert_string_equal(info_omit_name(INFO_OMIT_NONE), "");
+	assert_string_equal(info_omit_name(INFO_OMIT__COUNT), "");
 }
 
 static void
@@ -2462,6 +2674,8 @@ main(void)
 	    cmocka_unit_test(test_authz_ans),
 	    cmocka_unit_test(test_skills_req),
 	    cmocka_unit_test(test_skills_ans),
+	    cmocka_unit_test(test_skill_info_req),
+	    cmocka_unit_test(test_skill_info_ans),
 	    cmocka_unit_test(test_reload),
 	    cmocka_unit_test(test_admins),
 	    cmocka_unit_test(test_grant),

@@ -229,6 +229,47 @@ test_valid_skill(void **state)
 	skill_free(&s);
 }
 
+/* A command's long form may describe it: 1..1024 bytes, nothing else. */
+static void
+test_command_description(void **state)
+{
+	char long_desc[1100], rest[1300];
+	struct skill s;
+
+	(void)state;
+	script("described", "scripts/run.sh", 0755);
+	skill_md("described", "described",
+	    "commands:\n"
+	    "  run: { path: scripts/run.sh, description: \"Runs it once.\" }\n"
+	    "  plain: scripts/run.sh\n");
+	expect_valid(&s, "described");
+	assert_int_equal(s.ncmds, 2);
+	assert_string_equal(s.cmds[0].description, "Runs it once.");
+	assert_null(s.cmds[1].description);
+	skill_free(&s);
+
+	script("emptydesc", "scripts/run.sh", 0755);
+	skill_md("emptydesc", "emptydesc",
+	    "commands:\n  run: { path: scripts/run.sh, description: \"\" }\n");
+	expect_invalid("emptydesc", "command run: description: 1..1024 bytes");
+	memset(long_desc, 'd', 1025);
+	long_desc[1025] = '\0';
+	snprintf(rest, sizeof(rest),
+	    "commands:\n  run: { path: scripts/run.sh, description: %s }\n",
+	    long_desc);
+	script("longdesc", "scripts/run.sh", 0755);
+	skill_md("longdesc", "longdesc", rest);
+	expect_invalid("longdesc", "description: 1..1024 bytes");
+	script("listdesc", "scripts/run.sh", 0755);
+	skill_md("listdesc", "listdesc",
+	    "commands:\n  run: { path: scripts/run.sh, description: [a] }\n");
+	expect_invalid("listdesc", "expected a single value");
+	script("otherkey", "scripts/run.sh", 0755);
+	skill_md("otherkey", "otherkey",
+	    "commands:\n  run: { path: scripts/run.sh, usage: x }\n");
+	expect_invalid("otherkey", "usage");
+}
+
 /* A command may be a symlink that stays inside the skill. */
 static void
 test_inner_symlink_command_ok(void **state)
@@ -950,6 +991,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_valid_skill),
+	    T(test_command_description),
 	    T(test_inner_symlink_command_ok),
 	    T(test_symlinked_root),
 	    T(test_command_symlink_outside),

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -327,6 +328,60 @@ test_symlink(void **state)
 	    YDOC_E_NOTREG);
 	assert_int_equal(symlink("nowhere.yaml", at("dangling.yaml")), 0);
 	refused_file("dangling.yaml", "a symbolic link", YDOC_E_NOTREG);
+}
+
+/* Relative to a directory fd: the same refusals, and a regular file
+ * read whole. */
+static void
+test_at_dirfd(void **state)
+{
+	struct error e;
+	enum ydoc_why why;
+	struct stat st;
+	char *buf;
+	size_t len;
+	int dfd, fd;
+
+	(void)state;
+	put("real.yaml", "a: 1\n");
+	assert_int_equal(mkfifo(at("fifo.yaml"), 0644), 0);
+	assert_int_equal(symlink("real.yaml", at("link.yaml")), 0);
+	assert_int_equal(mkdir(at("sub"), 0755), 0);
+	assert_true((dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	alarm(10);
+	fd = ydoc_open_regular(dfd, "real.yaml", "real.yaml", &st, &why, &e);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 5);
+	assert_true((fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
+	close(fd);
+	assert_int_equal(
+	    ydoc_open_regular(dfd, "fifo.yaml", "fifo.yaml", &st, &why, &e),
+	    -1);
+	assert_int_equal(why, YDOC_E_NOTREG);
+	must_contain(e.msg, "fifo.yaml: a FIFO, not a regular file");
+	assert_int_equal(
+	    ydoc_open_regular(dfd, "link.yaml", "link.yaml", &st, &why, &e),
+	    -1);
+	assert_int_equal(why, YDOC_E_NOTREG);
+	must_contain(e.msg, "a symbolic link");
+	assert_int_equal(
+	    ydoc_open_regular(dfd, "sub", "sub", &st, &why, &e), -1);
+	must_contain(e.msg, "sub: a directory, not a regular file");
+	assert_int_equal(
+	    ydoc_open_regular(dfd, "none", "none", &st, &why, &e), -1);
+	assert_int_equal(why, YDOC_E_OPEN);
+	assert_int_equal(ydoc_read_fileat(dfd, "real.yaml", "real.yaml", 100,
+	                     &buf, &len, &why, &e),
+	    0);
+	assert_int_equal(len, 5);
+	assert_string_equal(buf, "a: 1\n");
+	free(buf);
+	assert_int_equal(ydoc_read_fileat(dfd, "real.yaml", "real.yaml", 4,
+	                     &buf, &len, &why, &e),
+	    -1);
+	assert_int_equal(why, YDOC_E_SIZE);
+	alarm(0);
+	close(dfd);
 }
 
 static void
@@ -723,6 +778,7 @@ main(void)
 	    T(test_no_false_depth),
 	    T(test_fifo),
 	    T(test_symlink),
+	    T(test_at_dirfd),
 	    T(test_device_dir_socket),
 	    T(test_oversized),
 	    T(test_size_not_from_fstat),
