@@ -937,7 +937,7 @@ t17_cancel() {
 	local cpid n0
 	n0=$(naps_started)
 	"$SB_BIN/skillctl" -s "$SOCK" invoke nap --phase execution --json -- 30 \
-	    >"$TMP/nap.out" 2>&1 &
+	    >"$TMP/nap.out" 2>"$TMP/nap.err" &
 	cpid=$!
 	sb_bg_add "$cpid"
 	sb_wait_for 10 "the skillctl call to run" eval '[ "$(naps_started)" -gt "$n0" ]'
