@@ -239,6 +239,13 @@ void session_init(void);
 void session_fini(void);
 int session_acquire(struct call *c, struct error *e);
 struct call *session_release(struct call *c);
+/* An invoke's reply, kept as its session's last result. */
+void session_keep_result(struct call *c, const struct mp_enc *reply);
+/* last_result and session_end, on the caller's own sessions. */
+void session_last_result(
+    const struct conn *cn, const struct client_req *cr, struct mp_enc *m);
+void session_end_request(
+    const struct conn *cn, const struct client_req *cr, struct mp_enc *m);
 
 /* broker_run.c: a running call's pipes */
 void run_init(struct run *r);

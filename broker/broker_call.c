@@ -341,8 +341,10 @@ call_reply(struct call *c)
 		reply_skill_info(&m, &c->cr.id, c->answer, c->cr.references);
 	else if (c->cr.type == CREQ_RELOAD)
 		reply_reload(&m, &c->cr.id, ra->message);
-	else
+	else {
 		reply_result(&m, c);
+		session_keep_result(c, &m);
+	}
 	conn_send(c->conn, &m);
 	enc_free(&m);
 }

@@ -57,6 +57,10 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 	enc_init(&m);
 	if (cr.type == CREQ_HELLO)
 		client_hello(cn, &cr, &m);
+	else if (cr.type == CREQ_LAST_RESULT)
+		session_last_result(cn, &cr, &m);
+	else if (cr.type == CREQ_SESSION_END)
+		session_end_request(cn, &cr, &m);
 	else if (cr.type == CREQ_STATS)
 		reply_stats(&m, &cr.id);
 	else if (cr.type == CREQ_CANCEL) {

@@ -28,6 +28,8 @@ struct bsession {
 	struct call_queue queue;
 	size_t nqueued;
 	uint64_t used_ms;
+	uint8_t *last; /* the last invoke's reply, as sent (last_result) */
+	size_t last_len;
 };
 
 static TAILQ_HEAD(bsession_list, bsession) sessions = TAILQ_HEAD_INITIALIZER(
@@ -51,6 +53,7 @@ session_end(struct bsession *s)
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	quota_release(QUOTA_SESSIONS, s->uid);
+	free(s->last);
 	free(s->name);
 	free(s);
 }
@@ -220,4 +223,74 @@ session_release(struct call *c)
 	}
 	session_touch(s);
 	return next;
+}
+
+/* The caller's session of that name, or NULL. */
+static struct bsession *
+session_find(uint32_t uid, const char *name)
+{
+	struct bsession *s;
+
+	TAILQ_FOREACH (s, &sessions, entry)
+		if (s->uid == uid && strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+void
+session_keep_result(struct call *c, const struct mp_enc *reply)
+{
+	struct bsession *s = c->session;
+
+	if (s == NULL || c->cr.type != CREQ_INVOKE)
+		return;
+	free(s->last);
+	s->last = xmalloc(reply->sb.size);
+	memcpy(s->last, reply->sb.data, reply->sb.size);
+	s->last_len = reply->sb.size;
+}
+
+void
+session_last_result(
+    const struct conn *cn, const struct client_req *cr, struct mp_enc *m)
+{
+	struct bsession *s = session_find(cn->uid, cr->session);
+
+	if (s == NULL || s->last == NULL) {
+		client_error_enc(m, &cr->id, ERR_NOT_FOUND,
+		    s == NULL ? "no such session of this uid"
+		              : "no invoke of this session has ended yet");
+		return;
+	}
+	client_reply_begin(m, "last_result", &cr->id, 1);
+	enc_kstr(m, "session", s->name);
+	enc_key(m, "result");
+	enc_raw(m, s->last, s->last_len);
+	client_reply_end(m);
+}
+
+void
+session_end_request(
+    const struct conn *cn, const struct client_req *cr, struct mp_enc *m)
+{
+	struct bsession *s = session_find(cn->uid, cr->session);
+	char msg[128];
+
+	if (s == NULL) {
+		client_error_enc(
+		    m, &cr->id, ERR_NOT_FOUND, "no such session of this uid");
+		return;
+	}
+	if (!session_idle(s)) {
+		snprintf(msg, sizeof(msg),
+		    "%zu call(s) of this session are in flight: cancel or "
+		    "await them first",
+		    s->nqueued + (s->running != NULL));
+		client_error_enc(m, &cr->id, ERR_BAD_REQUEST, msg);
+		return;
+	}
+	client_reply_begin(m, "session_end", &cr->id, 1);
+	enc_kstr(m, "session", s->name);
+	client_reply_end(m);
+	session_end(s);
 }

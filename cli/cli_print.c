@@ -419,6 +419,9 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 		return print_cancel(reply, out, e);
 	case CREQ_STATS:
 		return cli_stats_print(reply, CLI_OUT_HUMAN, out, e);
+	case CREQ_SESSION_END:
+		fprintf(out, "session ended\n");
+		return 0;
 	case CREQ_SKILL_INFO:
 		return cli_info_print(reply, out, e);
 	default:
@@ -436,9 +439,24 @@ cli_print_reply(const msgpack_object *reply, enum creq_type type, int format,
 {
 	struct error e;
 	int ok = 0, midline = 0, r, status = CLI_EXIT_PROTO;
+	const msgpack_object *last = NULL;
 
 	if (mp_bool(reply, "ok", 1, &ok, &e) == -1)
 		goto bad;
+	/* last_result: the stored invoke reply, printed as invoke does */
+	if (type == CREQ_LAST_RESULT && ok) {
+		if (mp_submap(reply, "result", 1, &last, &e) == -1)
+			goto bad;
+		if (format != CLI_OUT_JSON)
+			return cli_print_reply(
+			    last, CREQ_INVOKE, format, out, err);
+		r = cli_print_json(reply, out);
+		fflush(out);
+		if (r == -1 || mp_bool(last, "ok", 1, &ok, &e) == -1 ||
+		    (status = reply_status(last, ok, &e)) == -1)
+			goto bad;
+		return status;
+	}
 	if (format == CLI_OUT_JSON)
 		r = cli_print_json(reply, out) == -1
 		        ? error_set(&e, ERR_INTERNAL, "cannot convert to JSON")

@@ -24,6 +24,8 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] hello [--json]\n"
     "       skillctl [-s SOCKET] reload [--json]\n"
     "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
+    "       skillctl [-s SOCKET] last-result [--session S] [--json]\n"
+    "       skillctl [-s SOCKET] session-end [--session S] [--json]\n"
     "       skillctl [-s SOCKET] stats [--json | --prometheus]\n"
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
     "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
@@ -55,6 +57,8 @@ static const char usage_text[] =
     "\n"
     "cancel ends a call of the same uid that another skillctl (or client)\n"
     "runs, named by its request id (skillctl's are skillctl-PID-1).\n"
+    "last-result prints a session's last invoke result again, as invoke\n"
+    "did; session-end ends a session (its work dir and files go).\n"
     "\n"
     "stats prints the broker's counters and latency percentiles (estimates\n"
     "from histogram buckets); --prometheus prints them in the Prometheus\n"
@@ -307,6 +311,26 @@ parse_info(struct opts *o, int argc, char **argv)
 		usage_err("info needs a SKILL");
 }
 
+/* last-result, session-end: [--session S] [--json]. */
+static void
+parse_session_op(struct opts *o, int argc, char **argv)
+{
+	const char *val;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			usage_help();
+		if (strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if ((val = opt_value("--session", argc, argv, &i)) != NULL)
+			set_str(&o->req.session, val);
+		else
+			usage_err("%s takes no \"%s\"", argv[0], argv[i]);
+	}
+}
+
 /* The subcommand names the request type. */
 static void
 parse_verb(struct opts *o, int argc, char **argv)
@@ -328,6 +352,10 @@ parse_verb(struct opts *o, int argc, char **argv)
 			usage_err("cancel needs a REQUEST_ID");
 		cli_id_parse(argv[1], &o->req.rid);
 		parse_plain(o, argc - 1, argv + 1);
+	} else if (strcmp(v, "last-result") == 0 ||
+	           strcmp(v, "session-end") == 0) {
+		o->req.type = v[0] == 'l' ? CREQ_LAST_RESULT : CREQ_SESSION_END;
+		parse_session_op(o, argc, argv);
 	} else if (strcmp(v, "stats") == 0) {
 		o->req.type = CREQ_STATS;
 		parse_stats(o, argc, argv);

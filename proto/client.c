@@ -19,6 +19,8 @@ static const char *const creq_names[CREQ__COUNT] = {
     [CREQ_STATS] = "stats",
     [CREQ_RELOAD] = "reload",
     [CREQ_SKILL_INFO] = "skill_info",
+    [CREQ_LAST_RESULT] = "last_result",
+    [CREQ_SESSION_END] = "session_end",
 };
 
 /* What this server answers (hello lists it): every type but these. */
@@ -110,6 +112,21 @@ client_type_dec(const msgpack_object *map, enum creq_type *t, struct error *e)
 	return -1;
 }
 
+/* The session a request names (its caller's), "default" when none. */
+static int
+client_session_dec(
+    const msgpack_object *o, struct client_req *r, struct error *e)
+{
+	if (mp_str(o, "session", 0, SESSION_MAX_LEN, &r->session, e) == -1)
+		return -1;
+	if (r->session != NULL && !ident_valid(r->session, SESSION_MAX_LEN))
+		return error_set(e, ERR_BAD_REQUEST,
+		    "session must be 1..64 of [A-Za-z0-9._-]");
+	if (r->session == NULL)
+		r->session = xstrdup(DEFAULT_SESSION);
+	return 0;
+}
+
 /* invoke and authorize share their fields. */
 static int
 client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
@@ -124,16 +141,10 @@ client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
 	        o, "args", 0, ARGS_MAX, ARG_MAX_LEN, &r->args, &r->nargs, e) ||
 	    mp_bin(o, "stdin", 0, FRAME_MAX_DEFAULT, &r->stdin_data,
 	        &r->stdin_len, e) ||
-	    client_env_dec(o, r, e) ||
-	    mp_str(o, "session", 0, SESSION_MAX_LEN, &r->session, e) ||
+	    client_env_dec(o, r, e) || client_session_dec(o, r, e) ||
 	    mp_str(o, "phase", 0, 32, &r->phase, e) ||
 	    mp_uint(o, "timeout_ms", 0, 86400000, &r->timeout_ms, e))
 		return -1;
-	if (r->session != NULL && !ident_valid(r->session, SESSION_MAX_LEN))
-		return error_set(e, ERR_BAD_REQUEST,
-		    "session must be 1..64 of [A-Za-z0-9._-]");
-	if (r->session == NULL)
-		r->session = xstrdup(DEFAULT_SESSION);
 	if (r->command == NULL)
 		r->command = xstrdup("");
 	if (r->phase == NULL)
@@ -165,6 +176,7 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 	static const char *const hello[] = {
 	    "type", "id", "protocol", "approvals", NULL};
 	static const char *const cancel[] = {"type", "id", "request_id", NULL};
+	static const char *const sess[] = {"type", "id", "session", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -187,6 +199,11 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 	case CREQ_CANCEL:
 		return mp_only_keys(o, cancel, e) ||
 		               client_id_dec(o, "request_id", &r->rid, e)
+		           ? -1
+		           : 0;
+	case CREQ_LAST_RESULT:
+	case CREQ_SESSION_END:
+		return mp_only_keys(o, sess, e) || client_session_dec(o, r, e)
 		           ? -1
 		           : 0;
 	case CREQ_SKILLS:
@@ -264,6 +281,9 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 		enc_key(m, "request_id");
 		client_id_enc(m, &r->rid);
 	}
+	if ((r->type == CREQ_LAST_RESULT || r->type == CREQ_SESSION_END) &&
+	    r->session != NULL)
+		enc_kstr(m, "session", r->session);
 	if (r->type == CREQ_SKILL_INFO) {
 		enc_kstr(m, "skill", r->skill);
 		if (r->references)

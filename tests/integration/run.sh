@@ -953,6 +953,50 @@ t17_cancel() {
 	expect "cancel of it again: status" "$RC" 3
 }
 
+# A session keeps its last invoke result (last_result), for its own uid
+# only; session_end ends an idle session and its files with it, and
+# refuses a busy one.
+t21_sessions() {
+	local cpid
+	ctl invoke echo-args --phase execution --session lr -- first
+	ctl invoke echo-args --phase execution --session lr -- second
+	ctl last-result --session lr
+	expect "last-result: status" "$RC" 0
+	expect "last-result: the last output" "$OUT" second
+	ctl last-result --session lr --json
+	expect "last-result --json: stdout" "$(j .result.output.stdout)" second
+	expect "last-result --json: its id" "$(j .result.id | grep -c '^skillctl-')" 1
+	ctl invoke exit-code --phase execution --session lr -- 7
+	ctl last-result --session lr
+	expect "last-result of a call that exited 7: status" "$RC" 7
+	ctl last-result --session never-used
+	expect "an unknown session: status" "$RC" 3
+	OUT=$(timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$SB_BIN/skillctl" -s "$SOCK" last-result --session lr --json 2>/dev/null)
+	expect "another uid's session" "$(j .error.type)" not_found
+	# files go with the session
+	printf 'kept\n' | timeout 20 "$SB_BIN/skillctl" -s "$SOCK" invoke stdin-to-file \
+	    save --phase execution --session lr --stdin >/dev/null 2>&1
+	ctl invoke stdin-to-file show --phase execution --session lr
+	expect "the file, before" "$OUT" kept
+	"$SB_BIN/skillctl" -s "$SOCK" invoke nap --phase execution --session lr -- 30 \
+	    >/dev/null 2>&1 &
+	cpid=$!
+	sb_bg_add "$cpid"
+	sb_wait_for 10 "the nap to run" eval '[ "$(naps_started)" -ge 1 ] && ctl stats --json && [ "$(j .in_flight)" -ge 1 ]'
+	ctl session-end --session lr --json
+	expect "session-end of a busy session" "$(j .error.type)" bad_request
+	ctl cancel "skillctl-$cpid-1"
+	sb_bg_wait "$cpid"
+	ctl session-end --session lr
+	expect "session-end: status" "$RC" 0
+	expect "session-end" "$OUT" "session ended"
+	ctl last-result --session lr --json
+	expect "last-result after session-end" "$(j .error.type)" not_found
+	ctl invoke stdin-to-file show --phase execution --session lr
+	expect "the file, after" "$OUT" "NO FILE"
+}
+
 # How many nap calls started, as the audit log says.
 naps_started() { audit_q 'select(.event.action == "worker.started" and .skill.name == "nap")' | wc -l; }
 
@@ -1243,7 +1287,7 @@ SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
-t17_cancel t18_hello_v2 t19_stats t20_skill_info"
+t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.

@@ -499,6 +499,29 @@ test_id_survives_errors(void **state)
 	enc_kstr(&m, "protocol", "2");
 	assert_bad(dec_req(&m, &r, &e), &e, "protocol");
 	client_req_free(&r);
+
+	/* last_result and session_end name a session, "default" if none */
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "last_result");
+	enc_kuint(&m, "id", 49);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_string_equal(r.session, "default");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "session_end");
+	enc_kuint(&m, "id", 50);
+	enc_kstr(&m, "session", "../etc");
+	assert_bad(dec_req(&m, &r, &e), &e, "session must be");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "session_end");
+	enc_kuint(&m, "id", 51);
+	enc_kstr(&m, "skill", "x");
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"skill\"");
+	client_req_free(&r);
 }
 
 static void
