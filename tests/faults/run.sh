@@ -700,10 +700,11 @@ f5_master_killed() {
 }
 
 # The audit log's file system full, then freed: meanwhile every call
-# gets audit_unavailable (never internal); the first call succeeds
-# within 1 s of space returning. A call admitted while the log is
-# suspended but decided after it resumed (it waits in its session's
-# line behind a running call) must have its invoke.received too.
+# gets audit_unavailable (never internal); the log takes records again
+# within 1 s of space returning, and no call started after that is
+# refused. A call admitted while the log is suspended (it waits in its
+# session's line behind a running call) never runs: its invoke.received
+# was refused.
 f6_disk_full() {
 	local t1 t2 t3 tq first n resumed
 	T=f6
@@ -746,14 +747,20 @@ f6_disk_full() {
 	say "full for $((t2 - t1)) ms: calls started and answered meanwhile: $(by_type ".t0 > $t1 and .t1 < $t2")"
 	resumed=$(recs '.event.action == "audit.resumed"' | jq -r '."@timestamp"
 	    | ((sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1000 + (capture("\\.(?<ms>[0-9]+)Z$").ms | tonumber))' |
-	    awk -v t="$t3" '$1 >= t { print $1 - t; exit }')
+	    awk -v t="$t2" '$1 >= t { print $1 - t; exit }')
 	say "first success $((${first:-0} - t3)) ms after space was freed; audit.resumed ${resumed:-?} ms after; 'too many outstanding grants' logged $n time(s)"
 	say "the call queued while full: $(jq -r '.[] | select(.k == "x" and .skill == "fast") | "\(.type), invoke.received records: "' "$D/calls.json")$(count ".event.action == \"invoke.received\" and .session.id == \"fq\" and .skill.name == \"fast\"")"
 	check_replies "ok typed"
 	[ "$(ncalls ".t0 > $t1 and .t1 < $t2 and .type != \"audit_unavailable\"")" = 0 ] ||
 	    fail "while full, calls got: $(by_type ".t0 > $t1 and .t1 < $t2")"
-	[ -n "$first" ] && [ $((first - t3)) -le 1000 ] ||
-	    fail "the first call succeeded $((${first:-0} - t3)) ms after space returned (want <= 1000)"
+	# The log takes records again within a second of space returning,
+	# and from then on no call is refused (the first success comes a
+	# call's run time later: under the sanitizers, about a second).
+	[ -n "$resumed" ] && [ "$resumed" -le 1000 ] ||
+	    fail "audit.resumed ${resumed:-never} ms after space returned (want <= 1000)"
+	[ -n "$resumed" ] && [ "$(ncalls ".t0 > $((t2 + resumed)) and .type == \"audit_unavailable\"")" = 0 ] ||
+	    fail "calls started after audit.resumed still got audit_unavailable: $(by_type ".t0 > $((t2 + ${resumed:-0}))")"
+	[ -n "$first" ] || fail "no call succeeded after space returned"
 	[ "$n" -le 1 ] || fail "'too many outstanding grants' logged $n times"
 	sb_wait_for 5 "the load's workers to end" sb_no_worker_procs
 	uids_free "after recovery"
