@@ -152,6 +152,7 @@ struct msg_authz_req {
 	uint64_t timeout_ms; /* 0: the policy's default */
 	uint64_t queued_ms;  /* how long it waited in line: counts against it */
 	int dry_run;
+	int approved; /* a human approved it: an ask rule counts as allow */
 };
 
 /* AUTHZ_ANS */
@@ -166,6 +167,12 @@ struct msg_authz_ans {
 	uint64_t timeout_ms, output_bytes;
 	uint8_t *effective; /* msgpack map: permissions and limits */
 	size_t effective_len;
+	/*
+	 * An ask rule decided: a human must approve first. err is then
+	 * ERR_APPROVAL_DENIED (what a receiver that does not ask makes of
+	 * it), there is no grant, and effective is what would be allowed.
+	 */
+	int ask;
 };
 
 /* SKILLS_ANS: one registered skill. */

@@ -30,6 +30,7 @@ msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r)
 	enc_kuint(m, "timeout_ms", r->timeout_ms);
 	enc_kuint(m, "queued_ms", r->queued_ms);
 	enc_kbool(m, "dry_run", r->dry_run);
+	enc_kbool(m, "approved", r->approved);
 	msg_end(m);
 }
 
@@ -39,7 +40,7 @@ msg_authz_req_dec(
 {
 	static const char *const keys[] = {"t", "ref", "uid", "gid", "pid",
 	    "skill", "command", "session", "phase", "args", "env", "timeout_ms",
-	    "queued_ms", "dry_run", NULL};
+	    "queued_ms", "dry_run", "approved", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(r, 0, sizeof(*r));
@@ -58,9 +59,15 @@ msg_authz_req_dec(
 	        o, "env", 1, ENV_MAX, ARG_MAX_LEN, &r->env, &r->nenv, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &r->timeout_ms, e) ||
 	    mp_uint(o, "queued_ms", 1, UINT32_MAX, &r->queued_ms, e) ||
-	    mp_bool(o, "dry_run", 1, &r->dry_run, e)) {
+	    mp_bool(o, "dry_run", 1, &r->dry_run, e) ||
+	    mp_bool(o, "approved", 1, &r->approved, e)) {
 		msg_authz_req_free(r);
 		return -1;
+	}
+	if (r->dry_run && r->approved) { /* nobody is asked for a dry run */
+		msg_authz_req_free(r);
+		return error_set(
+		    e, ERR_BAD_REQUEST, "a dry run is never approved");
 	}
 	return 0;
 }
@@ -96,6 +103,7 @@ msg_authz_ans_enc(struct mp_enc *m, const struct msg_authz_ans *a)
 		enc_map_open(m);
 		enc_map_close(m);
 	}
+	enc_kbool(m, "ask", a->ask);
 	msg_end(m);
 }
 
@@ -105,7 +113,7 @@ msg_authz_ans_dec(
 {
 	static const char *const keys[] = {"t", "ref", "err", "reason", "rules",
 	    "grant_id", "timeout_ms", "output_bytes", "command", "effective",
-	    NULL};
+	    "ask", NULL};
 	const msgpack_object *o = d->root;
 
 	memset(a, 0, sizeof(*a));
@@ -119,11 +127,18 @@ msg_authz_ans_dec(
 	    mp_uint(o, "output_bytes", 1, UINT32_MAX, &a->output_bytes, e) ||
 	    mp_str(o, "command", 1, NAME_MAX_LEN, &a->command, e) ||
 	    mp_rawmap(o, "effective", EFFECTIVE_MAX, &a->effective,
-	        &a->effective_len, e))
+	        &a->effective_len, e) ||
+	    mp_bool(o, "ask", 1, &a->ask, e))
 		goto bad;
 	if (*a->grant_id != '\0' &&
 	    (a->err != ERR_NONE || !grant_id_valid(a->grant_id))) {
 		error_set(e, ERR_BAD_REQUEST, "a grant id without a grant");
+		goto bad;
+	}
+	/* An ask is a denial to whoever does not ask, and never a grant. */
+	if (a->ask && (a->err != ERR_APPROVAL_DENIED || *a->grant_id != '\0')) {
+		error_set(e, ERR_BAD_REQUEST,
+		    "an ask is approval_denied and carries no grant");
 		goto bad;
 	}
 	return 0;

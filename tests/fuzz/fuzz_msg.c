@@ -216,6 +216,7 @@ static void
 check_authz_req(const struct msg_authz_req *r)
 {
 	CHECK(r->pid >= 0 && r->nargs <= ARGS_MAX && r->nenv <= ENV_MAX);
+	CHECK(!(r->dry_run && r->approved));
 }
 static void
 same_authz_req(const struct msg_authz_req *a, const struct msg_authz_req *b)
@@ -227,7 +228,8 @@ same_authz_req(const struct msg_authz_req *a, const struct msg_authz_req *b)
 	      strcmp(a->phase, b->phase) == 0 &&
 	      same_strarr(a->args, a->nargs, b->args, b->nargs) &&
 	      same_strarr(a->env, a->nenv, b->env, b->nenv) &&
-	      a->timeout_ms == b->timeout_ms && a->dry_run == b->dry_run);
+	      a->timeout_ms == b->timeout_ms && a->dry_run == b->dry_run &&
+	      a->approved == b->approved);
 }
 FUZZ_TYPE(authz_req, struct msg_authz_req, msg_authz_req_dec, msg_authz_req_enc,
     msg_authz_req_free)
@@ -239,6 +241,9 @@ check_authz_ans(const struct msg_authz_ans *a)
 	CHECK(a->grant_id[0] == '\0' ||
 	      (a->err == ERR_NONE && grant_id_valid(a->grant_id)));
 	CHECK(a->err < ERR__COUNT && a->effective_len > 0);
+	/* An ask is a denial and never a grant. */
+	CHECK(!a->ask ||
+	      (a->err == ERR_APPROVAL_DENIED && a->grant_id[0] == '\0'));
 }
 static void
 same_authz_ans(const struct msg_authz_ans *a, const struct msg_authz_ans *b)
@@ -251,7 +256,8 @@ same_authz_ans(const struct msg_authz_ans *a, const struct msg_authz_ans *b)
 	      a->timeout_ms == b->timeout_ms &&
 	      a->output_bytes == b->output_bytes &&
 	      a->effective_len == b->effective_len &&
-	      memcmp(a->effective, b->effective, a->effective_len) == 0);
+	      memcmp(a->effective, b->effective, a->effective_len) == 0 &&
+	      a->ask == b->ask);
 }
 FUZZ_TYPE(authz_ans, struct msg_authz_ans, msg_authz_ans_dec, msg_authz_ans_enc,
     msg_authz_ans_free)

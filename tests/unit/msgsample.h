@@ -112,7 +112,7 @@ sample_authz_req(void)
 	    .nenv = 2,
 	    .timeout_ms = 5000,
 	    .queued_ms = 250,
-	    .dry_run = 1,
+	    .approved = 1,
 	};
 
 	return r;

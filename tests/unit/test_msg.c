@@ -1112,9 +1112,17 @@ test_authz_req(void **state)
 	assert_string_equal(out.env[1], "TZ=UTC");
 	assert_int_equal(out.timeout_ms, 5000);
 	assert_int_equal(out.queued_ms, 250);
-	assert_int_equal(out.dry_run, 1);
+	assert_int_equal(out.dry_run, 0);
+	assert_int_equal(out.approved, 1);
 	msg_authz_req_free(&out);
 	close_msg(&m, &d);
+
+	/* A dry run decides without asking anyone: never approved. */
+	r = in;
+	r.dry_run = 1;
+	REFUSED(msg_authz_req_enc, &r, "a dry run is never approved");
+	r.approved = 0;
+	ACCEPTED(msg_authz_req_enc, &r);
 
 	r = in;
 	r.pid = -1;
@@ -1204,6 +1212,30 @@ test_authz_ans(void **state)
 	a = in;
 	a.grant_id = "";
 	ACCEPTED(msg_authz_ans_enc, &a);
+	/* An ask: approval_denied to whoever does not ask, with what would
+	 * be allowed, and never a grant. */
+	a.err = ERR_APPROVAL_DENIED;
+	a.ask = 1;
+	enc_init(&m);
+	msg_authz_ans_enc(&m, &a);
+	open_msg(&m, &d, MSG_AUTHZ_ANS);
+	assert_int_equal(msg_authz_ans_dec(&d, &out, &e), 0);
+	assert_int_equal(out.ask, 1);
+	assert_int_equal(out.err, ERR_APPROVAL_DENIED);
+	assert_string_equal(out.grant_id, "");
+	assert_int_equal(out.effective_len, SAMPLE_EFFECTIVE_LEN);
+	msg_authz_ans_free(&out);
+	close_msg(&m, &d);
+	a.err = ERR_NONE;
+	REFUSED(msg_authz_ans_enc, &a,
+	    "an ask is approval_denied and carries no grant");
+	a.err = ERR_PERMISSION_DENIED;
+	REFUSED(msg_authz_ans_enc, &a,
+	    "an ask is approval_denied and carries no grant");
+	a = in;
+	a.ask = 1;
+	a.err = ERR_APPROVAL_DENIED;
+	REFUSED(msg_authz_ans_enc, &a, "a grant id without a grant");
 	/* A grant id travels only with an allowed answer. */
 	a = in;
 	a.err = ERR_PERMISSION_DENIED;
