@@ -132,6 +132,7 @@ config_clients(
 	    {"frame_s", &b->frame_s, 1, 3600},
 	    {"stall_s", &b->stall_s, 1, 3600},
 	    {"output_bytes", &b->output_bytes, 65536, 1024 * 1024 * 1024},
+	    {"approval_s", &b->approval_s, 1, 3600},
 	};
 
 	return config_uints(y, n, "clients", f, sizeof(f) / sizeof(f[0]), e);
@@ -501,7 +502,7 @@ config_defaults(struct config *c, const char *base)
 	c->max_frame_bytes = 1024 * 1024;
 	c->max_clients = 128;
 	/* per_uid: 0 until parsed, then a default (config_per_uid_fill) */
-	c->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024};
+	c->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024, 60};
 	c->limits = default_limits;
 	audit_settings_default(&c->audit);
 	c->worker_tmp_mb = 64;

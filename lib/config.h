@@ -64,6 +64,7 @@ struct quota {
 /* clients: idle and partial-frame timeouts, unread replies. */
 struct client_bounds {
 	uint64_t idle_s, frame_s, stall_s, output_bytes;
+	uint64_t approval_s; /* how long a call waits for a human's answer */
 };
 
 struct config {

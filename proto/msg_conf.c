@@ -60,6 +60,7 @@ conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
 	enc_kuint(m, "frame_s", c->clients.frame_s);
 	enc_kuint(m, "stall_s", c->clients.stall_s);
 	enc_kuint(m, "output_bytes", c->clients.output_bytes);
+	enc_kuint(m, "approval_s", c->clients.approval_s);
 	msg_end(m);
 }
 
@@ -70,7 +71,7 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    "max_frame", "max_clients", "max_sessions", "session_idle_s",
 	    "workers", "max_timeout_ms", "per_uid_clients", "per_uid_calls",
 	    "per_uid_sessions", "per_uid_workers", "idle_s", "frame_s",
-	    "stall_s", "output_bytes", NULL};
+	    "stall_s", "output_bytes", "approval_s", NULL};
 	struct quota *q = &c->per_uid;
 	struct client_bounds *b = &c->clients;
 	const msgpack_object *o = d->root;
@@ -93,7 +94,8 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    mp_uint(o, "frame_s", 1, 3600, &b->frame_s, e) ||
 	    mp_uint(o, "stall_s", 1, 3600, &b->stall_s, e) ||
 	    mp_uint(o, "output_bytes", 65536, 1024 * 1024 * 1024,
-	        &b->output_bytes, e)) {
+	        &b->output_bytes, e) ||
+	    mp_uint(o, "approval_s", 1, 3600, &b->approval_s, e)) {
 		conf_broker_free(c);
 		return -1;
 	}
@@ -102,7 +104,7 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    c->max_sessions == 0 || c->session_idle_s == 0 || c->workers == 0 ||
 	    q->clients == 0 || q->calls == 0 || q->sessions == 0 ||
 	    q->workers == 0 || b->idle_s == 0 || b->frame_s == 0 ||
-	    b->stall_s == 0 || b->output_bytes < 65536 ||
+	    b->stall_s == 0 || b->output_bytes < 65536 || b->approval_s == 0 ||
 	    q->clients > c->max_clients || q->sessions > c->max_sessions ||
 	    q->workers > c->workers) {
 		conf_broker_free(c);

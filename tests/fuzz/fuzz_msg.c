@@ -152,7 +152,8 @@ check_conf_broker(const struct conf_broker *c)
 	CHECK(c->per_uid.workers >= 1 && c->per_uid.workers <= c->workers);
 	CHECK(c->per_uid.calls >= 1 && c->clients.idle_s >= 1 &&
 	      c->clients.frame_s >= 1 && c->clients.stall_s >= 1 &&
-	      c->clients.output_bytes >= 65536);
+	      c->clients.output_bytes >= 65536 && c->clients.approval_s >= 1 &&
+	      c->clients.approval_s <= 3600);
 }
 static void
 same_conf_broker(const struct conf_broker *a, const struct conf_broker *b)

@@ -37,7 +37,8 @@ sample_conf_broker(void)
 	    .clients = {.idle_s = 300,
 	        .frame_s = 7,
 	        .stall_s = 9,
-	        .output_bytes = 65536},
+	        .output_bytes = 65536,
+	        .approval_s = 45},
 	};
 
 	return c;

@@ -195,7 +195,7 @@ setup(void **state)
 	B->session_idle_ms = 3600 * 1000;
 	B->workers = 64;
 	B->per_uid = (struct quota){8, 256, 64, 64};
-	B->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024};
+	B->clients = (struct client_bounds){600, 10, 30, 4 * 1024 * 1024, 60};
 	B->on_frame = client_request;
 	B->on_close = call_conn_gone;
 	B->on_move = on_move;

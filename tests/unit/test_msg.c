@@ -830,6 +830,7 @@ test_conf_broker(void **state)
 	assert_int_equal(out.clients.frame_s, 7);
 	assert_int_equal(out.clients.stall_s, 9);
 	assert_int_equal(out.clients.output_bytes, 65536);
+	assert_int_equal(out.clients.approval_s, 45);
 	conf_broker_free(&out);
 	assert_null(out.root);
 	close_msg(&m, &d);
@@ -905,6 +906,13 @@ test_conf_broker(void **state)
 	c = in;
 	c.clients.output_bytes = 65535;
 	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c = in;
+	c.clients.approval_s = 0;
+	REFUSED(conf_broker_enc, &c, "broker settings out of range");
+	c.clients.approval_s = 3601;
+	REFUSED(conf_broker_enc, &c, "\"approval_s\" above");
+	c.clients.approval_s = 3600;
+	ACCEPTED(conf_broker_enc, &c);
 }
 
 static void
