@@ -100,6 +100,7 @@ on_authz(struct peer *p UNUSED, const struct mp_doc *d)
 	memset(&a, 0, sizeof(a));
 	a.ref = req.ref;
 	a.err = dec.err;
+	a.ask = dec.ask;
 	a.reason = xstrdup(dec.reason);
 	a.rules = decision_rules(&dec, &a.nrules);
 	a.command = xstrdup(dec.cmd ? dec.cmd->name : req.command);

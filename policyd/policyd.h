@@ -77,6 +77,8 @@ struct decision {
 	const struct skill *skill;
 	const struct skill_cmd *cmd;
 	struct plimits limits; /* effective */
+	int ask; /* an ask rule decided: approval_denied until a human says yes
+	          */
 };
 
 struct policy_env {

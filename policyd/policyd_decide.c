@@ -3,7 +3,9 @@
  * enabled, command, phase), then rules: deny beats ask beats allow, and
  * no matching rule means deny. An allowed skill must not declare more
  * than the deciding rule's ceiling; limits are the smaller of skill,
- * rule and daemon; a rate limit is per (principal uid, skill).
+ * rule and daemon; a rate limit is per (principal uid, skill). An ask
+ * rule is weighed as an allow rule would be, but answers "ask" (no
+ * grant) until the request says a human approved it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -181,10 +183,13 @@ effective_limits(const struct policy_env *pe, const struct msg_authz_req *req,
 	        pe->limits.output_bytes);
 }
 
-/* The deciding allow rule: ceiling, limits, rate. */
+/*
+ * The deciding allow rule (or an ask rule): ceiling, limits, rate. ask
+ * stops short of the rate: nothing is taken until a human says yes.
+ */
 static void
 weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
-    const struct rule *r, uint64_t now_ms, struct decision *d)
+    const struct rule *r, uint64_t now_ms, int ask, struct decision *d)
 {
 	char missing[REASON_MAX_LEN - 128];
 
@@ -215,6 +220,15 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	d->limits.timeout_ms -= req->queued_ms;
+	if (ask) {
+		d->ask = 1;
+		deny(d, ERR_APPROVAL_DENIED,
+		    "rule \"%s\" (%s) requires approval: uid %llu may run %s "
+		    "%s in phase execution once a human approves",
+		    r->name, r->where, (unsigned long long)req->uid, req->skill,
+		    d->cmd->name);
+		return;
+	}
 	if (!req->dry_run && !rate_take(req->uid, req->skill,
 	                         r->rate.per_minute, r->rate.burst, now_ms)) {
 		deny(d, ERR_RATE_LIMITED,
@@ -227,9 +241,10 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 	d->err = ERR_NONE;
 	snprintf(d->reason, sizeof(d->reason),
 	    "allowed by rule \"%s\" "
-	    "(%s): uid %llu may run %s %s in phase execution",
-	    r->name, r->where, (unsigned long long)req->uid, req->skill,
-	    d->cmd->name);
+	    "(%s)%s: uid %llu may run %s %s in phase execution",
+	    r->name, r->where,
+	    r->action == ACT_ASK ? " with a human's approval" : "",
+	    (unsigned long long)req->uid, req->skill, d->cmd->name);
 }
 
 void
@@ -249,13 +264,11 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 		    hits[0]->name, hits[0]->where);
 		return;
 	}
+	/* Asked, unless a human approved this call: then it is an allow. */
 	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ASK, hits)) > 0) {
 		memcpy(d->matched, hits, n * sizeof(hits[0]));
 		d->nmatched = n;
-		deny(d, ERR_APPROVAL_DENIED,
-		    "rule \"%s\" (%s) requires "
-		    "approval, and approval requests are not available yet",
-		    hits[0]->name, hits[0]->where);
+		weigh_allow(pe, req, hits[0], now_ms, !req->approved, d);
 		return;
 	}
 	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ALLOW, hits)) == 0) {
@@ -269,7 +282,7 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 	}
 	memcpy(d->matched, hits, n * sizeof(hits[0]));
 	d->nmatched = n;
-	weigh_allow(pe, req, hits[0], now_ms, d);
+	weigh_allow(pe, req, hits[0], now_ms, 0, d);
 }
 
 char **
@@ -292,11 +305,14 @@ decision_rules(const struct decision *d, size_t *n)
 	return v;
 }
 
-/* An allowed call gets what its skill declares (the ceiling covers it). */
+/*
+ * An allowed call gets what its skill declares (the ceiling covers it),
+ * and so would an asked one, once approved.
+ */
 void
 decision_permissions_enc(struct mp_enc *m, const struct decision *d)
 {
-	if (d->err == ERR_NONE)
+	if (d->err == ERR_NONE || d->ask)
 		perms_enc(m, &d->skill->perms);
 	else {
 		enc_map_open(m);
@@ -309,7 +325,7 @@ void
 decision_effective_enc(struct mp_enc *m, const struct decision *d)
 {
 	enc_map_open(m);
-	if (d->err == ERR_NONE) {
+	if (d->err == ERR_NONE || d->ask) { /* what would be allowed */
 		enc_key(m, "permissions");
 		decision_permissions_enc(m, d);
 		enc_key(m, "limits");

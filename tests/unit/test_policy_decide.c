@@ -442,12 +442,14 @@ test_ask_beats_allow_deny_beats_ask(void **state)
 	    "(10-rules.yaml:7) requires approval",
 	    "10-rules.yaml:7 confirm");
 	assert_int_equal(d.nmatched, 1);
+	assert_int_equal(d.ask, 1);
 	/* Not alice: the ask does not apply, the first allow decides, and
 	 * every matching allow is listed, the deciding one first. */
 	r.uid = 1001;
 	d = check(&r, 1, ERR_NONE, "allowed by rule \"allow-1\"",
 	    "10-rules.yaml:2 allow-1");
 	assert_int_equal(d.nmatched, 1);
+	assert_int_equal(d.ask, 0);
 	r.uid = 1000;
 	r.skill = (char *)"multi";
 	r.command = (char *)"export";
@@ -474,6 +476,118 @@ test_ask_beats_allow_deny_beats_ask(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(v[1], "10-rules.yaml:6 a2");
 	strarr_free(v, n);
+}
+
+/* The effective map of d, as policyd sends it, has key, a non-empty map. */
+static int
+effective_has(const struct decision *d, const char *key)
+{
+	const msgpack_object *o;
+	struct mp_enc m;
+	struct mp_doc doc;
+	struct error e;
+	int has;
+
+	enc_init(&m);
+	decision_effective_enc(&m, d);
+	if (mp_decode(&doc, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e) ==
+	    -1)
+		fail_msg("effective: %s", e.msg);
+	o = mp_get(doc.root, key);
+	has = o != NULL && o->type == MSGPACK_OBJECT_MAP && o->via.map.size > 0;
+	mp_doc_free(&doc);
+	enc_free(&m);
+	return has;
+}
+
+/*
+ * ask: weighed as an allow would be (ceiling, limits), answered as an ask
+ * with what would be allowed and no rate token taken; the same call
+ * approved by a human is an allow of that rule, and takes its token.
+ * Deny still beats it, and a ceiling it breaks denies without asking.
+ */
+static void
+test_ask_approved(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "worky", "run");
+	struct decision d;
+	int i;
+
+	(void)state;
+	rules("  - name: confirm\n" /* 2 */
+	      "    principals: [alice]\n"
+	      "    skills: [worky, netty]\n"
+	      "    action: ask\n"
+	      "    limits: { timeout_ms: 3000 }\n"
+	      "    rate: { per_minute: 1, burst: 1 }\n"
+	      "  - name: anyone\n" /* 8 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [\"*\"]\n"
+	      "    action: allow\n"
+	      "    ceiling:\n"
+	      "      fs: { write: [\"$DATA_DIR/**\"] }\n"
+	      "      network: { allow: [\"*:*\"] }\n");
+	/* Asked as often as it comes: no token is taken by an ask. */
+	for (i = 0; i < 3; i++) {
+		d = check(&r, 1, ERR_APPROVAL_DENIED,
+		    "requires approval: uid 1000 may run worky run in phase "
+		    "execution once a human approves",
+		    "10-rules.yaml:2 confirm");
+		assert_int_equal(d.ask, 1);
+		assert_int_equal(d.limits.timeout_ms, 3000);
+		assert_true(effective_has(&d, "permissions"));
+		assert_true(effective_has(&d, "limits"));
+	}
+	/* Approved: allowed by the ask rule, which now takes its token. */
+	r.approved = 1;
+	d = check(&r, 1, ERR_NONE,
+	    "allowed by rule \"confirm\" (10-rules.yaml:2) with a human's "
+	    "approval",
+	    "10-rules.yaml:2 confirm");
+	assert_int_equal(d.ask, 0);
+	assert_int_equal(d.limits.timeout_ms, 3000);
+	check(&r, 1, ERR_RATE_LIMITED, "rule \"confirm\" allows 1 calls",
+	    "10-rules.yaml:2 confirm");
+	/* The ask rule's ceiling (none) holds, approved or not. */
+	r = req(1000, 1000, "netty", "run");
+	d = check(&r, 1, ERR_PERMISSION_DENIED,
+	    "declares more than rule \"confirm\" allows",
+	    "10-rules.yaml:2 confirm");
+	assert_int_equal(d.ask, 0);
+	assert_false(effective_has(&d, "permissions"));
+	r.approved = 1;
+	check(&r, 1, ERR_PERMISSION_DENIED, "declares more than", NULL);
+	/* Not alice: the ask does not apply, approved or not. */
+	r = req(1001, 1000, "worky", "run");
+	r.approved = 1;
+	d = check(&r, 1, ERR_NONE,
+	    "allowed by rule \"anyone\" (10-rules.yaml:8):",
+	    "10-rules.yaml:8 anyone");
+	/* Deny beats an approved ask. */
+	rules("  - name: confirm\n"
+	      "    principals: [alice]\n"
+	      "    skills: [worky]\n"
+	      "    action: ask\n"
+	      "  - name: never\n" /* 6 */
+	      "    principals: [\"*\"]\n"
+	      "    skills: [worky]\n"
+	      "    action: deny\n");
+	r = req(1000, 1000, "worky", "run");
+	r.approved = 1;
+	check(&r, 1, ERR_PERMISSION_DENIED, "denied by rule \"never\"",
+	    "10-rules.yaml:6 never");
+	/* The time the call waited in line still counts when it is asked. */
+	rules("  - name: confirm\n"
+	      "    principals: [alice]\n"
+	      "    skills: [worky]\n"
+	      "    action: ask\n"
+	      "    limits: { timeout_ms: 3000 }\n");
+	r.approved = 0;
+	r.queued_ms = 1000;
+	d = check(&r, 1, ERR_APPROVAL_DENIED, NULL, NULL);
+	assert_int_equal(d.limits.timeout_ms, 2000);
+	r.queued_ms = 3000;
+	check(&r, 1, ERR_TIMEOUT, "waited 3000 ms in line", NULL);
 }
 
 static void
@@ -822,6 +936,7 @@ main(void)
 	    T(test_default_deny),
 	    T(test_deny_beats_allow),
 	    T(test_ask_beats_allow_deny_beats_ask),
+	    T(test_ask_approved),
 	    T(test_principals),
 	    T(test_command_glob),
 	    T(test_ceiling_names_what_is_missing),
