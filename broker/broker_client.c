@@ -55,7 +55,11 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 	}
 	mp_doc_free(&d);
 	enc_init(&m);
-	if (cr.type == CREQ_HELLO)
+	if (!creq_supported(cr.type)) { /* known, not served yet */
+		snprintf(msg, sizeof(msg), "request type \"%s\" is not served",
+		    creq_type_name(cr.type));
+		client_error_enc(&m, &cr.id, ERR_UNSUPPORTED, msg);
+	} else if (cr.type == CREQ_HELLO)
 		client_hello(cn, &cr, &m);
 	else if (cr.type == CREQ_LAST_RESULT)
 		session_last_result(cn, &cr, &m);

@@ -21,10 +21,18 @@ static const char *const creq_names[CREQ__COUNT] = {
     [CREQ_SKILL_INFO] = "skill_info",
     [CREQ_LAST_RESULT] = "last_result",
     [CREQ_SESSION_END] = "session_end",
+    [CREQ_APPROVALS] = "approvals",
+};
+
+static const char *const client_approval_names[CLIENT_APPROVAL__COUNT] = {
+    [CLIENT_APPROVAL_NONE] = "none",
+    [CLIENT_APPROVAL_YES_ONCE] = "yes_once",
+    [CLIENT_APPROVAL_YES_IN_SESSION] = "yes_in_session",
+    [CLIENT_APPROVAL_NO] = "no",
 };
 
 /* What this server answers (hello lists it): every type but these. */
-#define CREQ_NOT_YET (1U << CREQ_APPROVE)
+#define CREQ_NOT_YET ((1U << CREQ_APPROVE) | (1U << CREQ_APPROVALS))
 
 int
 creq_supported(enum creq_type t)
@@ -36,6 +44,26 @@ const char *
 creq_type_name(enum creq_type t)
 {
 	return (unsigned)t < CREQ__COUNT ? creq_names[t] : "unknown";
+}
+
+/* The wire name of an approval's answer. */
+const char *
+client_approval_name(enum client_approval a)
+{
+	return (unsigned)a < CLIENT_APPROVAL__COUNT ? client_approval_names[a]
+	                                            : "none";
+}
+
+/* An answer by its wire name; "none" is no answer one can give. */
+enum client_approval
+client_approval_parse(const char *s)
+{
+	int i;
+
+	for (i = CLIENT_APPROVAL_YES_ONCE; i < CLIENT_APPROVAL__COUNT; i++)
+		if (strcmp(s, client_approval_names[i]) == 0)
+			return (enum client_approval)i;
+	return CLIENT_APPROVAL_NONE;
 }
 
 /* An id (key "id" or "request_id") is a string or an unsigned integer. */
@@ -127,6 +155,39 @@ client_session_dec(
 	return 0;
 }
 
+/* approve: which approval, and the answer, both bounded and known. */
+static int
+client_approve_dec(
+    const msgpack_object *o, struct client_req *r, struct error *e)
+{
+	static const char *const keys[] = {
+	    "type", "id", "approval_id", "option", NULL};
+	char *opt = NULL;
+
+	if (mp_only_keys(o, keys, e) ||
+	    mp_str(o, "approval_id", 1, CLIENT_APPROVAL_ID_MAX, &r->approval_id,
+	        e) ||
+	    mp_str(o, "option", 1, 32, &opt, e)) {
+		free(opt);
+		return -1;
+	}
+	if (*r->approval_id == '\0') {
+		free(opt);
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"approval_id\" must not be empty");
+	}
+	if ((r->option = client_approval_parse(opt)) == CLIENT_APPROVAL_NONE) {
+		error_set(e, ERR_BAD_REQUEST,
+		    "unknown option \"%.32s\": the options are yes_once, "
+		    "yes_in_session and no",
+		    opt);
+		free(opt);
+		return -1;
+	}
+	free(opt);
+	return 0;
+}
+
 /* invoke and authorize share their fields. */
 static int
 client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
@@ -206,11 +267,13 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 		return mp_only_keys(o, sess, e) || client_session_dec(o, r, e)
 		           ? -1
 		           : 0;
+	case CREQ_APPROVE:
+		return client_approve_dec(o, r, e);
 	case CREQ_SKILLS:
 	case CREQ_STATS:
 	case CREQ_RELOAD:
+	case CREQ_APPROVALS:
 		return mp_only_keys(o, plain, e);
-	case CREQ_APPROVE:
 	case CREQ__COUNT:
 		break;
 	}
@@ -226,6 +289,7 @@ client_req_free(struct client_req *r)
 {
 	free(r->id.str);
 	free(r->rid.str);
+	free(r->approval_id);
 	free(r->skill);
 	free(r->command);
 	free(r->session);
@@ -288,6 +352,11 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 		enc_kstr(m, "skill", r->skill);
 		if (r->references)
 			enc_kbool(m, "references", 1);
+	}
+	if (r->type == CREQ_APPROVE) {
+		enc_kstr(m, "approval_id",
+		    r->approval_id != NULL ? r->approval_id : "");
+		enc_kstr(m, "option", client_approval_name(r->option));
 	}
 	if (call && r->nenv > 0) {
 		enc_key(m, "env");

@@ -26,7 +26,17 @@ enum creq_type {
 	CREQ_SKILL_INFO,
 	CREQ_LAST_RESULT,
 	CREQ_SESSION_END,
+	CREQ_APPROVALS,
 	CREQ__COUNT
+};
+
+/* The answers to an approval request (approve's "option"). */
+enum client_approval {
+	CLIENT_APPROVAL_NONE,
+	CLIENT_APPROVAL_YES_ONCE,
+	CLIENT_APPROVAL_YES_IN_SESSION,
+	CLIENT_APPROVAL_NO,
+	CLIENT_APPROVAL__COUNT
 };
 
 #define CLIENT_ID_MAX 128
@@ -34,6 +44,7 @@ enum creq_type {
 #define DEFAULT_SESSION "default"
 #define CLIENT_PROTO_MIN 1 /* the majors this server speaks */
 #define CLIENT_PROTO_MAX 2
+#define CLIENT_APPROVAL_ID_MAX 32 /* bytes of an approval id ("appr-17") */
 
 struct client_id {
 	int is_num;
@@ -56,9 +67,15 @@ struct client_req {
 	int approvals;        /* hello: it answers approval requests */
 	struct client_id rid; /* cancel: the request to end */
 	int references;       /* skill_info: the reference files' texts too */
+	char *approval_id;    /* approve: the approval it answers */
+	enum client_approval option; /* approve: the answer */
 };
 
 const char *creq_type_name(enum creq_type t);
+/* "yes_once", "yes_in_session", "no"; "none" for CLIENT_APPROVAL_NONE. */
+const char *client_approval_name(enum client_approval a);
+/* The option named s, or CLIENT_APPROVAL_NONE when s names none. */
+enum client_approval client_approval_parse(const char *s);
 /* This server answers requests of type t (hello lists them). */
 int creq_supported(enum creq_type t);
 /*

@@ -449,12 +449,12 @@ test_id_survives_errors(void **state)
 	assert_str_id(&r, "x");
 	client_req_free(&r);
 
-	/* Known but not implemented. */
+	/* An approve without its approval. */
 	enc_init(&m);
 	enc_map(&m, 2);
 	enc_kstr(&m, "type", "approve");
 	enc_kuint(&m, "id", 44);
-	assert_unsupported(dec_req(&m, &r, &e), &e, "not supported");
+	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"approval_id\"");
 	assert_num_id(&r, 44);
 	client_req_free(&r);
 
@@ -735,6 +735,9 @@ assert_same_req(const struct client_req *a, const struct client_req *b)
 	for (i = 0; i < a->nenv; i++)
 		assert_string_equal(a->env[i], b->env[i]);
 	assert_int_equal(a->timeout_ms, b->timeout_ms);
+	if (a->approval_id != NULL || b->approval_id != NULL)
+		assert_string_equal(a->approval_id, b->approval_id);
+	assert_int_equal(a->option, b->option);
 }
 
 /* Encode, decode, and again: the second pass changes nothing. */
@@ -819,6 +822,133 @@ test_round_trip(void **state)
 	in.id.str = "list";
 	round_trip(&in, &out);
 	client_req_free(&out);
+
+	memset(&in, 0, sizeof(in));
+	in.type = CREQ_APPROVE;
+	in.id.str = "a-1";
+	in.approval_id = "appr-17";
+	in.option = CLIENT_APPROVAL_YES_IN_SESSION;
+	round_trip(&in, &out);
+	client_req_free(&out);
+
+	memset(&in, 0, sizeof(in));
+	in.type = CREQ_APPROVALS;
+	in.id.is_num = 1;
+	in.id.num = 5;
+	round_trip(&in, &out);
+	client_req_free(&out);
+}
+
+/* {"type": "approve", "id": 1, "approval_id": id, "option": opt}. */
+static int
+dec_approve(
+    const char *id, const char *opt, struct client_req *r, struct error *e)
+{
+	struct mp_enc m;
+
+	enc_init(&m);
+	enc_map(&m, 4);
+	enc_kstr(&m, "type", "approve");
+	enc_kuint(&m, "id", 1);
+	enc_kstr(&m, "approval_id", id);
+	enc_kstr(&m, "option", opt);
+	return dec_req(&m, r, e);
+}
+
+/*
+ * approve: an approval id of 1..32 bytes and one of the three options;
+ * approvals takes nothing else. Every refusal keeps the id.
+ */
+static void
+test_approve(void **state)
+{
+	static const char *const opts[] = {"yes_once", "yes_in_session", "no"};
+	char id33[34];
+	struct client_req r;
+	struct mp_enc m;
+	struct error e;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(dec_approve("appr-3", opts[i], &r, &e), 0);
+		assert_int_equal(r.type, CREQ_APPROVE);
+		assert_string_equal(r.approval_id, "appr-3");
+		assert_int_equal(r.option, CLIENT_APPROVAL_YES_ONCE + i);
+		assert_string_equal(client_approval_name(r.option), opts[i]);
+		client_req_free(&r);
+	}
+	/* Unknown options, "none" (no answer anyone gives) among them. */
+	assert_bad(
+	    dec_approve("appr-3", "yes", &r, &e), &e, "unknown option \"yes\"");
+	assert_num_id(&r, 1);
+	client_req_free(&r);
+	assert_bad(dec_approve("appr-3", "none", &r, &e), &e, "unknown option");
+	client_req_free(&r);
+	assert_bad(
+	    dec_approve("appr-3", "YES_ONCE", &r, &e), &e, "unknown option");
+	client_req_free(&r);
+	assert_bad(dec_approve("appr-3", "", &r, &e), &e, "unknown option");
+	client_req_free(&r);
+	memset(id33, 'o', 33);
+	id33[33] = '\0';
+	assert_bad(dec_approve("appr-3", id33, &r, &e), &e,
+	    "\"option\" longer than 32");
+	client_req_free(&r);
+	/* The approval id: bounded, not empty, a string. */
+	memset(id33, '7', 33);
+	assert_bad(dec_approve(id33, "no", &r, &e), &e,
+	    "\"approval_id\" longer than 32");
+	client_req_free(&r);
+	id33[32] = '\0';
+	assert_int_equal(dec_approve(id33, "no", &r, &e), 0);
+	client_req_free(&r);
+	assert_bad(dec_approve("", "no", &r, &e), &e, "must not be empty");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 4);
+	enc_kstr(&m, "type", "approve");
+	enc_kuint(&m, "id", 2);
+	enc_kuint(&m, "approval_id", 17);
+	enc_kstr(&m, "option", "no");
+	assert_bad(dec_req(&m, &r, &e), &e, "\"approval_id\" must be a string");
+	assert_num_id(&r, 2);
+	client_req_free(&r);
+	/* Nothing else. */
+	enc_init(&m);
+	enc_map(&m, 5);
+	enc_kstr(&m, "type", "approve");
+	enc_kuint(&m, "id", 3);
+	enc_kstr(&m, "approval_id", "appr-1");
+	enc_kstr(&m, "option", "no");
+	enc_kstr(&m, "reason", "because");
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"reason\"");
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 2);
+	enc_kstr(&m, "type", "approvals");
+	enc_kstr(&m, "id", "list");
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_APPROVALS);
+	client_req_free(&r);
+	enc_init(&m);
+	enc_map(&m, 3);
+	enc_kstr(&m, "type", "approvals");
+	enc_kstr(&m, "id", "list");
+	enc_kuint(&m, "uid", 0);
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"uid\"");
+	assert_str_id(&r, "list");
+	client_req_free(&r);
+	/* The names both ways. */
+	assert_int_equal(client_approval_parse("yes_in_session"),
+	    CLIENT_APPROVAL_YES_IN_SESSION);
+	assert_int_equal(client_approval_parse("none"), CLIENT_APPROVAL_NONE);
+	assert_string_equal(client_approval_name(CLIENT_APPROVAL_NONE), "none");
+	assert_string_equal(
+	    client_approval_name(CLIENT_APPROVAL__COUNT), "none");
+	/* Decoded, not served yet. */
+	assert_false(creq_supported(CREQ_APPROVE));
+	assert_false(creq_supported(CREQ_APPROVALS));
 }
 
 /* skill_info: a skill, and references (a boolean, default false). */
@@ -906,6 +1036,8 @@ test_type_names(void **state)
 	assert_string_equal(creq_type_name(CREQ_STATS), "stats");
 	assert_string_equal(creq_type_name(CREQ_RELOAD), "reload");
 	assert_string_equal(creq_type_name(CREQ_SKILL_INFO), "skill_info");
+	assert_string_equal(creq_type_name(CREQ_APPROVE), "approve");
+	assert_string_equal(creq_type_name(CREQ_APPROVALS), "approvals");
 	assert_string_equal(creq_type_name(CREQ__COUNT), "unknown");
 	assert_string_equal(creq_type_name((enum creq_type) - 1), "unknown");
 }
@@ -927,6 +1059,7 @@ main(void)
 	    cmocka_unit_test(test_field_limits),
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_skill_info),
+	    cmocka_unit_test(test_approve),
 	    cmocka_unit_test(test_type_names),
 	};
 
