@@ -4,7 +4,9 @@
  * Files depend on each other in one direction only:
  *   main.c -> broker_client.c -> broker_call.c -> broker_session.c,
  *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c,
- *   broker_quota.c; broker_reply.c -> broker_stats.c -> broker_quota.c
+ *   broker_quota.c; broker_reply.c -> broker_stats.c -> broker_quota.c;
+ *   broker_client.c, broker_call.c -> broker_approval.c -> broker_conn.c,
+ *   broker_quota.c
  * broker_conn.c reports frames and closes through callbacks that
  * main.c installs, never by calling up.
  */
@@ -90,6 +92,7 @@ enum call_state {
 	CALL_QUEUED,   /* invoke: waits for its session's running call */
 	CALL_WORKERS,  /* invoke: waits for a worker of its uid's share */
 	CALL_AUTHZ,    /* AUTHZ_REQ sent, waits for AUTHZ_ANS */
+	CALL_APPROVAL, /* invoke: an ask rule; waits for a human's answer */
 	CALL_DECISION, /* policy.decision sent, waits for it to be durable */
 	CALL_RUN_WAIT, /* RUN sent, waits for RUN_STARTED or RUN_EXITED */
 	CALL_RUNNING,  /* the skill runs; its pipes are read */
@@ -107,6 +110,9 @@ enum call_event {
 	CEV_SESSION_FREE,
 	CEV_WORKER_FREE,
 	CEV_AUTHZ_ANS,
+	CEV_ASK,          /* AUTHZ_ANS: an ask rule decided */
+	CEV_APPROVED,     /* a yes: policyd decides again, approved */
+	CEV_NOT_APPROVED, /* a no, no answer in time, or none possible */
 	CEV_AUDIT_ACK,
 	CEV_RUN_STARTED,
 	CEV_RUN_EXITED,
@@ -158,6 +164,17 @@ struct call {
 	                 reply */
 	enum err_type err; /* why the call failed, or ERR_NONE */
 	char errmsg[REASON_MAX_LEN];
+	/* CALL_APPROVAL: the approval it asked for (broker_approval.c) */
+	uint64_t appr;            /* its number (appr-N); 0: none asked */
+	uint64_t appr_ms;         /* when it was asked, monotonic */
+	struct event *appr_timer; /* clients.approval_s */
+	int appr_open;            /* asked, approval.answered not yet sent */
+	enum client_approval appr_option; /* the answer, NONE for none */
+	const char *appr_by;  /* "client", "admin", "timeout", "cancelled" */
+	uint32_t appr_by_uid; /* who answered, when someone did */
+	int appr_by_admin;
+	int approved;        /* a human's yes: policyd is told so */
+	int appr_remembered; /* that yes is the session's yes_in_session */
 };
 
 LIST_HEAD(call_list, call);
@@ -176,6 +193,7 @@ struct broker {
 	struct client_bounds clients;
 	uint64_t session_idle_ms;
 	uint64_t next_ref, audit_sent, audit_acked;
+	uint64_t next_approval; /* approval ids: appr-1, appr-2, ... */
 	uint64_t stat_requests, stat_invokes;
 	int stopping, stop_status; /* the daemon stops: no new call */
 	struct conn_list conns;
@@ -208,6 +226,8 @@ void call_start(struct conn *cn, struct client_req *cr);
 void call_conn_gone(struct conn *cn);
 /* cancel: end the call of cn that cr->rid names, and answer. */
 void call_cancel_request(struct conn *cn, const struct client_req *cr);
+/* approve: answer the approval cr->approval_id names, and reply. */
+void call_approve_request(struct conn *cn, const struct client_req *cr);
 void calls_peer_lost(struct peer *p);
 int call_on_authz_ans(struct peer *p, const struct mp_doc *d);
 int call_on_skills_ans(struct peer *p, const struct mp_doc *d);
@@ -246,6 +266,22 @@ void session_last_result(
     const struct conn *cn, const struct client_req *cr, struct mp_enc *m);
 void session_end_request(
     const struct conn *cn, const struct client_req *cr, struct mp_enc *m);
+/* yes_in_session: skill is approved in s until s ends or a reload. */
+void session_approve(struct bsession *s, const char *skill);
+int session_approved(const struct bsession *s, const char *skill);
+void session_forget_approvals(void);
+
+/* broker_approval.c: approval requests, their ids, who may answer */
+#define APPROVAL_ARGS_MAX 8    /* args an approval_request shows */
+#define APPROVAL_ARG_BYTES 200 /* bytes of each, cut on a character */
+void approval_id_fmt(uint64_t n, char *buf, size_t len);
+int approval_id_parse(const char *s, uint64_t *n);
+struct call *approval_find(uint64_t n);
+/* 1 if the connection cn may answer c's approval. */
+int approval_may_answer(const struct call *c, const struct conn *cn);
+void approval_request_send(const struct call *c);
+/* approvals: the pending approvals cn may see, sorted, as its reply. */
+void approval_list_reply(struct conn *cn, const struct client_req *cr);
 
 /* broker_run.c: a running call's pipes */
 void run_init(struct run *r);

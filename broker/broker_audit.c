@@ -88,6 +88,20 @@ audit_effective(struct mp_enc *m, const struct call *c)
 	msgpack_unpacked_destroy(&up);
 }
 
+/* The approval this call asked for, as "appr-N". */
+static void
+audit_approval_id(struct mp_enc *m, const struct call *c)
+{
+	char id[32];
+
+	approval_id_fmt(c->appr, id, sizeof(id));
+	enc_kstr(m, "approval.id", id);
+}
+
+/*
+ * A decision; one a human approved says which approval, and whether the
+ * session remembered it (no approval asked this time).
+ */
 static void
 audit_decision(struct mp_enc *m, const struct call *c)
 {
@@ -96,6 +110,42 @@ audit_decision(struct mp_enc *m, const struct call *c)
 	enc_kstr(m, "error.type", err_type_name((enum err_type)c->ans.err));
 	enc_kbool(m, "policy.dry_run", c->cr.type == CREQ_AUTHORIZE);
 	audit_effective(m, c);
+	if (!c->approved)
+		return;
+	if (c->appr != 0)
+		audit_approval_id(m, c);
+	enc_kstr(m, "approval.option", client_approval_name(c->appr_option));
+	enc_kbool(m, "approval.remembered", c->appr_remembered);
+}
+
+/* A human is asked: under which id, about what, for how long. */
+static void
+audit_approval_requested(struct mp_enc *m, const struct call *c)
+{
+	audit_approval_id(m, c);
+	enc_kuint(m, "approval.timeout_ms", B->clients.approval_s * 1000);
+	enc_kstrarr(m, "rule.name", c->ans.rules, c->ans.nrules);
+	enc_kstr(m, "event.reason", c->ans.reason);
+	audit_effective(m, c);
+}
+
+/* The answer: the option, who gave it (or timeout, or cancelled). */
+static void
+audit_approval_answered(struct mp_enc *m, const struct call *c)
+{
+	int someone = strcmp(c->appr_by, "client") == 0 ||
+	              strcmp(c->appr_by, "admin") == 0;
+
+	audit_approval_id(m, c);
+	enc_kstr(m, "approval.option", client_approval_name(c->appr_option));
+	enc_kstr(m, "approval.by", c->appr_by);
+	if (someone) {
+		enc_kuintstr(m, "approval.by_uid", c->appr_by_uid);
+		enc_kbool(m, "approval.by_admin", c->appr_by_admin);
+	} else if (strcmp(c->appr_by, "cancelled") == 0)
+		enc_kstr(m, "event.reason", c->errmsg);
+	enc_kint(m, "event.duration",
+	    (int64_t)(now_mono_ms() - c->appr_ms) * 1000000);
 }
 
 /* Which limits the call ran into, by their names in the limits block. */
@@ -198,6 +248,10 @@ audit_call(const struct call *c, const char *action, const char *type,
 		enc_kint(&m, "skill.args_count", (int64_t)c->cr.nargs);
 	} else if (strcmp(action, "policy.decision") == 0)
 		audit_decision(&m, c);
+	else if (strcmp(action, "approval.requested") == 0)
+		audit_approval_requested(&m, c);
+	else if (strcmp(action, "approval.answered") == 0)
+		audit_approval_answered(&m, c);
 	else if (strcmp(action, "invoke.completed") == 0)
 		audit_completion(&m, c);
 	msg_audit_end(&m);

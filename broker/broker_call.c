@@ -3,6 +3,8 @@
  *
  *   invoke:    NEW -> QUEUED -> WORKERS -> AUTHZ -> DECISION -> RUN_WAIT
  *              -> RUNNING -> DRAINING -> DONE
+ *              (an ask rule: AUTHZ -> APPROVAL -> AUTHZ on a yes,
+ *               APPROVAL -> DECISION, a denial, on anything else)
  *   authorize: NEW -> AUTHZ -> DECISION -> DONE
  *   skills:    NEW -> SKILLS -> DONE         reload: NEW -> RELOAD -> DONE
  *   skill_info: NEW -> INFO -> DONE
@@ -47,6 +49,9 @@ static const struct call_edge {
     {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
     {K_INVOKE, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
+    {K_INVOKE, CALL_AUTHZ, CEV_ASK, CALL_APPROVAL},
+    {K_INVOKE, CALL_APPROVAL, CEV_APPROVED, CALL_AUTHZ},
+    {K_INVOKE, CALL_APPROVAL, CEV_NOT_APPROVED, CALL_DECISION},
     {K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
     {K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
     {K_INVOKE, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING},
@@ -60,8 +65,8 @@ static const struct call_edge {
 };
 
 static const char *const state_names[CALL__COUNT] = {"new", "queued", "workers",
-    "authz", "decision", "run_wait", "running", "draining", "skills", "reload",
-    "info", "done"};
+    "authz", "approval", "decision", "run_wait", "running", "draining",
+    "skills", "reload", "info", "done"};
 
 const char *
 call_state_name(enum call_state st)
@@ -169,7 +174,7 @@ enter_authz(struct call *c)
 {
 	struct msg_authz_req a;
 
-	if (c->qtimer != NULL) { /* out of line: the wait counts */
+	if (c->qtimer != NULL && !c->out_of_line) { /* the wait counts */
 		evtimer_del(c->qtimer);
 		c->queued_ms = now_mono_ms() - c->t0_ms;
 		c->out_of_line = 1;
@@ -195,7 +200,90 @@ enter_authz(struct call *c)
 	a.timeout_ms = c->cr.timeout_ms;
 	a.queued_ms = c->queued_ms;
 	a.dry_run = c->cr.type == CREQ_AUTHORIZE;
+	a.approved = c->approved;
 	PEER_SEND(&B->policyd, msg_authz_req_enc, &a);
+	return CEV_NONE;
+}
+
+/*
+ * The call is not approved (why: a no, no answer in time, nobody to
+ * ask): the ask becomes its denial, recorded and answered in DECISION.
+ */
+static enum call_event
+call_not_approved(struct call *c, enum err_type t, const char *why)
+{
+	char *reason;
+
+	xasprintf(
+	    &reason, "%s; %s", c->ans.reason != NULL ? c->ans.reason : "", why);
+	free(c->ans.reason);
+	c->ans.reason = reason;
+	c->ans.err = t;
+	return CEV_NOT_APPROVED;
+}
+
+/*
+ * The approval is settled (by: "client", "admin", "timeout" or
+ * "cancelled"): its timer goes, and approval.answered says how, once.
+ */
+static void
+call_approval_close(struct call *c, enum client_approval option, const char *by,
+    const struct conn *who)
+{
+	int yes = option == CLIENT_APPROVAL_YES_ONCE ||
+	          option == CLIENT_APPROVAL_YES_IN_SESSION;
+
+	if (!c->appr_open)
+		return;
+	c->appr_open = 0;
+	if (c->appr_timer != NULL)
+		evtimer_del(c->appr_timer);
+	c->appr_option = option;
+	c->appr_by = by;
+	if (who != NULL) {
+		c->appr_by_uid = who->uid;
+		c->appr_by_admin = quota_is_admin(who->uid, who->gid);
+	}
+	(void)audit_call(c, "approval.answered", yes ? "allowed" : "denied",
+	    yes ? "success" : "failure");
+}
+
+static void call_approval_timeout(evutil_socket_t fd, short ev, void *arg);
+
+/*
+ * invoke: an ask rule decided. A yes the session remembers goes back to
+ * policyd at once; a connection that answers approvals is asked (the
+ * call's timeout_ms does not run meanwhile: its line timer stopped at
+ * AUTHZ); any other connection is refused at once.
+ */
+static enum call_event
+enter_approval(struct call *c)
+{
+	struct timeval tv = timeval_ms(B->clients.approval_s * 1000);
+
+	if (session_approved(c->session, c->cr.skill)) {
+		c->approved = 1;
+		c->appr_remembered = 1;
+		c->appr_option = CLIENT_APPROVAL_YES_IN_SESSION;
+		return CEV_APPROVED;
+	}
+	if (c->conn == NULL || !c->conn->approvals)
+		return call_not_approved(c, ERR_APPROVAL_DENIED,
+		    "this connection does not answer approval requests "
+		    "(hello approvals: true)");
+	if (!B->auditd.alive)
+		return call_error(c, ERR_AUDIT_UNAVAILABLE,
+		    "auditd is not running; nobody is asked unaudited");
+	c->appr = ++B->next_approval;
+	c->appr_ms = now_mono_ms();
+	c->appr_open = 1;
+	(void)audit_call(c, "approval.requested", "start", "unknown");
+	approval_request_send(c);
+	if (c->appr_timer == NULL && (c->appr_timer = evtimer_new(B->base,
+	                                  call_approval_timeout, c)) == NULL)
+		fatalx("approval timer");
+	if (evtimer_add(c->appr_timer, &tv) == -1)
+		fatalx("approval timer");
 	return CEV_NONE;
 }
 
@@ -282,6 +370,7 @@ static enum call_event (*const call_entry[CALL__COUNT])(struct call *) = {
     [CALL_QUEUED] = enter_queued,
     [CALL_WORKERS] = enter_workers,
     [CALL_AUTHZ] = enter_authz,
+    [CALL_APPROVAL] = enter_approval,
     [CALL_DECISION] = enter_decision,
     [CALL_RUN_WAIT] = enter_run_wait,
     [CALL_RUNNING] = enter_wait,
@@ -302,6 +391,8 @@ call_free(struct call *c)
 		call_line_leave(c);
 	if (c->qtimer != NULL)
 		event_free(c->qtimer);
+	if (c->appr_timer != NULL)
+		event_free(c->appr_timer);
 	if (c->holds_worker) {
 		quota_release(QUOTA_WORKERS, c->uid);
 		B->worker_freed = 1;
@@ -359,6 +450,8 @@ call_done(struct call *c)
 	if (c->ran && run_files(&c->run, &c->files, &e) == -1)
 		log_warnx("call %llu: files report: %s",
 		    (unsigned long long)c->ref, e.msg);
+	/* Ended while it waited for a human (cancel, hangup, stop). */
+	call_approval_close(c, CLIENT_APPROVAL_NONE, "cancelled", NULL);
 	if (c->received) /* every invoke.received has its end */
 		audit_call(c, "invoke.completed", "end",
 		    c->err == ERR_NONE ? "success" : "failure");
@@ -452,6 +545,22 @@ call_fail(struct call *c, enum err_type t, const char *msg)
 	return call_event(c, call_error(c, t, msg));
 }
 
+/* Nobody answered its approval within clients.approval_s. */
+static void
+call_approval_timeout(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
+{
+	struct call *c = arg;
+	char why[96], id[32];
+
+	if (c->st != CALL_APPROVAL || !c->appr_open)
+		return;
+	approval_id_fmt(c->appr, id, sizeof(id));
+	snprintf(why, sizeof(why), "approval %s: no answer within %llu s", id,
+	    (unsigned long long)B->clients.approval_s);
+	call_approval_close(c, CLIENT_APPROVAL_NONE, "timeout", NULL);
+	(void)call_event(c, call_not_approved(c, ERR_APPROVAL_TIMEOUT, why));
+}
+
 /* Its whole timeout passed while it waited in line. */
 static void
 call_line_timeout(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
@@ -542,7 +651,8 @@ call_cancel_run(struct call *c)
 }
 
 /*
- * Cancel c: a call that waits for nobody (in line) ends now; one that
+ * Cancel c: a call that waits for nobody (in line, or for a human's
+ * approval) ends now; one that
  * waits for policyd or auditd ends at its answer; a running one has its
  * worker ended by the master. Each is audited as cancelled.
  */
@@ -553,7 +663,8 @@ call_cancel(struct call *c, const char *why)
 		return;
 	c->cancelled = 1;
 	snprintf(c->cancel_why, sizeof(c->cancel_why), "%s", why);
-	if (c->st == CALL_QUEUED || c->st == CALL_WORKERS)
+	if (c->st == CALL_QUEUED || c->st == CALL_WORKERS ||
+	    c->st == CALL_APPROVAL)
 		(void)call_fail(c, ERR_CANCELLED, why);
 	else if (c->st == CALL_RUN_WAIT || c->st == CALL_RUNNING)
 		call_cancel_run(c);
@@ -641,6 +752,60 @@ call_cancel_request(struct conn *cn, const struct client_req *cr)
 }
 
 /*
+ * approve: the calling connection, or an admin principal from any, gives
+ * a pending approval its answer. The reply goes first; then the call
+ * goes back to policyd (a yes) or is denied (a no).
+ */
+void
+call_approve_request(struct conn *cn, const struct client_req *cr)
+{
+	char id[32], why[128];
+	struct call *c = NULL;
+	struct mp_enc m;
+	uint64_t n;
+	int own;
+
+	if (approval_id_parse(cr->approval_id, &n) == 0)
+		c = approval_find(n);
+	enc_init(&m);
+	if (c == NULL)
+		client_error_enc(&m, &cr->id, ERR_NOT_FOUND,
+		    "no approval of that id is pending");
+	else if (!approval_may_answer(c, cn)) {
+		approval_id_fmt(n, id, sizeof(id));
+		snprintf(why, sizeof(why),
+		    "only the connection that made the call, or an admin "
+		    "principal, may answer approval %s",
+		    id);
+		client_error_enc(&m, &cr->id, ERR_PERMISSION_DENIED, why);
+		c = NULL;
+	} else {
+		client_reply_begin(&m, "approve", &cr->id, 1);
+		approval_id_fmt(n, id, sizeof(id));
+		enc_kstr(&m, "approval_id", id);
+		client_reply_end(&m);
+	}
+	conn_send(cn, &m);
+	enc_free(&m);
+	if (c == NULL)
+		return;
+	own = c->conn == cn;
+	call_approval_close(c, cr->option, own ? "client" : "admin", cn);
+	if (cr->option == CLIENT_APPROVAL_NO) {
+		snprintf(why, sizeof(why),
+		    "approval %s: answered no by uid %u%s", id,
+		    (unsigned)cn->uid, own ? "" : " (an admin)");
+		(void)call_event(
+		    c, call_not_approved(c, ERR_APPROVAL_DENIED, why));
+		return;
+	}
+	if (cr->option == CLIENT_APPROVAL_YES_IN_SESSION)
+		session_approve(c->session, c->cr.skill);
+	c->approved = 1;
+	(void)call_event(c, CEV_APPROVED);
+}
+
+/*
  * A peer died: every call that waits on it fails closed. p NULL: the
  * daemon stops, and every call ends, cancelled.
  */
@@ -678,6 +843,7 @@ int
 call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 {
 	struct msg_authz_ans a;
+	enum call_event ev;
 	struct call *c;
 	struct error e;
 	int want_grant;
@@ -689,11 +855,17 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 	c = call_find(a.ref);
 	want_grant =
 	    c != NULL && c->cr.type == CREQ_INVOKE && a.err == ERR_NONE;
-	if (c == NULL || !call_expects(c, CEV_AUTHZ_ANS) ||
-	    want_grant != (*a.grant_id != '\0')) {
+	/* An invoke is asked; to an authorize an ask is its denial. */
+	ev = a.ask && c != NULL && c->cr.type == CREQ_INVOKE ? CEV_ASK
+	                                                     : CEV_AUTHZ_ANS;
+	/* Once approved, policyd answers an ask rule as an allow. */
+	if (c == NULL || !call_expects(c, ev) ||
+	    want_grant != (*a.grant_id != '\0') ||
+	    (ev == CEV_ASK && c->approved)) {
 		msg_authz_ans_free(&a);
 		return -1;
 	}
+	msg_authz_ans_free(&c->ans); /* an approved call's first answer */
 	c->ans = a;
 	if (*a.command != '\0') { /* the command the decision resolved */
 		free(c->cr.command);
@@ -701,7 +873,7 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 	}
 	if (c->cancelled) /* its grant goes back in call_done */
 		return call_fail(c, ERR_CANCELLED, c->cancel_why);
-	return call_event(c, CEV_AUTHZ_ANS);
+	return call_event(c, ev);
 }
 
 int
@@ -837,11 +1009,13 @@ call_on_reload_ans(struct peer *p UNUSED, const struct mp_doc *d)
 	return call_event(c, CEV_RELOAD_ANS);
 }
 
+/* ADMINS comes after each policy load: approvals are asked for anew. */
 int
 call_on_admins(struct peer *p, const struct mp_doc *d)
 {
 	if (quota_on_admins(p, d) == -1)
 		return -1;
+	session_forget_approvals();
 	B->worker_freed = 1;
 	call_line_wake();
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * broker_client.c: one request frame from a client. hello and stats are
- * answered here, cancel ends a call; every other request becomes a call
+ * answered here, cancel ends a call, approve answers one and approvals
+ * lists what waits for an answer; every other request becomes a call
  * (broker_call.c). A frame that is no msgpack map is answered with
  * bad_request and the connection closes; a request that breaks its
  * type's rules gets its error and the connection goes on.
@@ -67,8 +68,14 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 		session_end_request(cn, &cr, &m);
 	else if (cr.type == CREQ_STATS)
 		reply_stats(&m, &cr.id);
-	else if (cr.type == CREQ_CANCEL) {
-		call_cancel_request(cn, &cr);
+	else if (cr.type == CREQ_CANCEL || cr.type == CREQ_APPROVE ||
+	         cr.type == CREQ_APPROVALS) {
+		if (cr.type == CREQ_CANCEL)
+			call_cancel_request(cn, &cr);
+		else if (cr.type == CREQ_APPROVE)
+			call_approve_request(cn, &cr);
+		else
+			approval_list_reply(cn, &cr);
 		enc_free(&m);
 		client_req_free(&cr);
 		return;

@@ -9,6 +9,9 @@
  * dir. A uid at its own bound (per_uid.sessions) gives up its least
  * recently used idle session; at the global bound, the uid holding the
  * most sessions does. So one user's sessions never push out another's.
+ * A session also remembers the skills a human approved for it
+ * (yes_in_session), at most SESSION_APPROVED_MAX, until it ends or the
+ * policy is loaded again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "broker.h"
 
 #define SWEEP_MS 1000
+#define SESSION_APPROVED_MAX 32 /* skills approved for the session */
 
 struct bsession {
 	TAILQ_ENTRY(bsession) entry; /* least recently used first */
@@ -30,6 +34,8 @@ struct bsession {
 	uint64_t used_ms;
 	uint8_t *last; /* the last invoke's reply, as sent (last_result) */
 	size_t last_len;
+	char *approved[SESSION_APPROVED_MAX]; /* oldest first */
+	size_t napproved;
 };
 
 static TAILQ_HEAD(bsession_list, bsession) sessions = TAILQ_HEAD_INITIALIZER(
@@ -48,12 +54,15 @@ static void
 session_end(struct bsession *s)
 {
 	struct msg_session_end se = {s->uid, s->name};
+	size_t i;
 
 	PEER_SEND(&B->master, msg_session_end_enc, &se);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	quota_release(QUOTA_SESSIONS, s->uid);
 	free(s->last);
+	for (i = 0; i < s->napproved; i++)
+		free(s->approved[i]);
 	free(s->name);
 	free(s);
 }
@@ -293,4 +302,52 @@ session_end_request(
 	enc_kstr(m, "session", s->name);
 	client_reply_end(m);
 	session_end(s);
+}
+
+/* 1 if a human said yes_in_session to skill in s (and it still holds). */
+int
+session_approved(const struct bsession *s, const char *skill)
+{
+	size_t i;
+
+	if (s == NULL)
+		return 0;
+	for (i = 0; i < s->napproved; i++)
+		if (strcmp(s->approved[i], skill) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * yes_in_session: remember skill for s. A session that has its bound of
+ * them forgets its oldest, which is then asked for again.
+ */
+void
+session_approve(struct bsession *s, const char *skill)
+{
+	if (s == NULL || session_approved(s, skill))
+		return;
+	if (s->napproved == SESSION_APPROVED_MAX) {
+		free(s->approved[0]);
+		memmove(&s->approved[0], &s->approved[1],
+		    (SESSION_APPROVED_MAX - 1) * sizeof(s->approved[0]));
+		s->napproved--;
+	}
+	s->approved[s->napproved++] = xstrdup(skill);
+}
+
+/* The policy was loaded again: every session's yes is asked for anew. */
+void
+session_forget_approvals(void)
+{
+	struct bsession *s;
+	size_t i;
+
+	TAILQ_FOREACH (s, &sessions, entry) {
+		for (i = 0; i < s->napproved; i++) {
+			free(s->approved[i]);
+			s->approved[i] = NULL;
+		}
+		s->napproved = 0;
+	}
 }

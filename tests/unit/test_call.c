@@ -59,6 +59,9 @@ static const struct {
     {KI, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
     {KI, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
     {KI | KA, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
+    {KI, CALL_AUTHZ, CEV_ASK, CALL_APPROVAL},
+    {KI, CALL_APPROVAL, CEV_APPROVED, CALL_AUTHZ},
+    {KI, CALL_APPROVAL, CEV_NOT_APPROVED, CALL_DECISION},
     {KI, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
     {KA, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
     {KI, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING},
@@ -590,6 +593,7 @@ expect_authz_req(uint64_t id, int dry_run)
 	assert_int_equal(a.ref, call_of(id)->ref);
 	assert_string_equal(a.skill, "hello");
 	assert_int_equal(a.dry_run, dry_run);
+	assert_int_equal(a.approved, 0);
 	assert_int_equal(a.uid, getuid());
 	ref = a.ref;
 	msg_authz_req_free(&a);
@@ -2295,6 +2299,661 @@ test_output_throttle(void **state)
 	assert_false(cn->throttled);
 }
 
+/* ------------------------------------------------------------ approvals */
+
+/* policyd's answer for an ask rule: approval_denied, no grant, ask. */
+static void
+authz_ask_enc(struct mp_enc *m, uint64_t ref)
+{
+	char *rules[] = {"10-rules.yaml:7 confirm"};
+	struct msg_authz_ans a;
+
+	memset(&a, 0, sizeof(a));
+	a.ref = ref;
+	a.err = ERR_APPROVAL_DENIED;
+	a.ask = 1;
+	a.reason = "rule \"confirm\" requires approval";
+	a.rules = rules;
+	a.nrules = 1;
+	a.grant_id = "";
+	a.command = "greet";
+	a.timeout_ms = 5000;
+	a.output_bytes = 4096;
+	a.effective = (uint8_t *)"\x81\xa6limits\x80";
+	a.effective_len = 9;
+	enc_init(m);
+	msg_authz_ans_enc(m, &a);
+}
+
+static void
+authz_ask(uint64_t ref)
+{
+	struct mp_enc m;
+
+	authz_ask_enc(&m, ref);
+	send_msg(&t_policyd, &m, NULL, 0);
+}
+
+/* The next AUTHZ_REQ, for id's call, says a human approved it. */
+static uint64_t
+expect_authz_approved(uint64_t id)
+{
+	struct msg_authz_req a;
+	struct mp_doc d;
+	struct error e;
+	uint64_t ref;
+
+	recv_msg(&t_policyd, MSG_AUTHZ_REQ, &d);
+	if (msg_authz_req_dec(&d, &a, &e) == -1)
+		fail_msg("AUTHZ_REQ: %s", e.msg);
+	mp_doc_free(&d);
+	assert_non_null(call_of(id));
+	assert_int_equal(a.ref, call_of(id)->ref);
+	assert_int_equal(a.approved, 1);
+	assert_int_equal(a.dry_run, 0);
+	ref = a.ref;
+	msg_authz_req_free(&a);
+	return ref;
+}
+
+/* The next record is an approval's: its action, id and outcome. */
+static uint64_t
+expect_approval_rec(
+    const char *action, const char *appr, const char *outcome, const char *by)
+{
+	const msgpack_object *ev;
+	struct mp_doc d;
+	struct error e;
+	uint64_t ref;
+
+	recv_msg(&t_auditd, MSG_AUDIT, &d);
+	if (msg_audit_dec(&d, &ref, &ev, &e) == -1)
+		fail_msg("AUDIT: %s", e.msg);
+	assert_str(ev, "event.action", action);
+	assert_str(ev, "event.outcome", outcome);
+	assert_str(ev, "approval.id", appr);
+	assert_str(ev, "session.id", "s1");
+	if (by != NULL)
+		assert_str(ev, "approval.by", by);
+	if (strcmp(action, "approval.requested") == 0) {
+		assert_uint(
+		    ev, "approval.timeout_ms", B->clients.approval_s * 1000);
+		assert_non_null(mp_get(ev, "rule.name"));
+	} else
+		assert_non_null(mp_get(ev, "event.duration"));
+	mp_doc_free(&d);
+	return ref;
+}
+
+/* The next frame the client reads: the approval_request of request id. */
+static void
+expect_approval_request(uint64_t id, const char *appr)
+{
+	const msgpack_object *args, *opts;
+	struct mp_doc d;
+
+	recv_doc(&t_client, &d);
+	assert_str(d.root, "type", "approval_request");
+	assert_null(mp_get(d.root, "ok"));
+	assert_str(d.root, "id", appr);
+	assert_uint(d.root, "request_id", id);
+	assert_str(d.root, "skill", "hello");
+	assert_str(d.root, "command", "greet");
+	args = mp_get(d.root, "args");
+	assert_non_null(args);
+	assert_int_equal(args->type, MSGPACK_OBJECT_ARRAY);
+	assert_uint(d.root, "args_total", args->via.array.size);
+	assert_non_null(sub(d.root, "effective"));
+	opts = mp_get(d.root, "options");
+	assert_non_null(opts);
+	assert_int_equal(opts->via.array.size, 3);
+	assert_uint(d.root, "timeout_ms", B->clients.approval_s * 1000);
+	mp_doc_free(&d);
+}
+
+/* hello with approvals: true on the test's client connection. */
+static void
+hello_approvals(uint64_t id)
+{
+	struct client_req r;
+	struct mp_enc m;
+	struct mp_doc d;
+
+	memset(&r, 0, sizeof(r));
+	r.type = CREQ_HELLO;
+	r.id.is_num = 1;
+	r.id.num = id;
+	r.approvals = 1;
+	enc_init(&m);
+	client_req_enc(&m, &r);
+	send_msg(&t_client, &m, NULL, 0);
+	reply_to(id, &d);
+	assert_bool(d.root, "ok", 1);
+	mp_doc_free(&d);
+	assert_true(LIST_FIRST(&B->conns)->approvals);
+}
+
+/* approve (request id) of approval appr with option, from end. */
+static void
+approve_on(struct chan *end, uint64_t id, const char *appr, const char *opt)
+{
+	struct client_req r;
+	struct mp_enc m;
+
+	memset(&r, 0, sizeof(r));
+	r.type = CREQ_APPROVE;
+	r.id.is_num = 1;
+	r.id.num = id;
+	r.approval_id = (char *)appr;
+	r.option = client_approval_parse(opt);
+	enc_init(&m);
+	client_req_enc(&m, &r);
+	send_msg(end, &m, NULL, 0);
+}
+
+/* The reply to approve id: ok, and the approval it answered. */
+static void
+assert_approved_reply(uint64_t id, const char *appr)
+{
+	struct mp_doc d;
+
+	reply_to(id, &d);
+	assert_str(d.root, "type", "approve");
+	assert_bool(d.root, "ok", 1);
+	assert_str(d.root, "approval_id", appr);
+	mp_doc_free(&d);
+}
+
+/* policy.decision of an approved call: allowed, and how it was approved. */
+static uint64_t
+expect_approved_decision(const char *option, int remembered)
+{
+	const msgpack_object *ev;
+	struct mp_doc d;
+	struct error e;
+	uint64_t ref;
+
+	recv_msg(&t_auditd, MSG_AUDIT, &d);
+	if (msg_audit_dec(&d, &ref, &ev, &e) == -1)
+		fail_msg("AUDIT: %s", e.msg);
+	assert_str(ev, "event.action", "policy.decision");
+	assert_str(ev, "event.outcome", "success");
+	assert_str(ev, "approval.option", option);
+	assert_bool(ev, "approval.remembered", remembered);
+	if (remembered)
+		assert_null(mp_get(ev, "approval.id"));
+	else
+		assert_non_null(mp_get(ev, "approval.id"));
+	mp_doc_free(&d);
+	return ref;
+}
+
+/* Policy says this uid is an admin (1) or names nobody (0). */
+static void
+admins(int me)
+{
+	uint64_t uid = getuid();
+	struct msg_admins a = {me ? &uid : NULL, NULL, me ? 1 : 0, 0};
+	struct mp_enc m;
+
+	enc_init(&m);
+	msg_admins_enc(&m, &a);
+	send_msg(&t_policyd, &m, NULL, 0);
+}
+
+#define TO_APPROVAL "new>queued queued>workers workers>authz authz>approval"
+
+/*
+ * An approved call (AUTHZ_REQ approved, ref) that policyd allows and the
+ * master cannot run: its decision says how it was approved; recs are
+ * the records before it, acknowledged in order.
+ */
+static void
+allowed_then_refused(uint64_t id, uint64_t ref, const char *option,
+    int remembered, const uint64_t *recs, size_t nrecs)
+{
+	uint64_t dec;
+	size_t i;
+
+	authz_ans(ref, ERR_NONE, GRANT);
+	dec = expect_approved_decision(option, remembered);
+	for (i = 0; i < nrecs; i++)
+		ack(recs[i]);
+	ack(dec);
+	expect_run(ref);
+	run_exited(ref, 0, ERR_SANDBOX_FAILED);
+	expect_end(ERR_SANDBOX_FAILED);
+	assert_failed(id, ERR_SANDBOX_FAILED, NULL);
+}
+
+/* invoke id in session s1 with timeout_ms (0: none). */
+static void
+invoke_timeout(uint64_t id, uint64_t timeout_ms)
+{
+	struct client_req cr;
+	struct mp_enc m;
+
+	memset(&cr, 0, sizeof(cr));
+	cr.type = CREQ_INVOKE;
+	cr.id.is_num = 1;
+	cr.id.num = id;
+	cr.skill = "hello";
+	cr.session = "s1";
+	cr.timeout_ms = timeout_ms;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+}
+
+#define TO_APPROVAL "new>queued queued>workers workers>authz authz>approval"
+#define APPROVED_REFUSED                                                       \
+	" approval>authz authz>decision decision>run_wait run_wait>done"
+
+/*
+ * yes_once: the call waits for the human (its timeout_ms stopped: the
+ * wait is not call time), asked once under a fresh id, and goes back to
+ * policyd approved; the next call of the session is asked again.
+ */
+static void
+test_approval_yes_once(void **state)
+{
+	struct msg_authz_req ar;
+	struct mp_doc d;
+	struct mp_enc m;
+	struct error e;
+	uint64_t recs[3], ref;
+	size_t n;
+
+	(void)state;
+	admins(0);
+	hello_approvals(100);
+	invoke_timeout(1, 150); /* less than the human takes */
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL);
+	expect_approval_request(1, "appr-1");
+	assert_state(1, CALL_APPROVAL);
+	assert_trace(1, TO_APPROVAL);
+	assert_quiet(&t_policyd);
+	assert_quiet(&t_master);
+	/* The human takes longer than timeout_ms: nothing times out. */
+	usleep(300000);
+	pump();
+	assert_state(1, CALL_APPROVAL);
+	approve_on(&t_client, 2, "appr-1", "yes_once");
+	assert_approved_reply(2, "appr-1");
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-1", "success", "client");
+	recv_msg(&t_policyd, MSG_AUTHZ_REQ, &d);
+	if (msg_authz_req_dec(&d, &ar, &e) == -1)
+		fail_msg("AUTHZ_REQ: %s", e.msg);
+	mp_doc_free(&d);
+	assert_int_equal(ar.approved, 1);
+	assert_int_equal(ar.ref, ref);
+	assert_true(ar.queued_ms < 150); /* the human's time is not in it */
+	msg_authz_req_free(&ar);
+	assert_state(1, CALL_AUTHZ);
+	/* Once approved, an ask from policyd is a violation. */
+	n = nmoves;
+	authz_ask_enc(&m, ref);
+	assert_int_equal(
+	    deliver(&B->policyd, &t_policyd, &m, NULL, 0, call_on_authz_ans),
+	    -1);
+	assert_int_equal(nmoves, n);
+	/* The answer was given: answering it again finds nothing. */
+	approve_on(&t_client, 3, "appr-1", "no");
+	assert_failed(3, ERR_NOT_FOUND, "no approval of that id is pending");
+	allowed_then_refused(1, ref, "yes_once", 0, recs, 3);
+	assert_trace(1, TO_APPROVAL APPROVED_REFUSED);
+	/* yes_once is not remembered: the next call is asked again. */
+	invoke(4, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(4, 0);
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-2", "unknown", NULL);
+	expect_approval_request(4, "appr-2");
+	approve_on(&t_client, 5, "appr-2", "yes_once");
+	assert_approved_reply(5, "appr-2");
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-2", "success", "client");
+	ref = expect_authz_approved(4);
+	allowed_then_refused(4, ref, "yes_once", 0, recs, 3);
+	assert_quiet(&t_client);
+}
+
+/*
+ * yes_in_session: remembered for (uid, session, skill): the session's
+ * next call is not asked, even on a connection that answers nothing;
+ * another session is. A policy load (ADMINS) forgets it.
+ */
+static void
+test_approval_in_session(void **state)
+{
+	uint64_t recs[3], ref;
+
+	(void)state;
+	admins(0);
+	hello_approvals(100);
+	invoke(1, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL);
+	expect_approval_request(1, "appr-1");
+	approve_on(&t_client, 2, "appr-1", "yes_in_session");
+	assert_approved_reply(2, "appr-1");
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-1", "success", "client");
+	ref = expect_authz_approved(1);
+	allowed_then_refused(1, ref, "yes_in_session", 0, recs, 3);
+	/* Not asked again: the session remembers, whoever calls. */
+	LIST_FIRST(&B->conns)->approvals = 0;
+	invoke(3, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(3, 0);
+	authz_ask(ref);
+	assert_int_equal(expect_authz_approved(3), ref);
+	assert_quiet(&t_client);
+	assert_trace(3, TO_APPROVAL " approval>authz");
+	allowed_then_refused(3, ref, "yes_in_session", 1, recs, 1);
+	/* Another session is asked (this connection answers nothing). */
+	client_send(CREQ_INVOKE, 4, "hello", "s2", NULL);
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(4, 0);
+	authz_ask(ref);
+	ack(recs[0]);
+	ack(expect_audit("policy.decision", "failure"));
+	expect_end(ERR_APPROVAL_DENIED);
+	assert_failed(4, ERR_APPROVAL_DENIED, "does not answer approval");
+	/* The policy is loaded again: s1 is asked anew. */
+	admins(0);
+	invoke(5, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(5, 0);
+	authz_ask(ref);
+	ack(recs[0]);
+	ack(expect_audit("policy.decision", "failure"));
+	expect_end(ERR_APPROVAL_DENIED);
+	assert_failed(5, ERR_APPROVAL_DENIED, "does not answer approval");
+	assert_trace(5, TO_APPROVAL " approval>decision decision>done");
+}
+
+/* no: the ask becomes the decision, a denial naming who said no. */
+static void
+test_approval_no(void **state)
+{
+	const msgpack_object *ev;
+	uint64_t recs[3], ref, dec;
+	struct mp_doc d;
+	struct error e;
+
+	(void)state;
+	admins(0);
+	hello_approvals(100);
+	invoke(1, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL);
+	expect_approval_request(1, "appr-1");
+	approve_on(&t_client, 2, "appr-1", "no");
+	assert_approved_reply(2, "appr-1");
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-1", "failure", "client");
+	recv_msg(&t_auditd, MSG_AUDIT, &d);
+	if (msg_audit_dec(&d, &dec, &ev, &e) == -1)
+		fail_msg("AUDIT: %s", e.msg);
+	assert_str(ev, "event.action", "policy.decision");
+	assert_str(ev, "event.type", "denied");
+	assert_str(ev, "error.type", "approval_denied");
+	mp_doc_free(&d);
+	assert_quiet(&t_policyd);
+	ack(recs[0]);
+	ack(recs[1]);
+	ack(recs[2]);
+	ack(dec);
+	expect_end(ERR_APPROVAL_DENIED);
+	assert_failed(1, ERR_APPROVAL_DENIED, "appr-1: answered no by uid");
+	assert_trace(1, TO_APPROVAL " approval>decision decision>done");
+	/* A no is not remembered. */
+	invoke(3, "s1");
+	ack(expect_audit("invoke.received", NULL));
+	ref = expect_authz_req(3, 0);
+	authz_ask(ref);
+	ack(expect_approval_rec(
+	    "approval.requested", "appr-2", "unknown", NULL));
+	expect_approval_request(3, "appr-2");
+	approve_on(&t_client, 4, "appr-2", "no");
+	assert_approved_reply(4, "appr-2");
+	ack(expect_approval_rec(
+	    "approval.answered", "appr-2", "failure", "client"));
+	ack(expect_audit("policy.decision", "failure"));
+	expect_end(ERR_APPROVAL_DENIED);
+	assert_failed(3, ERR_APPROVAL_DENIED, NULL);
+}
+
+/* No answer within clients.approval_s: approval_timeout, a denial. */
+static void
+test_approval_timeout(void **state)
+{
+	uint64_t recs[3], ref, t0;
+
+	(void)state;
+	admins(0);
+	B->clients.approval_s = 1;
+	hello_approvals(100);
+	invoke(1, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	t0 = now_mono_ms();
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL);
+	expect_approval_request(1, "appr-1");
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-1", "failure", "timeout");
+	assert_true(now_mono_ms() - t0 >= 990);
+	ack(recs[0]);
+	ack(recs[1]);
+	ack(recs[2]);
+	ack(expect_audit("policy.decision", "failure"));
+	expect_end(ERR_APPROVAL_TIMEOUT);
+	assert_failed(1, ERR_APPROVAL_TIMEOUT, "appr-1: no answer within 1 s");
+	assert_trace(1, TO_APPROVAL " approval>decision decision>done");
+	/* Too late now. */
+	approve_on(&t_client, 2, "appr-1", "yes_once");
+	assert_failed(2, ERR_NOT_FOUND, NULL);
+	assert_quiet(&t_policyd);
+}
+
+/*
+ * A cancel, or the client's hangup, ends a call waiting for approval at
+ * once: nobody else is waited for. Each is audited as cancelled.
+ */
+static void
+test_approval_cancel(void **state)
+{
+	struct client_req cr;
+	struct mp_enc m;
+	struct mp_doc d;
+	uint64_t ref;
+
+	(void)state;
+	admins(0);
+	hello_approvals(100);
+	invoke(1, "s1");
+	ack(expect_audit("invoke.received", NULL));
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	ack(expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL));
+	expect_approval_request(1, "appr-1");
+	memset(&cr, 0, sizeof(cr));
+	cr.type = CREQ_CANCEL;
+	cr.id.is_num = 1;
+	cr.id.num = 2;
+	cr.rid.is_num = 1;
+	cr.rid.num = 1;
+	enc_init(&m);
+	client_req_enc(&m, &cr);
+	send_msg(&t_client, &m, NULL, 0);
+	reply_to(2, &d);
+	assert_str(d.root, "state", "approval");
+	mp_doc_free(&d);
+	ack(expect_approval_rec(
+	    "approval.answered", "appr-1", "failure", "cancelled"));
+	expect_end(ERR_CANCELLED);
+	assert_failed(1, ERR_CANCELLED, "cancelled by the client");
+	assert_trace(1, TO_APPROVAL " approval>done");
+	assert_quiet(&t_policyd);
+	assert_quiet(&t_master);
+	/* The client goes away while its call waits. */
+	invoke(3, "s1");
+	ack(expect_audit("invoke.received", NULL));
+	ref = expect_authz_req(3, 0);
+	authz_ask(ref);
+	ack(expect_approval_rec(
+	    "approval.requested", "appr-2", "unknown", NULL));
+	expect_approval_request(3, "appr-2");
+	chan_close(&t_client);
+	pump();
+	ack(expect_approval_rec(
+	    "approval.answered", "appr-2", "failure", "cancelled"));
+	expect_end(ERR_CANCELLED);
+	assert_null(call_of(3));
+	assert_int_equal(B->ncalls, 0);
+}
+
+/*
+ * Who may answer: the calling connection, or an admin principal from
+ * any connection; another connection of the same uid may list its
+ * uid's approvals, not answer them. Unknown ids are not_found.
+ */
+static void
+test_approval_who(void **state)
+{
+	static const char *const bad[] = {"appr-0", "appr-01", "appr-", "x",
+	    "appr-1x", "APPR-1", "appr-99999999999999999999", "appr--1",
+	    "appr-18446744073709551616"};
+	const msgpack_object *arr;
+	struct chan other;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct client_req r;
+	uint64_t recs[3], ref;
+	size_t i;
+	int sv[2];
+
+	(void)state;
+	admins(0);
+	hello_approvals(100);
+	assert_int_equal(
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	conn_accept(sv[0]);
+	assert_int_equal(set_nonblock(sv[1]), 0);
+	chan_init(&other, sv[1], "other client");
+	invoke(1, "s1");
+	recs[0] = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	recs[1] = expect_approval_rec(
+	    "approval.requested", "appr-1", "unknown", NULL);
+	expect_approval_request(1, "appr-1");
+	/* Ids checked before use: malformed, or not pending, not found. */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		approve_on(&t_client, 10 + i, bad[i], "yes_once");
+		assert_failed(10 + i, ERR_NOT_FOUND, "no approval");
+	}
+	approve_on(&t_client, 30, "appr-2", "yes_once");
+	assert_failed(30, ERR_NOT_FOUND, "no approval");
+	/* The other connection lists it, may not answer it. */
+	memset(&r, 0, sizeof(r));
+	r.type = CREQ_APPROVALS;
+	r.id.is_num = 1;
+	r.id.num = 31;
+	enc_init(&m);
+	client_req_enc(&m, &r);
+	send_msg(&other, &m, NULL, 0);
+	recv_doc(&other, &d);
+	assert_str(d.root, "type", "approvals");
+	assert_uint(d.root, "id", 31);
+	arr = mp_get(d.root, "approvals");
+	assert_non_null(arr);
+	assert_int_equal(arr->via.array.size, 1);
+	assert_str(&arr->via.array.ptr[0], "id", "appr-1");
+	assert_uint(&arr->via.array.ptr[0], "request_id", 1);
+	assert_uint(&arr->via.array.ptr[0], "uid", getuid());
+	assert_str(&arr->via.array.ptr[0], "session", "s1");
+	assert_str(&arr->via.array.ptr[0], "skill", "hello");
+	assert_uint(&arr->via.array.ptr[0], "timeout_ms", 60000);
+	mp_doc_free(&d);
+	approve_on(&other, 32, "appr-1", "yes_once");
+	recv_doc(&other, &d);
+	assert_str(sub(d.root, "error"), "type", "permission_denied");
+	mp_doc_free(&d);
+	assert_state(1, CALL_APPROVAL);
+	/* Made an admin, it may: answered by "admin". */
+	admins(1);
+	approve_on(&other, 33, "appr-1", "yes_once");
+	recv_doc(&other, &d);
+	assert_str(d.root, "type", "approve");
+	assert_bool(d.root, "ok", 1);
+	mp_doc_free(&d);
+	recs[2] = expect_approval_rec(
+	    "approval.answered", "appr-1", "success", "admin");
+	ref = expect_authz_approved(1);
+	allowed_then_refused(1, ref, "yes_once", 0, recs, 3);
+	/* Nothing pending: an empty list. */
+	r.id.num = 34;
+	enc_init(&m);
+	client_req_enc(&m, &r);
+	send_msg(&other, &m, NULL, 0);
+	recv_doc(&other, &d);
+	assert_int_equal(mp_get(d.root, "approvals")->via.array.size, 0);
+	mp_doc_free(&d);
+	chan_close(&other);
+	for (i = 0; i < 100 && quota_total(QUOTA_CLIENTS) > 1; i++)
+		pump();
+	admins(0);
+}
+
+/*
+ * A connection that did not say approvals: true is not asked: the ask
+ * is its denial at once, recorded as the decision.
+ */
+static void
+test_approval_not_asked(void **state)
+{
+	uint64_t received, ref;
+
+	(void)state;
+	admins(0);
+	invoke(1, "s1");
+	received = expect_audit("invoke.received", NULL);
+	ref = expect_authz_req(1, 0);
+	authz_ask(ref);
+	assert_state(1, CALL_DECISION);
+	ack(received);
+	ack(expect_audit("policy.decision", "failure"));
+	expect_end(ERR_APPROVAL_DENIED);
+	assert_failed(1, ERR_APPROVAL_DENIED,
+	    "this connection does not answer approval requests");
+	assert_trace(1, TO_APPROVAL " approval>decision decision>done");
+	/* An authorize is never asked: the ask is its denial. */
+	client_send(CREQ_AUTHORIZE, 2, "hello", NULL, NULL);
+	ref = expect_authz_req(2, 1);
+	authz_ask(ref);
+	ack(expect_audit("policy.decision", "failure"));
+	assert_failed(2, ERR_APPROVAL_DENIED, NULL);
+	assert_trace(2, "new>authz authz>decision decision>done");
+	assert_quiet(&t_client);
+}
+
 #define CALL_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int
@@ -2330,6 +2989,13 @@ main(void)
 	    CALL_TEST(test_partial_frame),
 	    CALL_TEST(test_idle_client),
 	    CALL_TEST(test_output_throttle),
+	    CALL_TEST(test_approval_yes_once),
+	    CALL_TEST(test_approval_in_session),
+	    CALL_TEST(test_approval_no),
+	    CALL_TEST(test_approval_timeout),
+	    CALL_TEST(test_approval_cancel),
+	    CALL_TEST(test_approval_who),
+	    CALL_TEST(test_approval_not_asked),
 	    cmocka_unit_test(test_table),
 	};
 

@@ -946,9 +946,9 @@ test_approve(void **state)
 	assert_string_equal(client_approval_name(CLIENT_APPROVAL_NONE), "none");
 	assert_string_equal(
 	    client_approval_name(CLIENT_APPROVAL__COUNT), "none");
-	/* Decoded, not served yet. */
-	assert_false(creq_supported(CREQ_APPROVE));
-	assert_false(creq_supported(CREQ_APPROVALS));
+	/* Both are served: hello lists them. */
+	assert_true(creq_supported(CREQ_APPROVE));
+	assert_true(creq_supported(CREQ_APPROVALS));
 }
 
 /* skill_info: a skill, and references (a boolean, default false). */
