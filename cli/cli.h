@@ -2,7 +2,8 @@
  * cli.h: the pieces of skillctl. main.c parses arguments and dispatches;
  * cli_conn.c talks to the broker; cli_print.c turns a reply into output
  * and an exit status (cli_stats.c: the stats reply's text and Prometheus
- * forms). Everything but main() lives outside main.c so the
+ * forms; cli_approve.c: an approval request shown and answered on a
+ * terminal). Everything but main() lives outside main.c so the
  * unit tests can link it.
  */
 #ifndef SB_CLI_H
@@ -50,6 +51,24 @@ int cli_call(const char *path, const void *msg, size_t len,
     const struct client_id *id, FILE *err, struct cli_reply *rep,
     struct error *e);
 void cli_reply_free(struct cli_reply *rep);
+/* Who answers an approval_request met on the way (sock: the broker's). */
+struct cli_approver {
+	enum client_approval (*ask)(
+	    const msgpack_object *req, int sock, void *arg);
+	void *arg;
+};
+int cli_recv_reply_approving(int fd, const struct client_id *id,
+    const struct cli_approver *ap, FILE *err, struct cli_reply *rep,
+    struct error *e);
+int cli_call_approving(const char *path, const void *msg, size_t len,
+    const struct client_id *id, const struct cli_approver *ap, FILE *err,
+    struct cli_reply *rep, struct error *e);
+
+/* cli_approve.c: an approval request on a terminal */
+void cli_approval_show(const msgpack_object *req, FILE *out);
+enum client_approval cli_approval_answer(const char *line);
+enum client_approval cli_approval_prompt(
+    const msgpack_object *req, int sock, int tty, FILE *out);
 
 /* cli_audit.c: `skillctl audit verify`; returns the exit status. */
 struct audit_verify {

@@ -183,11 +183,79 @@ recv_one(int fd, struct cli_reply *rep, struct error *e)
 	return 0;
 }
 
-/* Wait for the frame that answers id, skipping (and noting) the rest. */
-int
-cli_recv_reply(int fd, const struct client_id *id, FILE *err,
-    struct cli_reply *rep, struct error *e)
+/* Send approve for the approval_request req, under its own id. */
+static int
+cli_send_approve(int fd, const msgpack_object *req, const struct client_id *id,
+    unsigned n, enum client_approval a, struct error *e)
 {
+	struct client_req ar;
+	struct error fe;
+	struct mp_enc m;
+	int r;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.type = CREQ_APPROVE;
+	ar.option = a;
+	if (mp_str(req, "id", 1, CLIENT_APPROVAL_ID_MAX, &ar.approval_id, e) ==
+	    -1)
+		return -1;
+	xasprintf(&ar.id.str, "%.100s-approve-%u",
+	    id->str != NULL ? id->str : "skillctl", n);
+	enc_init(&m);
+	client_req_enc(&m, &ar);
+	r = frame_send(fd, m.sb.data, m.sb.size, &fe);
+	enc_free(&m);
+	client_req_free(&ar);
+	if (r == -1)
+		return error_set(
+		    e, ERR_INTERNAL, "sending the answer: %s", fe.msg);
+	return 0;
+}
+
+/* 1 if the reply's id is one cli_send_approve gave. */
+static int
+cli_is_approve_id(const msgpack_object *reply)
+{
+	const msgpack_object *o = mp_get(reply, "id");
+
+	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
+	       memmem(o->via.str.ptr, o->via.str.size, "-approve-", 9) != NULL;
+}
+
+/* An error reply to one of our approve requests: say so, go on. */
+static void
+cli_note_approve_error(const msgpack_object *reply, FILE *err)
+{
+	const msgpack_object *em = NULL;
+	char *t = NULL, *msg = NULL;
+
+	(void)mp_submap(reply, "error", 0, &em, NULL);
+	if (em != NULL) {
+		(void)mp_str(em, "type", 0, 64, &t, NULL);
+		(void)mp_str(em, "message", 0, 1024, &msg, NULL);
+	}
+	fputs("skillctl: the answer was not taken: ", err);
+	cli_put_safe(err, t != NULL ? t : "error");
+	fputs(": ", err);
+	cli_put_safe(err, msg != NULL ? msg : "");
+	fputc('\n', err);
+	fflush(err);
+	free(t);
+	free(msg);
+}
+
+/*
+ * Wait for the frame that answers id. An approval_request on the way is
+ * put to ap (NULL: noted, and the wait goes on); its answer is sent as
+ * an approve of its own. Other frames are skipped.
+ */
+int
+cli_recv_reply_approving(int fd, const struct client_id *id,
+    const struct cli_approver *ap, FILE *err, struct cli_reply *rep,
+    struct error *e)
+{
+	enum client_approval a;
+	unsigned asked = 0;
 	int noted = 0;
 
 	for (;;) {
@@ -195,15 +263,34 @@ cli_recv_reply(int fd, const struct client_id *id, FILE *err,
 			return -1;
 		if (reply_is_ours(rep->doc.root, id))
 			return 0;
-		if (reply_is(rep->doc.root, "approval_request") && !noted) {
+		if (reply_is(rep->doc.root, "approval_request") && ap != NULL) {
+			a = ap->ask(rep->doc.root, fd, ap->arg);
+			if (a != CLIENT_APPROVAL_NONE &&
+			    cli_send_approve(
+			        fd, rep->doc.root, id, ++asked, a, e) == -1) {
+				cli_reply_free(rep);
+				return -1;
+			}
+		} else if (reply_is(rep->doc.root, "approval_request") &&
+		           !noted) {
 			fprintf(err, "skillctl: the broker asks for an "
-			             "approval; this client does not support "
+			             "approval; this client does not answer "
 			             "approvals, still waiting\n");
 			fflush(err);
 			noted = 1;
-		}
+		} else if (reply_is(rep->doc.root, "error") &&
+		           cli_is_approve_id(rep->doc.root))
+			cli_note_approve_error(rep->doc.root, err);
 		cli_reply_free(rep);
 	}
+}
+
+/* Wait for the frame that answers id, skipping (and noting) the rest. */
+int
+cli_recv_reply(int fd, const struct client_id *id, FILE *err,
+    struct cli_reply *rep, struct error *e)
+{
+	return cli_recv_reply_approving(fd, id, NULL, err, rep, e);
 }
 
 /*
@@ -225,6 +312,41 @@ cli_call(const char *path, const void *msg, size_t len,
 		r = cli_recv_reply(fd, id, err, rep, e);
 	else if ((r = cli_recv_reply(fd, id, err, rep, e)) == -1)
 		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
+	close(fd);
+	return r;
+}
+
+/*
+ * cli_call for a call that may be asked: hello says approvals: true
+ * first, and the approval requests on the way go to ap.
+ */
+int
+cli_call_approving(const char *path, const void *msg, size_t len,
+    const struct client_id *id, const struct cli_approver *ap, FILE *err,
+    struct cli_reply *rep, struct error *e)
+{
+	struct client_req hello;
+	struct error fe;
+	struct mp_enc m;
+	int fd, r;
+
+	if (cli_connect(path, &fd, e) == -1)
+		return -1;
+	memset(&hello, 0, sizeof(hello));
+	hello.type = CREQ_HELLO;
+	hello.protocol = CLIENT_PROTO_MAX;
+	hello.approvals = 1;
+	xasprintf(&hello.id.str, "%.100s-hello",
+	    id->str != NULL ? id->str : "skillctl");
+	enc_init(&m);
+	client_req_enc(&m, &hello);
+	client_req_free(&hello);
+	if (frame_send(fd, m.sb.data, m.sb.size, &fe) == 0 &&
+	    frame_send(fd, msg, len, &fe) == 0)
+		r = cli_recv_reply_approving(fd, id, ap, err, rep, e);
+	else if ((r = cli_recv_reply_approving(fd, id, ap, err, rep, e)) == -1)
+		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
+	enc_free(&m);
 	close(fd);
 	return r;
 }

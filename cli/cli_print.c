@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/xmalloc.h"
 #include "../proto/mpjson.h"
 
 #define FIELD_MAX 4096
@@ -397,6 +398,80 @@ print_cancel(const msgpack_object *reply, FILE *out, struct error *e)
 	return 0;
 }
 
+/* approve: which approval was answered. */
+static int
+print_approve(const msgpack_object *reply, FILE *out, struct error *e)
+{
+	char *id = NULL;
+
+	if (mp_str(reply, "approval_id", 1, CLIENT_APPROVAL_ID_MAX, &id, e) ==
+	    -1)
+		return -1;
+	fprintf(out, "answered %s\n", sanitize(id));
+	free(id);
+	return 0;
+}
+
+/* approvals: one line each, ID uid UID session S: SKILL COMMAND (...). */
+static int
+print_approval(const msgpack_object *a, FILE *out, struct error *e)
+{
+	char *id = NULL, *skill = NULL, *cmd = NULL, *session = NULL;
+	uint64_t uid = 0, waited = 0, limit = 0;
+	const msgpack_object *rid;
+	int r = -1;
+
+	if (a->type != MSGPACK_OBJECT_MAP) {
+		error_set(e, ERR_BAD_REQUEST, "an approval is not a map");
+		goto out;
+	}
+	if (mp_str(a, "id", 1, CLIENT_APPROVAL_ID_MAX, &id, e) == -1 ||
+	    mp_uint(a, "uid", 1, UINT32_MAX, &uid, e) == -1 ||
+	    mp_str(a, "skill", 1, FIELD_MAX, &skill, e) == -1 ||
+	    mp_str(a, "command", 1, FIELD_MAX, &cmd, e) == -1 ||
+	    mp_str(a, "session", 1, FIELD_MAX, &session, e) == -1 ||
+	    mp_uint(a, "waited_ms", 1, UINT64_MAX, &waited, e) == -1 ||
+	    mp_uint(a, "timeout_ms", 1, UINT64_MAX, &limit, e) == -1)
+		goto out;
+	fprintf(out,
+	    "%s\tuid %" PRIu64 "\tsession %s\t%s %s\twaited %" PRIu64
+	    " of %" PRIu64 " ms\trequest ",
+	    sanitize(id), uid, sanitize(session), sanitize(skill),
+	    sanitize(cmd), waited, limit);
+	rid = mp_get(a, "request_id");
+	if (rid != NULL && rid->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		fprintf(out, "%" PRIu64, rid->via.u64);
+	else if (rid != NULL && rid->type == MSGPACK_OBJECT_STR) {
+		free(id); /* another's request id: no terminal controls */
+		id = xstrndup(rid->via.str.ptr, rid->via.str.size);
+		cli_put_safe(out, id);
+	}
+	fputc('\n', out);
+	r = 0;
+out:
+	free(id);
+	free(skill);
+	free(cmd);
+	free(session);
+	return r;
+}
+
+/* approvals: every approval waiting for an answer that we may see. */
+static int
+print_approvals(const msgpack_object *reply, FILE *out, struct error *e)
+{
+	const msgpack_object *arr = mp_get(reply, "approvals");
+	uint32_t i;
+
+	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY)
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"approvals\" must be an array");
+	for (i = 0; i < arr->via.array.size; i++)
+		if (print_approval(&arr->via.array.ptr[i], out, e) == -1)
+			return -1;
+	return 0;
+}
+
 static int
 print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
     FILE *err, int *midline, struct error *e)
@@ -424,6 +499,10 @@ print_human(const msgpack_object *reply, enum creq_type type, FILE *out,
 		return 0;
 	case CREQ_SKILL_INFO:
 		return cli_info_print(reply, out, e);
+	case CREQ_APPROVE:
+		return print_approve(reply, out, e);
+	case CREQ_APPROVALS:
+		return print_approvals(reply, out, e);
 	default:
 		return 0;
 	}

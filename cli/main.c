@@ -26,6 +26,9 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
     "       skillctl [-s SOCKET] last-result [--session S] [--json]\n"
     "       skillctl [-s SOCKET] session-end [--session S] [--json]\n"
+    "       skillctl [-s SOCKET] approvals [--json]\n"
+    "       skillctl [-s SOCKET] approve APPROVAL_ID "
+    "yes_once|yes_in_session|no [--json]\n"
     "       skillctl [-s SOCKET] stats [--json | --prometheus]\n"
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
     "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
@@ -59,6 +62,14 @@ static const char usage_text[] =
     "runs, named by its request id (skillctl's are skillctl-PID-1).\n"
     "last-result prints a session's last invoke result again, as invoke\n"
     "did; session-end ends a session (its work dir and files go).\n"
+    "\n"
+    "invoke on a terminal (stdin and stderr) answers approval requests:\n"
+    "an ask rule shows the call and its permissions, and asks on\n"
+    "/dev/tty for [o]nce, [s]ession or [n]o. Elsewhere it does not, and\n"
+    "an ask rule denies the call (approval_denied). approvals lists the\n"
+    "approvals waiting for an answer (an admin principal sees all);\n"
+    "approve answers one: from an admin principal, for any client that\n"
+    "answers approvals.\n"
     "\n"
     "stats prints the broker's counters and latency percentiles (estimates\n"
     "from histogram buckets); --prometheus prints them in the Prometheus\n"
@@ -356,6 +367,22 @@ parse_verb(struct opts *o, int argc, char **argv)
 	           strcmp(v, "session-end") == 0) {
 		o->req.type = v[0] == 'l' ? CREQ_LAST_RESULT : CREQ_SESSION_END;
 		parse_session_op(o, argc, argv);
+	} else if (strcmp(v, "approvals") == 0) {
+		o->req.type = CREQ_APPROVALS;
+		parse_plain(o, argc, argv);
+	} else if (strcmp(v, "approve") == 0) {
+		o->req.type = CREQ_APPROVE;
+		if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-')
+			usage_err("approve needs an APPROVAL_ID and an option");
+		if (strlen(argv[1]) > CLIENT_APPROVAL_ID_MAX)
+			usage_err("\"%.40s...\" is no approval id", argv[1]);
+		o->req.approval_id = xstrdup(argv[1]);
+		if ((o->req.option = client_approval_parse(argv[2])) ==
+		    CLIENT_APPROVAL_NONE)
+			usage_err("the option is yes_once, yes_in_session or "
+			          "no, not \"%s\"",
+			    argv[2]);
+		parse_plain(o, argc - 2, argv + 2);
 	} else if (strcmp(v, "stats") == 0) {
 		o->req.type = CREQ_STATS;
 		parse_stats(o, argc, argv);
@@ -427,14 +454,34 @@ load_stdin(struct opts *o)
 	}
 }
 
+/* An approval request, put to the human at the terminal. */
+static enum client_approval
+ask_tty(const msgpack_object *req, int sock, void *arg)
+{
+	return cli_approval_prompt(req, sock, *(int *)arg, stderr);
+}
+
+/*
+ * The terminal to ask on, when invoke runs on one (stdin and stderr);
+ * else -1: this client does not answer approvals.
+ */
+static int
+open_tty(const struct opts *o)
+{
+	if (o->req.type != CREQ_INVOKE || !isatty(0) || !isatty(2))
+		return -1;
+	return open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+}
+
 /* Send the request, print the reply, and return the exit status. */
 static int
 run(struct opts *o)
 {
+	struct cli_approver ap;
 	struct cli_reply rep;
 	struct mp_enc m;
 	struct error e;
-	int status;
+	int status, tty;
 
 	if (cli_encode(&o->req, &m, &e) == -1) {
 		fprintf(stderr, "skillctl: %s\n", e.msg);
@@ -442,8 +489,16 @@ run(struct opts *o)
 	}
 	/* A broker that hangs up must not kill us mid-conversation. */
 	signal(SIGPIPE, SIG_IGN);
-	status = cli_call(cli_socket_path(o->sock), m.sb.data, m.sb.size,
-	    &o->req.id, stderr, &rep, &e);
+	if ((tty = open_tty(o)) != -1) {
+		ap = (struct cli_approver){ask_tty, &tty};
+		status = cli_call_approving(cli_socket_path(o->sock), m.sb.data,
+		    m.sb.size, &o->req.id, &ap, stderr, &rep, &e);
+		if (close(tty) == -1)
+			fprintf(stderr, "skillctl: /dev/tty: %s\n",
+			    strerror(errno));
+	} else
+		status = cli_call(cli_socket_path(o->sock), m.sb.data,
+		    m.sb.size, &o->req.id, stderr, &rep, &e);
 	enc_free(&m);
 	signal(SIGPIPE, SIG_DFL);
 	if (status == -1) {
