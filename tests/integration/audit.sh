@@ -55,6 +55,8 @@ setup_common() {
 	# and list it, for the tests to see whether a refused call ran.
 	mkskill plant 'echo here >"$WORK_DIR/planted"; echo planted'
 	mkskill look 'cd "$WORK_DIR" && ls -A | tr "\n" " "; echo'
+	# Every call of this one asks a human first (a14).
+	mkskill confirm 'echo "$*"'
 	mkdir -p "$TMP/policy.d"
 	cat >"$TMP/policy.d/10-audit.yaml" <<-'EOF'
 	skills:
@@ -64,6 +66,10 @@ setup_common() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
+	  - name: audit-confirm
+	    principals: ["*"]
+	    skills: [confirm]
+	    action: ask
 	EOF
 }
 
@@ -154,9 +160,16 @@ a01_records() {
 	stop_daemon
 	expect "last two" "$(tail -n 2 "$LOG" | jq -r .event.action | tr '\n' ' ')" \
 	    "daemon.stopping audit.stopped "
+	schema_check a01
+}
+
+# Every record of the test's log against docs/audit-schema.json, when
+# a python3 with jsonschema is there ($1: the test, for the skip note).
+schema_check() {
+	local py
 	py=$(schema_python)
 	if [ -z "$py" ]; then
-		echo "# a01: schema check skipped: no python3 with jsonschema"
+		echo "# $1: schema check skipped: no python3 with jsonschema"
 	elif ! "$py" - "$SCHEMA" "$LOG" >"$D/schema.out" 2>&1 <<-'PY'
 	import json, sys, jsonschema
 	schema = json.load(open(sys.argv[1]))
@@ -622,10 +635,59 @@ a13_whole_run() {
 	fi
 }
 
+# Approvals leave their records: each answer, a timeout and a cancel,
+# every record valid against the schema.
+a14_approvals() {
+	local s id
+	D=$TMP/a14
+	sb_config "$D/sb.yaml" "clients.approval_s: 1"
+	SOCK=$SB_SOCK
+	LOG=$SB_AUDIT
+	HEAD=$SB_STATE/audit.head
+	s=$D/p14.jsonl
+	start_daemon || return
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":"h","approvals":true}
+	{"on":"approval_request","request_id":"y1","reply":{"type":"approve","option":"yes_once"}}
+	{"on":"approval_request","request_id":"ys","reply":{"type":"approve","option":"yes_in_session"}}
+	{"on":"approval_request","request_id":"n1","reply":{"type":"approve","option":"no"}}
+	{"on":"approval_request","request_id":"t1","reply":null}
+	{"on":"approval_request","request_id":"c1","reply":null}
+	{"type":"invoke","id":"y1","skill":"confirm","phase":"execution","session":"s1","args":["a"]}
+	{"type":"invoke","id":"ys","skill":"confirm","phase":"execution","session":"s2","args":["b"]}
+	{"type":"invoke","id":"n1","skill":"confirm","phase":"execution","session":"s3"}
+	{"type":"invoke","id":"t1","skill":"confirm","phase":"execution","session":"s4"}
+	{"type":"invoke","id":"c1","skill":"confirm","phase":"execution","session":"s5"}
+	{"pause_ms":300}
+	{"type":"cancel","id":"cc","request_id":"c1"}
+	{"type":"invoke","id":"ys2","skill":"confirm","phase":"execution","session":"s2","args":["c"]}
+	EOF
+	"$ROOT/tests/tools/pipeclient.py" "$SOCK" 20 <"$s" >"$D/pipe.out" 2>&1 ||
+	    fail "pipeclient: $(tail -c 300 "$D/pipe.out")"
+	wait_rec '.event.action == "invoke.completed" and .request.id == "t1"' ||
+	    fail "no invoke.completed for t1"
+	for id in y1 ys n1 t1 c1; do
+		expect "$id: approval.requested" "$(count ".event.action == \"approval.requested\" and .request.id == \"$id\"")" 1
+	done
+	expect "yes_once" "$(recs '.event.action == "approval.answered" and .request.id == "y1"' | jq -r '[.approval.option, .approval.by, .event.type] | join(" ")')" "yes_once client allowed"
+	expect "yes_in_session" "$(recs '.event.action == "approval.answered" and .request.id == "ys"' | jq -r .approval.option)" yes_in_session
+	expect "no" "$(recs '.event.action == "approval.answered" and .request.id == "n1"' | jq -r '[.approval.option, .event.outcome] | join(" ")')" "no failure"
+	expect "timeout" "$(recs '.event.action == "approval.answered" and .request.id == "t1"' | jq -r .approval.by)" timeout
+	expect "cancelled" "$(recs '.event.action == "approval.answered" and .request.id == "c1"' | jq -r '[.approval.by, .event.reason] | join(" ")')" "cancelled cancelled by the client"
+	expect "remembered" "$(recs '.event.action == "policy.decision" and .request.id == "ys2"' | jq -r .approval.remembered)" true
+	expect "ys2 not asked" "$(count '.event.action == "approval.requested" and .request.id == "ys2"')" 0
+	# The answer is recorded before the decision it leads to.
+	id=$(recs '.event.action == "approval.answered" and .request.id == "y1"' | jq .event.sequence)
+	[ "$id" -lt "$(recs '.event.action == "policy.decision" and .request.id == "y1"' | jq .event.sequence)" ] ||
+	    fail "approval.answered after policy.decision"
+	stop_daemon
+	schema_check a14
+}
+
 ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
 a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
-a13_whole_run"
+a14_approvals a13_whole_run"
 
 SB_TESTS=$ALL
 SB_AFTER_EACH=stop_daemon

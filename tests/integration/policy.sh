@@ -115,9 +115,18 @@ t_ceiling_names_missing() {
 	contains reason "$(j .policy.decision_reason)" 'fs.write $DATA_DIR/**' &&
 	case "$(j .policy.decision_reason)" in *api.example.com*) WHY="covered item named"; false;; esac
 }
+# ask: a client that does not answer approvals (skillctl without a
+# terminal) is denied at once; authorize says what an invoke would be
+# asked about (tests/integration/run.sh t20-t23 answer them).
 t_ask_is_approval_denied() {
 	ctl invoke asker --phase execution
-	expect type "$(j .error.type)" approval_denied
+	expect type "$(j .error.type)" approval_denied &&
+	contains why "$(j .error.message)" "does not answer approval requests" &&
+	contains rule "$(j '.policy.matched_rules[0]')" "ask-first" || return 1
+	ctl authorize asker --phase execution
+	expect authorize "$(j .error.type)" approval_denied &&
+	contains reason "$(j .policy.decision_reason)" "requires approval" &&
+	expect "authorize: what would be allowed" "$(j '.effective.limits | type')" object
 }
 t_rate_limited() {
 	ctl_as_nobody invoke greet --phase execution -- 1

@@ -39,7 +39,8 @@ fi
 claim_uids 63000 100 10 integration
 sb_tmpdir sbit
 TMP=$SB_TMP
-sb_config "$TMP/sb.yaml"
+# An unanswered approval ends after clients.approval_s (t22_approvals).
+sb_config "$TMP/sb.yaml" "clients.approval_s: 4"
 SOCK=$SB_SOCK
 CONF=$SB_CONF
 AUDIT=$SB_AUDIT                # own dir: the master gives it to auditd, 0750
@@ -83,7 +84,19 @@ setup_fixtures() {
 	    skills: ["*"]
 	    action: allow
 	EOF
+	# Approvals: every call of "confirm" asks a human; APPROVER is an
+	# admin principal (root stays none, as for the other tests).
+	cat >"$TMP/policy.d/20-approvals.yaml" <<-EOF
+	principals:
+	  approvers: { uids: [$APPROVER], admin: true }
+	rules:
+	  - name: integration-confirm
+	    principals: ["*"]
+	    skills: [confirm]
+	    action: ask
+	EOF
 }
+APPROVER=64998
 
 # rawclient: hex on stdin with -H. Sets OUT and RC.
 raw() {
@@ -327,7 +340,7 @@ t04_unknown_invalid() {
 	esac
 	expect "echo-args valid" \
 	    "$(j '.skills[] | select(.name == "echo-args") | .valid')" true
-	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 8
+	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 9
 	# Explicit bounded wait: no worker.started may follow the refusals.
 	sb_never 0.2 "a worker.started record after refused calls" \
 	    more_started "$before"
@@ -1283,11 +1296,200 @@ t20_restore() {
 	reload_policy || fail "no policy.reloaded record after restoring"
 }
 
+# ------------------------------------------------------------- approvals
+
+# The approval request of call ID (a JSON value) as pipe.out has it.
+papproval() { jq -c --argjson id "$1" 'select(.reply.type == "approval_request" and .reply.request_id == $id) | .reply' "$TMP/pipe.out"; }
+# How many approval requests pipe.out has.
+napprovals() { jq -s '[.[] | select(.reply.type == "approval_request")] | length' "$TMP/pipe.out"; }
+# The one audit record of ACTION for request ID (a string).
+approval_rec() { audit_q "select(.event.action == \"$1\" and .request.id == \"$2\")"; }
+# approval_expect ACTION ID FILTER DESC: that record exists, and FILTER
+# holds on it.
+approval_expect() {
+	local rec
+	rec=$(approval_rec "$1" "$2")
+	[ -n "$rec" ] || { fail "$4: no $1 record for $2"; return 1; }
+	sb_jq_expect "$rec" "$3" "$4"
+}
+# The approval records of request ID have come (the answer is written
+# before the decision, which the reply waited for).
+approval_audited() { [ -n "$(approval_rec approval.answered "$1")" ]; }
+
+# yes_once, no and no answer at all, on one connection that said it
+# answers approvals: each is asked once, ends as answered, and each
+# step is audited (approval.requested, approval.answered with who).
+t22_approvals() {
+	local s=$TMP/p20.jsonl rec t_late
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":"h","approvals":true}
+	{"on":"approval_request","request_id":"once","reply":{"type":"approve","option":"yes_once"}}
+	{"on":"approval_request","request_id":"no","reply":{"type":"approve","option":"no"}}
+	{"on":"approval_request","request_id":"late","reply":null}
+	{"type":"invoke","id":"once","skill":"confirm","phase":"execution","session":"a1","args":["hi","there"]}
+	{"type":"invoke","id":"no","skill":"confirm","phase":"execution","session":"a2","args":["x"]}
+	{"type":"invoke","id":"late","skill":"confirm","phase":"execution","session":"a3","timeout_ms":1000}
+	EOF
+	pipe "$s" 30
+	expect "pipeclient status" "$RC" 0
+	expect "yes_once: ok" "$(preply '"once"' | jq -r .ok)" true
+	expect "yes_once: output" "$(preply '"once"' | jq -r .output.stdout)" "hi there"
+	expect "yes_once: rule" "$(preply '"once"' | jq -r '.policy.matched_rules[0]')" \
+	    "20-approvals.yaml:4 integration-confirm"
+	expect "no" "$(preply '"no"' | jq -r .error.type)" approval_denied
+	sb_contains "no: message" "$(preply '"no"' | jq -r .error.message)" "answered no by uid 0"
+	expect "no answer" "$(preply '"late"' | jq -r .error.type)" approval_timeout
+	sb_contains "no answer: message" "$(preply '"late"' | jq -r .error.message)" "no answer within 4 s"
+	# Waiting for the human is not call time: timeout_ms was 1 s.
+	t_late=$(($(preply_ms '"late"') - $(psent_ms '"late"')))
+	[ "$t_late" -ge 3900 ] || fail "the unanswered call ended after $t_late ms, before clients.approval_s"
+	expect "asked three times" "$(napprovals)" 3
+	[ -n "$(papproval '"once"')" ] || fail "no approval_request for once"
+	sb_jq_expect "$(papproval '"once"')" '.id | test("^appr-[1-9][0-9]*$")' "approval id"
+	sb_jq_expect "$(papproval '"once"')" '.ok == null and .skill == "confirm" and
+	    .command == "run" and .session == "a1" and .args == ["hi","there"] and
+	    .args_total == 2 and .timeout_ms == 4000 and
+	    .options == ["yes_once","yes_in_session","no"] and
+	    (.effective.permissions.fs.read | type) == "array"' "approval_request fields"
+	expect "approve replies" "$(jq -s '[.[] | .reply // empty | select(.type == "approve" and .ok == true)] | length' "$TMP/pipe.out")" 2
+	sb_wait_for 3 "the records of the unanswered call" approval_audited late
+	for id in once no late; do
+		approval_expect approval.requested "$id" '.approval.id != null and
+		    .approval.timeout_ms == 4000 and
+		    .rule.name[0] == "20-approvals.yaml:4 integration-confirm"' "$id"
+	done
+	approval_expect approval.answered once '.approval.option == "yes_once" and
+	    .approval.by == "client" and .approval.by_uid == "0" and
+	    .approval.by_admin == false and .event.outcome == "success"' "once"
+	approval_expect policy.decision once '.event.type == "allowed" and
+	    .approval.option == "yes_once" and .approval.remembered == false' "once"
+	approval_expect approval.answered no '.approval.option == "no" and
+	    .approval.by == "client" and .event.outcome == "failure"' "no"
+	approval_expect policy.decision no '.error.type == "approval_denied"' "no"
+	approval_expect approval.answered late '.approval.option == "none" and
+	    .approval.by == "timeout"' "late"
+	approval_expect invoke.completed late '.error.type == "approval_timeout"' "late"
+	# A client that does not answer approvals is denied at once.
+	ctl invoke confirm --phase execution --json -- x
+	expect "skillctl without a terminal" "$RC/$(j .error.type)" 3/approval_denied
+	sb_contains "its message" "$(j .error.message)" "does not answer approval requests"
+}
+
+# Pending approvals of a pipeclient call ($1 its id), as an admin lists them.
+approval_pending() {
+	sb_ctl_as "$APPROVER" approvals --json
+	[ "$(j "[.approvals[] | select(.request_id == $1)] | length")" = 1 ]
+}
+
+# An admin principal answers from another connection (skillctl approve);
+# the caller's uid may list it, not answer it from elsewhere.
+t23_approval_admin() {
+	local s=$TMP/p21.jsonl ppid appr
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":"h","approvals":true}
+	{"type":"invoke","id":"adm","skill":"confirm","phase":"execution","session":"b1","args":["by","admin"]}
+	EOF
+	"$PIPE" "$SOCK" 30 <"$s" >"$TMP/pipe.out" 2>"$TMP/pipe.err" &
+	ppid=$!
+	sb_bg_add "$ppid"
+	sb_wait_for 5 "the approval to be pending" approval_pending '"adm"'
+	appr=$(j '.approvals[0].id')
+	[ -n "$appr" ] && [ "$appr" != null ] || fail "no approval id listed"
+	sb_jq_expect "$OUT" '.approvals[0] | .uid == 0 and .skill == "confirm" and
+	    .command == "run" and .session == "b1" and .timeout_ms == 4000 and
+	    .waited_ms >= 0' "the admin's list"
+	ctl approvals --json
+	expect "root lists its own" "$(j '.approvals | length')" 1
+	ctl approve "$appr" yes_once --json
+	expect "root from elsewhere" "$RC/$(j .error.type)" 3/permission_denied
+	sb_ctl_as 65534 approvals --json
+	expect "another uid sees none" "$(j '.approvals | length')" 0
+	ctl approve appr-999999 yes_once --json
+	expect "unknown id" "$RC/$(j .error.type)" 3/not_found
+	ctl approve "$appr" maybe
+	expect "unknown option" "$RC" 2
+	sb_ctl_as "$APPROVER" approve "$appr" yes_once
+	expect "admin: status" "$RC" 0
+	expect "admin: output" "$OUT" "answered $appr"
+	sb_bg_wait "$ppid"
+	expect "pipeclient status" "$SB_BG_RC" 0
+	expect "the call" "$(preply '"adm"' | jq -r .output.stdout)" "by admin"
+	audit_wait '.event.action == "invoke.completed" and .request.id == "adm"' ||
+	    fail "no invoke.completed"
+	approval_expect approval.answered adm '.approval.id == "'"$appr"'" and
+	    .approval.option == "yes_once" and .approval.by == "admin" and
+	    .approval.by_uid == "'"$APPROVER"'" and .approval.by_admin == true' "adm"
+	ctl approve "$appr" no --json
+	expect "answered already" "$(j .error.type)" not_found
+}
+
+# Approval fatigue: after yes_in_session the session's next calls are not
+# asked (whoever makes them); after a reload they are again.
+t24_approval_session() {
+	local s=$TMP/p22.jsonl
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":"h","approvals":true}
+	{"on":"approval_request","reply":{"type":"approve","option":"yes_in_session"}}
+	{"type":"invoke","id":"f1","skill":"confirm","phase":"execution","session":"fat","args":["one"]}
+	{"type":"invoke","id":"f2","skill":"confirm","phase":"execution","session":"fat","args":["two"]}
+	{"type":"invoke","id":"f3","skill":"confirm","phase":"execution","session":"thin","args":["three"]}
+	EOF
+	pipe "$s" 30
+	expect "pipeclient status" "$RC" 0
+	expect "f1" "$(preply '"f1"' | jq -r .output.stdout)" one
+	expect "f2" "$(preply '"f2"' | jq -r .output.stdout)" two
+	expect "f3" "$(preply '"f3"' | jq -r .output.stdout)" three
+	expect "asked once per session" "$(jq -sc '[.[] | select(.reply.type == "approval_request") | .reply.request_id] | sort' "$TMP/pipe.out")" '["f1","f3"]'
+	audit_wait '.event.action == "invoke.completed" and .request.id == "f2"' ||
+	    fail "no invoke.completed for f2"
+	approval_expect policy.decision f2 '.approval.remembered == true and
+	    .approval.option == "yes_in_session" and .approval.id == null' "f2"
+	expect "f2: nothing asked" "$(approval_rec approval.requested f2)" ""
+	# Remembered for the session: a client that answers nothing runs too.
+	ctl invoke confirm --phase execution --session fat -- four
+	expect "skillctl in the session" "$RC/$OUT" "0/four"
+	# A reload forgets it.
+	sb_ctl_as "$APPROVER" reload
+	expect "reload" "$RC" 0
+	ctl invoke confirm --phase execution --session fat --json -- five
+	expect "after the reload" "$(j .error.type)" approval_denied
+	cat >"$s" <<-'EOF'
+	{"type":"hello","id":"h","approvals":true}
+	{"on":"approval_request","reply":{"type":"approve","option":"yes_once"}}
+	{"type":"invoke","id":"f6","skill":"confirm","phase":"execution","session":"fat","args":["six"]}
+	EOF
+	pipe "$s" 30
+	expect "pipeclient status" "$RC" 0
+	expect "asked again after the reload" "$(napprovals)" 1
+	expect "f6" "$(preply '"f6"' | jq -r .output.stdout)" six
+}
+
+# skillctl invoke on a terminal shows the request and asks; o runs the
+# call, n denies it. Without a terminal it is never asked (t22).
+t25_approval_tty() {
+	local tr=$ROOT/tests/tools/ttyrun.py
+	OUT=$(/usr/bin/python3 "$tr" -t 20 "Allow?" o -- "$SB_BIN/skillctl" -s "$SOCK" \
+	    invoke confirm --phase execution --session tty -- "a b" c 2>&1)
+	RC=$?
+	expect "o: status" "$RC" 0
+	sb_contains "o: shown" "$OUT" "skill     confirm"
+	sb_contains "o: args" "$OUT" '"a b" "c"'
+	sb_contains "o: permissions" "$OUT" "permissions.fs.read"
+	sb_contains "o: output" "$OUT" "a b c"
+	OUT=$(/usr/bin/python3 "$tr" -t 20 "Allow?" maybe "Allow?" n -- "$SB_BIN/skillctl" \
+	    -s "$SOCK" invoke confirm --phase execution --session tty -- no 2>&1)
+	RC=$?
+	expect "n: status" "$RC" 3
+	sb_contains "n: asked again" "$OUT" "answer o (yes, once)"
+	sb_contains "n: error" "$OUT" "approval_denied"
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
-t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info"
+t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info
+t22_approvals t23_approval_admin t24_approval_session t25_approval_tty"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.
