@@ -300,7 +300,7 @@ void audit_restarted(void);
 /* broker_stats.c: what the stats request reports */
 struct stats {
 	uint64_t uptime_s, clients, requests, invokes;
-	uint64_t in_flight, queued, audit_queue;
+	uint64_t in_flight, queued, approvals, audit_queue;
 	uint64_t calls[ERR__COUNT]; /* replies by error type; ERR_NONE: ok */
 	struct histo decision, worker_start, call;
 };

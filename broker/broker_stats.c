@@ -94,15 +94,15 @@ stats_refused(enum creq_type t, enum err_type err)
 		stats_reply(err, 0);
 }
 
-/* Calls that wait their turn: behind their session, or for a worker. */
+/* Calls in state st, or (st CALL_QUEUED) waiting for a worker too. */
 static uint64_t
-stats_queued(void)
+stats_in_state(enum call_state st)
 {
 	const struct call *c;
 	uint64_t n = 0;
 
 	LIST_FOREACH (c, &B->calls, entry)
-		if (c->st == CALL_QUEUED || c->st == CALL_WORKERS)
+		if (c->st == st || (st == CALL_QUEUED && c->st == CALL_WORKERS))
 			n++;
 	return n;
 }
@@ -119,7 +119,8 @@ stats_get(struct stats *s)
 	s->requests = B->stat_requests;
 	s->invokes = B->stat_invokes;
 	s->in_flight = B->ncalls;
-	s->queued = stats_queued();
+	s->queued = stats_in_state(CALL_QUEUED);
+	s->approvals = stats_in_state(CALL_APPROVAL);
 	s->audit_queue = stats_since(B->audit_acked, B->audit_sent);
 	memcpy(s->calls, stats_acc.calls, sizeof(s->calls));
 	s->decision = stats_acc.decision;
@@ -171,6 +172,7 @@ stats_enc(struct mp_enc *m, const struct stats *s)
 	enc_kuint(m, "invokes_total", s->invokes);
 	enc_kuint(m, "in_flight", s->in_flight);
 	enc_kuint(m, "queued", s->queued);
+	enc_kuint(m, "approvals_pending", s->approvals);
 	enc_kuint(m, "audit_queue", s->audit_queue);
 	enc_key(m, "calls");
 	enc_map_open(m);

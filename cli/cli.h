@@ -107,7 +107,7 @@ struct cli_histo {
 };
 struct cli_stats {
 	uint64_t uptime_s, clients, requests, invokes;
-	uint64_t in_flight, queued, audit_queue;
+	uint64_t in_flight, queued, approvals, audit_queue;
 	size_t noutcomes, nbounds;
 	char outcome[CLI_STATS_OUTCOMES_MAX][CLI_STATS_NAME_MAX];
 	uint64_t calls[CLI_STATS_OUTCOMES_MAX];

@@ -125,6 +125,8 @@ cli_stats_dec(const msgpack_object *reply, struct cli_stats *s, struct error *e)
 	    mp_uint(reply, "in_flight", 1, UINT64_MAX, &s->in_flight, e) ==
 	        -1 ||
 	    mp_uint(reply, "queued", 1, UINT64_MAX, &s->queued, e) == -1 ||
+	    mp_uint(reply, "approvals_pending", 1, UINT64_MAX, &s->approvals,
+	        e) == -1 ||
 	    mp_uint(reply, "audit_queue", 1, UINT64_MAX, &s->audit_queue, e) ==
 	        -1 ||
 	    cli_stats_dec_calls(reply, s, e) == -1 ||
@@ -227,6 +229,8 @@ cli_stats_prometheus(const struct cli_stats *s, FILE *out)
 	    "Requests being processed (queued ones included).", s->in_flight);
 	cli_stats_single(out, "queued", "gauge",
 	    "Calls waiting behind their session or for a worker.", s->queued);
+	cli_stats_single(out, "approvals_pending", "gauge",
+	    "Calls waiting for a human's approval.", s->approvals);
 	cli_stats_single(out, "audit_queue", "gauge",
 	    "Audit records the broker sent and auditd has not acknowledged.",
 	    s->audit_queue);
@@ -260,6 +264,7 @@ cli_stats_text(const struct cli_stats *s, FILE *out)
 	fprintf(out, "clients      %" PRIu64 "\n", s->clients);
 	fprintf(out, "in flight    %" PRIu64 "\n", s->in_flight);
 	fprintf(out, "queued       %" PRIu64 "\n", s->queued);
+	fprintf(out, "approvals    %" PRIu64 "\n", s->approvals);
 	fprintf(out, "audit queue  %" PRIu64 "\n", s->audit_queue);
 	fprintf(out, "requests     %" PRIu64 "\n", s->requests);
 	fprintf(out, "calls        %" PRIu64, total);

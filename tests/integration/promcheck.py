@@ -34,6 +34,7 @@ FAMILIES = {
     "skillbroker_calls": "counter",
     "skillbroker_in_flight": "gauge",
     "skillbroker_queued": "gauge",
+    "skillbroker_approvals_pending": "gauge",
     "skillbroker_audit_queue": "gauge",
     "skillbroker_decision_seconds": "histogram",
     "skillbroker_worker_start_seconds": "histogram",

@@ -1400,6 +1400,8 @@ t23_approval_admin() {
 	    .waited_ms >= 0' "the admin's list"
 	ctl approvals --json
 	expect "root lists its own" "$(j '.approvals | length')" 1
+	ctl stats --json
+	expect "stats: approvals pending" "$(j .approvals_pending)" 1
 	ctl approve "$appr" yes_once --json
 	expect "root from elsewhere" "$RC/$(j .error.type)" 3/permission_denied
 	sb_ctl_as 65534 approvals --json

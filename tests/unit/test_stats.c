@@ -33,6 +33,7 @@ sample(struct stats *s)
 	s->invokes = 30;
 	s->in_flight = 5;
 	s->queued = 3;
+	s->approvals = 6;
 	s->audit_queue = 4;
 	s->calls[ERR_NONE] = 25;
 	s->calls[ERR_PHASE_VIOLATION] = 2;
@@ -98,6 +99,7 @@ test_enc_fields(void **state)
 	U("invokes_total", 30);
 	U("in_flight", 5);
 	U("queued", 3);
+	U("approvals_pending", 6);
 	U("audit_queue", 4);
 #undef U
 	/* calls: every error type of lib/error.c, ok first, in its order */
@@ -322,6 +324,8 @@ test_cli_prometheus(void **state)
 	    "# HELP skillbroker_in_flight ",
 	    "# TYPE skillbroker_in_flight gauge\nskillbroker_in_flight 5\n",
 	    "# TYPE skillbroker_queued gauge\nskillbroker_queued 3\n",
+	    "# TYPE skillbroker_approvals_pending gauge\n"
+	    "skillbroker_approvals_pending 6\n",
 	    "# TYPE skillbroker_audit_queue gauge\nskillbroker_audit_queue 4\n",
 	    "# TYPE skillbroker_decision_seconds histogram\n"
 	    "skillbroker_decision_seconds_bucket{le=\"0.001\"} 0\n"
@@ -421,6 +425,7 @@ hand(struct mp_enc *m)
 	enc_kuint(m, "invokes_total", 1);
 	enc_kuint(m, "in_flight", 1);
 	enc_kuint(m, "queued", 1);
+	enc_kuint(m, "approvals_pending", 1);
 	if (!IS("missing"))
 		enc_kuint(m, "audit_queue", 1);
 	enc_key(m, "calls");
