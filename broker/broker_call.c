@@ -690,15 +690,6 @@ call_conn_gone(struct conn *cn)
 	free(refs);
 }
 
-/* Two request ids are the same id. */
-static int
-call_id_eq(const struct client_id *a, const struct client_id *b)
-{
-	if (a->is_num || b->is_num)
-		return a->is_num && b->is_num && a->num == b->num;
-	return a->str != NULL && b->str != NULL && strcmp(a->str, b->str) == 0;
-}
-
 /*
  * The call cr->rid names: this connection's, else the one call of that
  * id its uid has on another connection (skillctl cancel); n how many.
@@ -711,7 +702,7 @@ call_named(const struct conn *cn, const struct client_req *cr, size_t *n)
 	*n = 0;
 	LIST_FOREACH (c, &B->calls, entry)
 		if (c->conn != NULL && c->uid == cn->uid &&
-		    call_id_eq(&c->cr.id, &cr->rid)) {
+		    client_id_eq(&c->cr.id, &cr->rid)) {
 			if (c->conn == cn) {
 				*n = 1;
 				return c;

@@ -300,6 +300,16 @@ client_req_free(struct client_req *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int
+client_id_eq(const struct client_id *a, const struct client_id *b)
+{
+	if (a->is_num || b->is_num)
+		return a->is_num && b->is_num && a->num == b->num;
+	if (a->str == NULL || b->str == NULL)
+		return a->str == b->str;
+	return strcmp(a->str, b->str) == 0;
+}
+
 void
 client_id_enc(struct mp_enc *m, const struct client_id *id)
 {

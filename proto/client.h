@@ -88,6 +88,8 @@ void client_req_free(struct client_req *req);
 /* Encode a request (for skillctl and tests). */
 void client_req_enc(struct mp_enc *m, const struct client_req *req);
 void client_id_enc(struct mp_enc *m, const struct client_id *id);
+/* Two ids are the same id (a number, or the same string; none, none). */
+int client_id_eq(const struct client_id *a, const struct client_id *b);
 
 /*
  * Every reply is one map {type, id, ok, ...}: client_reply_begin, the

@@ -29,16 +29,12 @@ check_round_trip(const struct client_req *r)
 	        0 ||
 	    client_req_dec(&d, &r2, &e) != 0)
 		abort();
-	if (r2.type != r->type || r2.id.is_num != r->id.is_num ||
-	    r2.id.num != r->id.num || r2.nargs != r->nargs ||
+	if (r2.type != r->type || !client_id_eq(&r2.id, &r->id) ||
+	    !client_id_eq(&r2.rid, &r->rid) || r2.nargs != r->nargs ||
 	    r2.nenv != r->nenv || r2.stdin_len != r->stdin_len ||
 	    r2.timeout_ms != r->timeout_ms || r2.protocol != r->protocol ||
-	    r2.approvals != r->approvals || r2.rid.is_num != r->rid.is_num ||
-	    r2.rid.num != r->rid.num || r2.references != r->references ||
+	    r2.approvals != r->approvals || r2.references != r->references ||
 	    r2.option != r->option)
-		abort();
-	if ((r->rid.str != NULL) != (r2.rid.str != NULL) ||
-	    (r->rid.str != NULL && strcmp(r->rid.str, r2.rid.str) != 0))
 		abort();
 	if ((r->approval_id != NULL) != (r2.approval_id != NULL) ||
 	    (r->approval_id != NULL &&
@@ -49,9 +45,6 @@ check_round_trip(const struct client_req *r)
 	    (r->option == CLIENT_APPROVAL_NONE || r->approval_id == NULL ||
 	        *r->approval_id == '\0' ||
 	        strlen(r->approval_id) > CLIENT_APPROVAL_ID_MAX))
-		abort();
-	if ((r->id.str != NULL) != (r2.id.str != NULL) ||
-	    (r->id.str != NULL && strcmp(r->id.str, r2.id.str) != 0))
 		abort();
 	for (i = 0; i < r->nargs; i++)
 		if (strcmp(r->args[i], r2.args[i]) != 0)
