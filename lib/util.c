@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,4 +369,28 @@ timeval_ms(uint64_t ms)
 	    (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
 
 	return tv;
+}
+
+int
+sha256_fd(int fd, char *hex)
+{
+	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_MD_CTX *ctx;
+	ssize_t n = -1;
+	int ok = 0;
+
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (!EVP_DigestUpdate(ctx, buf, (size_t)n))
+				break;
+		ok = n == 0 && EVP_DigestFinal_ex(ctx, md, &len) && len == 32;
+	}
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	hex_encode(md, len, hex);
+	return 0;
 }

@@ -45,6 +45,8 @@ int mkdir_p(const char *path, mode_t mode);
  * any bytes; messages and records may not).
  */
 char *utf8_escape(const char *s);
+/* The sha256 (hex, 65 bytes) of what fd reads to its end: -1 on error. */
+int sha256_fd(int fd, char *hex);
 /* Free n strings and the array holding them (NULL is fine). */
 void strarr_free(char **v, size_t n);
 /* snprintf that reports truncation: -1 if the result did not fit. */

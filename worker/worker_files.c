@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,22 +36,9 @@ struct scan {
 static char *
 hash_fd(int fd)
 {
-	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-	char hex[2 * EVP_MAX_MD_SIZE + 1] = "";
-	unsigned int len = 0;
-	EVP_MD_CTX *ctx;
-	ssize_t n;
+	char hex[65];
 
-	if ((ctx = EVP_MD_CTX_new()) == NULL)
-		return xstrdup("");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			EVP_DigestUpdate(ctx, buf, (size_t)n);
-		if (n == 0 && EVP_DigestFinal_ex(ctx, md, &len))
-			hex_encode(md, len, hex);
-	}
-	EVP_MD_CTX_free(ctx);
-	return xstrdup(hex);
+	return xstrdup(sha256_fd(fd, hex) == 0 ? hex : "");
 }
 
 static void
