@@ -22,6 +22,10 @@ static const char *const creq_names[CREQ__COUNT] = {
     [CREQ_LAST_RESULT] = "last_result",
     [CREQ_SESSION_END] = "session_end",
     [CREQ_APPROVALS] = "approvals",
+    [CREQ_PUT_FILE] = "put_file",
+    [CREQ_GET_FILE] = "get_file",
+    [CREQ_LIST_FILES] = "list_files",
+    [CREQ_DELETE_FILE] = "delete_file",
 };
 
 static const char *const client_approval_names[CLIENT_APPROVAL__COUNT] = {
@@ -38,6 +42,54 @@ int
 creq_supported(enum creq_type t)
 {
 	return (unsigned)t < CREQ__COUNT && !(CREQ_NOT_YET & (1U << t));
+}
+
+int
+creq_is_file(enum creq_type t)
+{
+	return t == CREQ_PUT_FILE || t == CREQ_GET_FILE ||
+	       t == CREQ_LIST_FILES || t == CREQ_DELETE_FILE;
+}
+
+int
+creq_runs(enum creq_type t)
+{
+	return t == CREQ_INVOKE || creq_is_file(t);
+}
+
+int
+client_path_check(const char *p, size_t len, struct error *e)
+{
+	size_t i, start = 0, depth = 0;
+
+	if (len == 0 || len > CLIENT_PATH_MAX)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "a path must be 1..%d bytes", CLIENT_PATH_MAX);
+	if (memchr(p, '\0', len) != NULL)
+		return error_set(e, ERR_BAD_REQUEST, "a path has no NUL byte");
+	if (p[0] == '/')
+		return error_set(e, ERR_BAD_REQUEST,
+		    "path \"%.64s\" is absolute: paths are relative to the "
+		    "session's work dir, as a skill sees them under /work",
+		    p);
+	for (i = 0; i <= len; i++) {
+		if (i < len && p[i] != '/')
+			continue;
+		if (i == start || (i - start == 1 && p[start] == '.') ||
+		    (i - start == 2 && p[start] == '.' && p[start + 1] == '.'))
+			return error_set(e, ERR_BAD_REQUEST,
+			    "path \"%.64s\" has an empty, \".\" or \"..\" "
+			    "component: paths name a file inside the "
+			    "session's work dir",
+			    p);
+		if (i - start > 255 || ++depth > CLIENT_PATH_DEPTH)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "path \"%.64s\" has a component over 255 bytes "
+			    "or over %d components",
+			    p, CLIENT_PATH_DEPTH);
+		start = i + 1;
+	}
+	return 0;
 }
 
 const char *
@@ -213,6 +265,37 @@ client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
 	return 0;
 }
 
+/* put_file, get_file, list_files, delete_file: a session, and a path. */
+static int
+client_file_dec(const msgpack_object *o, struct client_req *r, struct error *e)
+{
+	static const char *const put[] = {"type", "id", "session", "path",
+	    "data", "offset", "timeout_ms", NULL};
+	static const char *const get[] = {"type", "id", "session", "path",
+	    "offset", "length", "timeout_ms", NULL};
+	static const char *const list[] = {
+	    "type", "id", "session", "timeout_ms", NULL};
+	static const char *const del[] = {
+	    "type", "id", "session", "path", "timeout_ms", NULL};
+	const char *const *keys = r->type == CREQ_PUT_FILE     ? put
+	                          : r->type == CREQ_GET_FILE   ? get
+	                          : r->type == CREQ_LIST_FILES ? list
+	                                                       : del;
+
+	if (mp_only_keys(o, keys, e) || client_session_dec(o, r, e) ||
+	    mp_uint(o, "timeout_ms", 0, 86400000, &r->timeout_ms, e) ||
+	    mp_uint(o, "offset", 0, INT64_MAX, &r->offset, e) ||
+	    mp_uint(o, "length", 0, INT64_MAX, &r->length, e) ||
+	    mp_bin(o, "data", r->type == CREQ_PUT_FILE, FRAME_MAX_DEFAULT,
+	        &r->stdin_data, &r->stdin_len, e))
+		return -1;
+	if (r->type == CREQ_LIST_FILES)
+		return 0;
+	if (mp_str(o, "path", 1, CLIENT_PATH_MAX, &r->path, e) == -1)
+		return -1;
+	return client_path_check(r->path, strlen(r->path), e);
+}
+
 /* skill_info: a skill's name, and whether the reference texts come too. */
 static int
 client_info_dec(const msgpack_object *o, struct client_req *r, struct error *e)
@@ -269,6 +352,11 @@ client_req_dec(const struct mp_doc *d, struct client_req *r, struct error *e)
 		           : 0;
 	case CREQ_APPROVE:
 		return client_approve_dec(o, r, e);
+	case CREQ_PUT_FILE:
+	case CREQ_GET_FILE:
+	case CREQ_LIST_FILES:
+	case CREQ_DELETE_FILE:
+		return client_file_dec(o, r, e);
 	case CREQ_SKILLS:
 	case CREQ_STATS:
 	case CREQ_RELOAD:
@@ -294,6 +382,7 @@ client_req_free(struct client_req *r)
 	free(r->command);
 	free(r->session);
 	free(r->phase);
+	free(r->path);
 	strarr_free(r->args, r->nargs);
 	free(r->stdin_data);
 	strarr_free(r->env, r->nenv);
@@ -355,9 +444,21 @@ client_req_enc(struct mp_enc *m, const struct client_req *r)
 		enc_key(m, "request_id");
 		client_id_enc(m, &r->rid);
 	}
-	if ((r->type == CREQ_LAST_RESULT || r->type == CREQ_SESSION_END) &&
+	if ((r->type == CREQ_LAST_RESULT || r->type == CREQ_SESSION_END ||
+	        creq_is_file(r->type)) &&
 	    r->session != NULL)
 		enc_kstr(m, "session", r->session);
+	if (creq_is_file(r->type) && r->path != NULL)
+		enc_kstr(m, "path", r->path);
+	if (r->type == CREQ_PUT_FILE)
+		enc_kbin(m, "data", r->stdin_data, r->stdin_len);
+	if ((r->type == CREQ_PUT_FILE || r->type == CREQ_GET_FILE) &&
+	    r->offset != 0)
+		enc_kuint(m, "offset", r->offset);
+	if (r->type == CREQ_GET_FILE && r->length != 0)
+		enc_kuint(m, "length", r->length);
+	if (creq_is_file(r->type) && r->timeout_ms != 0)
+		enc_kuint(m, "timeout_ms", r->timeout_ms);
 	if (r->type == CREQ_SKILL_INFO) {
 		enc_kstr(m, "skill", r->skill);
 		if (r->references)

@@ -27,6 +27,10 @@ enum creq_type {
 	CREQ_LAST_RESULT,
 	CREQ_SESSION_END,
 	CREQ_APPROVALS,
+	CREQ_PUT_FILE,
+	CREQ_GET_FILE,
+	CREQ_LIST_FILES,
+	CREQ_DELETE_FILE,
 	CREQ__COUNT
 };
 
@@ -45,6 +49,8 @@ enum client_approval {
 #define CLIENT_PROTO_MIN 1 /* the majors this server speaks */
 #define CLIENT_PROTO_MAX 2
 #define CLIENT_APPROVAL_ID_MAX 32 /* bytes of an approval id ("appr-17") */
+#define CLIENT_PATH_MAX 1024      /* bytes of a session file's path */
+#define CLIENT_PATH_DEPTH 32      /* its components */
 
 struct client_id {
 	int is_num;
@@ -69,6 +75,9 @@ struct client_req {
 	int references;       /* skill_info: the reference files' texts too */
 	char *approval_id;    /* approve: the approval it answers */
 	enum client_approval option; /* approve: the answer */
+	char *path;      /* put_file, get_file, delete_file: under /work */
+	uint64_t offset; /* put_file, get_file: where the bytes go or start */
+	uint64_t length; /* get_file: the most bytes wanted (0: as many) */
 };
 
 const char *creq_type_name(enum creq_type t);
@@ -76,6 +85,16 @@ const char *creq_type_name(enum creq_type t);
 const char *client_approval_name(enum client_approval a);
 /* The option named s, or CLIENT_APPROVAL_NONE when s names none. */
 enum client_approval client_approval_parse(const char *s);
+/* A request on the files of a session (put_file ... delete_file). */
+int creq_is_file(enum creq_type t);
+/* A request that runs a skill in a worker: invoke, or a file request. */
+int creq_runs(enum creq_type t);
+/*
+ * A session file's path as a client names it: relative to the work dir,
+ * 1..CLIENT_PATH_MAX bytes, no NUL, no empty, "." or ".." component, at
+ * most CLIENT_PATH_DEPTH components of at most 255 bytes.
+ */
+int client_path_check(const char *path, size_t len, struct error *e);
 /* This server answers requests of type t (hello lists them). */
 int creq_supported(enum creq_type t);
 /*
