@@ -60,7 +60,25 @@ ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) 
 .PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
 	fuzz-seeds fuzz-corpus
 
-all: $(PROGS)
+# The session files skill (skills/files): one program under four names,
+# built without sanitizers in every tree (it runs in the sandbox, under
+# the grant's memory limit).
+FILES_SKILL_DIR = skills/files/bin
+FILES_SKILL = $(addprefix $(FILES_SKILL_DIR)/,put get list delete)
+FILES_SKILL_SRC = skills/files/src/files.c lib/error.c lib/log.c lib/util.c \
+	lib/xmalloc.c proto/client.c proto/mp.c
+
+all: $(PROGS) $(FILES_SKILL)
+
+$(FILES_SKILL_DIR)/put: $(FILES_SKILL_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fstack-protector-strong \
+		-D_FORTIFY_SOURCE=2 -fPIE $(PKG_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now \
+		-o $@ $(FILES_SKILL_SRC) $(PKG_LIBS)
+$(FILES_SKILL_DIR)/get $(FILES_SKILL_DIR)/list $(FILES_SKILL_DIR)/delete: $(FILES_SKILL_DIR)/put
+	$(Q)ln -f $< $@
+
 
 # Quiet by default; make V=1 shows the full commands.
 ifeq ($(V),1)
@@ -204,7 +222,7 @@ lint:
 		lib proto master broker policyd auditd worker cli
 
 clean:
-	rm -rf build bin run var
+	rm -rf build bin run var $(FILES_SKILL_DIR)
 
 -include $(shell find build -name '*.d' -type f 2>/dev/null)
 
