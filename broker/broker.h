@@ -2,13 +2,13 @@
  * broker.h: the unprivileged front end on the client socket.
  *
  * Files depend on each other in one direction only:
- *   main.c -> broker_client.c -> broker_call.c -> broker_session.c,
- *   broker_run.c, broker_audit.c, broker_reply.c, broker_conn.c,
- *   broker_quota.c; broker_reply.c -> broker_stats.c -> broker_quota.c;
- *   broker_client.c, broker_call.c -> broker_approval.c -> broker_conn.c,
- *   broker_quota.c
- * broker_conn.c reports frames and closes through callbacks that
- * main.c installs, never by calling up.
+ *   main.c -> broker_client.c -> broker_call.c -> broker_files.c ->
+ *   broker_session.c; broker_call.c -> broker_run.c, broker_audit.c,
+ *   broker_reply.c, broker_conn.c, broker_quota.c; broker_reply.c ->
+ * broker_stats.c -> broker_quota.c; broker_client.c, broker_call.c ->
+ * broker_approval.c -> broker_conn.c, broker_quota.c broker_conn.c reports
+ * frames and closes through callbacks that main.c installs, never by calling
+ * up.
  */
 #ifndef SB_BROKER_H
 #define SB_BROKER_H
@@ -259,6 +259,8 @@ void session_init(void);
 void session_fini(void);
 int session_acquire(struct call *c, struct error *e);
 struct call *session_release(struct call *c);
+/* uid has a session of that name (its work dir may hold files). */
+int session_exists(uint32_t uid, const char *name);
 /* An invoke's reply, kept as its session's last result. */
 void session_keep_result(struct call *c, const struct mp_enc *reply);
 /* last_result and session_end, on the caller's own sessions. */
@@ -310,6 +312,14 @@ void stats_decision(const struct call *c);
 void stats_refused(enum creq_type t, enum err_type err);
 void stats_get(struct stats *s);
 void stats_enc(struct mp_enc *m, const struct stats *s);
+
+/* broker_files.c: session files, as calls of the files skill */
+size_t files_put_max(void);
+/* Name the skill, command and args of a file request (in cr). */
+int files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e);
+/* get and list: the bound on the answer, as the skill's stdin. */
+void files_bound_stdin(struct client_req *cr, uint64_t output_bytes);
+void reply_file(struct mp_enc *m, const struct call *c);
 
 /* broker_reply.c: the replies a client reads */
 void reply_result(struct mp_enc *m, const struct call *c);

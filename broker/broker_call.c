@@ -29,7 +29,10 @@ static int call_event(struct call *c, enum call_event ev);
 static void call_line_wake(void);
 
 #define K(t) (1U << (t))
-#define K_INVOKE K(CREQ_INVOKE)
+/* invoke, and the session file requests (calls of the files skill) */
+#define K_RUN                                                                  \
+	(K(CREQ_INVOKE) | K(CREQ_PUT_FILE) | K(CREQ_GET_FILE) |                \
+	    K(CREQ_LIST_FILES) | K(CREQ_DELETE_FILE))
 #define K_AUTHORIZE K(CREQ_AUTHORIZE)
 #define K_SKILLS K(CREQ_SKILLS)
 #define K_RELOAD K(CREQ_RELOAD)
@@ -41,24 +44,24 @@ static const struct call_edge {
 	enum call_event ev;
 	enum call_state to;
 } call_edges[] = {
-    {K_INVOKE, CALL_NEW, CEV_START, CALL_QUEUED},
+    {K_RUN, CALL_NEW, CEV_START, CALL_QUEUED},
     {K_AUTHORIZE, CALL_NEW, CEV_START, CALL_AUTHZ},
     {K_SKILLS, CALL_NEW, CEV_START, CALL_SKILLS},
     {K_RELOAD, CALL_NEW, CEV_START, CALL_RELOAD},
     {K_INFO, CALL_NEW, CEV_START, CALL_INFO},
-    {K_INVOKE, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
-    {K_INVOKE, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
-    {K_INVOKE | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
-    {K_INVOKE, CALL_AUTHZ, CEV_ASK, CALL_APPROVAL},
-    {K_INVOKE, CALL_APPROVAL, CEV_APPROVED, CALL_AUTHZ},
-    {K_INVOKE, CALL_APPROVAL, CEV_NOT_APPROVED, CALL_DECISION},
-    {K_INVOKE, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
+    {K_RUN, CALL_QUEUED, CEV_SESSION_FREE, CALL_WORKERS},
+    {K_RUN, CALL_WORKERS, CEV_WORKER_FREE, CALL_AUTHZ},
+    {K_RUN | K_AUTHORIZE, CALL_AUTHZ, CEV_AUTHZ_ANS, CALL_DECISION},
+    {K_RUN, CALL_AUTHZ, CEV_ASK, CALL_APPROVAL},
+    {K_RUN, CALL_APPROVAL, CEV_APPROVED, CALL_AUTHZ},
+    {K_RUN, CALL_APPROVAL, CEV_NOT_APPROVED, CALL_DECISION},
+    {K_RUN, CALL_DECISION, CEV_AUDIT_ACK, CALL_RUN_WAIT},
     {K_AUTHORIZE, CALL_DECISION, CEV_AUDIT_ACK, CALL_DONE},
-    {K_INVOKE, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING},
-    {K_INVOKE, CALL_RUN_WAIT, CEV_RUN_EXITED, CALL_DONE}, /* refused */
-    {K_INVOKE, CALL_RUNNING, CEV_OUTPUT_DONE, CALL_RUNNING},
-    {K_INVOKE, CALL_RUNNING, CEV_RUN_EXITED, CALL_DRAINING},
-    {K_INVOKE, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE},
+    {K_RUN, CALL_RUN_WAIT, CEV_RUN_STARTED, CALL_RUNNING},
+    {K_RUN, CALL_RUN_WAIT, CEV_RUN_EXITED, CALL_DONE}, /* refused */
+    {K_RUN, CALL_RUNNING, CEV_OUTPUT_DONE, CALL_RUNNING},
+    {K_RUN, CALL_RUNNING, CEV_RUN_EXITED, CALL_DRAINING},
+    {K_RUN, CALL_DRAINING, CEV_OUTPUT_DONE, CALL_DONE},
     {K_SKILLS, CALL_SKILLS, CEV_SKILLS_ANS, CALL_DONE},
     {K_RELOAD, CALL_RELOAD, CEV_RELOAD_ANS, CALL_DONE},
     {K_INFO, CALL_INFO, CEV_INFO_ANS, CALL_DONE},
@@ -432,6 +435,8 @@ call_reply(struct call *c)
 		reply_skill_info(&m, &c->cr.id, c->answer, c->cr.references);
 	else if (c->cr.type == CREQ_RELOAD)
 		reply_reload(&m, &c->cr.id, ra->message);
+	else if (creq_is_file(c->cr.type))
+		reply_file(&m, c);
 	else {
 		reply_result(&m, c);
 		session_keep_result(c, &m);
@@ -601,7 +606,7 @@ void
 call_start(struct conn *cn, struct client_req *cr)
 {
 	struct call *c = xcalloc(1, sizeof(*c));
-	int audited = cr->type == CREQ_INVOKE || cr->type == CREQ_AUTHORIZE;
+	int audited = creq_runs(cr->type) || cr->type == CREQ_AUTHORIZE;
 
 	c->ref = ++B->next_ref;
 	c->st = CALL_NEW;
@@ -619,7 +624,7 @@ call_start(struct conn *cn, struct client_req *cr)
 	cn->inflight++;
 	quota_add(QUOTA_CALLS, c->uid);
 	conn_arm(cn);
-	if (c->cr.type == CREQ_INVOKE)
+	if (creq_runs(c->cr.type))
 		call_line_timer(c);
 	if (!B->policyd.alive)
 		(void)call_fail(c, ERR_POLICY_UNAVAILABLE,
@@ -628,7 +633,7 @@ call_start(struct conn *cn, struct client_req *cr)
 		(void)call_fail(c, ERR_AUDIT_UNAVAILABLE,
 		    "auditd is not running; nothing runs unaudited");
 	else {
-		if (c->cr.type == CREQ_INVOKE) {
+		if (creq_runs(c->cr.type)) {
 			B->stat_invokes++;
 			c->received_ref = audit_call(
 			    c, "invoke.received", "start", "unknown");
@@ -844,11 +849,10 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 		return -1;
 	}
 	c = call_find(a.ref);
-	want_grant =
-	    c != NULL && c->cr.type == CREQ_INVOKE && a.err == ERR_NONE;
+	want_grant = c != NULL && creq_runs(c->cr.type) && a.err == ERR_NONE;
 	/* An invoke is asked; to an authorize an ask is its denial. */
-	ev = a.ask && c != NULL && c->cr.type == CREQ_INVOKE ? CEV_ASK
-	                                                     : CEV_AUTHZ_ANS;
+	ev = a.ask && c != NULL && creq_runs(c->cr.type) ? CEV_ASK
+	                                                 : CEV_AUTHZ_ANS;
 	/* Once approved, policyd answers an ask rule as an allow. */
 	if (c == NULL || !call_expects(c, ev) ||
 	    want_grant != (*a.grant_id != '\0') ||
@@ -935,6 +939,7 @@ call_on_run_started(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	c->ran = 1;
+	files_bound_stdin(&c->cr, c->ans.output_bytes);
 	run_open(&c->run, fds, c->ans.output_bytes, c->cr.stdin_data,
 	    c->cr.stdin_len, call_output_done, c);
 	return call_event(c, CEV_RUN_STARTED);

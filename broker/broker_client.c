@@ -2,7 +2,8 @@
  * broker_client.c: one request frame from a client. hello and stats are
  * answered here, cancel ends a call, approve answers one and approvals
  * lists what waits for an answer; every other request becomes a call
- * (broker_call.c). A frame that is no msgpack map is answered with
+ * (broker_call.c), a session file request as a call of the files skill
+ * (broker_files.c). A frame that is no msgpack map is answered with
  * bad_request and the connection closes; a request that breaks its
  * type's rules gets its error and the connection goes on.
  */
@@ -85,7 +86,9 @@ client_request(struct conn *cn, const uint8_t *body, size_t len)
 		    CONN_INFLIGHT_MAX);
 		client_error_enc(&m, &cr.id, ERR_OVERLOADED, msg);
 		stats_refused(cr.type, ERR_OVERLOADED);
-	} else if (quota_check(QUOTA_CALLS, cn->uid, cn->gid, 0, &e) == -1) {
+	} else if (quota_check(QUOTA_CALLS, cn->uid, cn->gid, 0, &e) == -1 ||
+	           (creq_is_file(cr.type) &&
+	               files_call_prepare(&cr, cn->uid, &e) == -1)) {
 		client_error_enc(&m, &cr.id, e.type, e.msg);
 		stats_refused(cr.type, e.type);
 	} else {

@@ -246,6 +246,12 @@ session_find(uint32_t uid, const char *name)
 	return NULL;
 }
 
+int
+session_exists(uint32_t uid, const char *name)
+{
+	return session_find(uid, name) != NULL;
+}
+
 void
 session_keep_result(struct call *c, const struct mp_enc *reply)
 {

@@ -38,11 +38,12 @@ stats_since(uint64_t t0, uint64_t now)
 	return now > t0 ? now - t0 : 0;
 }
 
-/* Only invoke and authorize are calls in the counters' sense. */
+/* Only what runs a skill, and authorize, are calls in the counters'
+ * sense. */
 static int
 stats_counted(enum creq_type t)
 {
-	return t == CREQ_INVOKE || t == CREQ_AUTHORIZE;
+	return creq_runs(t) || t == CREQ_AUTHORIZE;
 }
 
 /* One reply of a call, with its outcome and how long it took. */

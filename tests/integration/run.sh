@@ -65,6 +65,7 @@ j() { sb_j "$@"; }
 # Copy the fixture skills and fix their modes (git need not keep them).
 setup_fixtures() {
 	cp -R "$HERE/skills" "$TMP/skills"
+	cp -R "$ROOT/skills/files" "$TMP/skills/files" # session files
 	chmod -R u+rwX,go+rX,go-w "$TMP/skills"
 	find "$TMP/skills" -name '*.sh' -exec chmod 755 {} +
 	# The invalid skill: its entry point escapes the skill dir.

@@ -40,7 +40,10 @@ struct broker *B;
  * (CEV_FAIL -> DONE).
  */
 #define K(t) (1U << (t))
-#define KI K(CREQ_INVOKE)
+/* invoke and the session file requests: calls that run a skill */
+#define KI                                                                     \
+	(K(CREQ_INVOKE) | K(CREQ_PUT_FILE) | K(CREQ_GET_FILE) |                \
+	    K(CREQ_LIST_FILES) | K(CREQ_DELETE_FILE))
 #define KA K(CREQ_AUTHORIZE)
 #define KS K(CREQ_SKILLS)
 #define KR K(CREQ_RELOAD)
@@ -1921,7 +1924,8 @@ static void
 test_table(void **state)
 {
 	static const enum creq_type kinds[] = {CREQ_INVOKE, CREQ_AUTHORIZE,
-	    CREQ_SKILLS, CREQ_RELOAD, CREQ_SKILL_INFO};
+	    CREQ_SKILLS, CREQ_RELOAD, CREQ_SKILL_INFO, CREQ_PUT_FILE,
+	    CREQ_GET_FILE, CREQ_LIST_FILES, CREQ_DELETE_FILE};
 	struct call c;
 	size_t k, i;
 	int st, ev, want;
