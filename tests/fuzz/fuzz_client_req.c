@@ -34,7 +34,11 @@ check_round_trip(const struct client_req *r)
 	    r2.nenv != r->nenv || r2.stdin_len != r->stdin_len ||
 	    r2.timeout_ms != r->timeout_ms || r2.protocol != r->protocol ||
 	    r2.approvals != r->approvals || r2.references != r->references ||
-	    r2.option != r->option)
+	    r2.option != r->option || r2.offset != r->offset ||
+	    r2.length != r->length)
+		abort();
+	if ((r->path != NULL) != (r2.path != NULL) ||
+	    (r->path != NULL && strcmp(r->path, r2.path) != 0))
 		abort();
 	if ((r->approval_id != NULL) != (r2.approval_id != NULL) ||
 	    (r->approval_id != NULL &&
@@ -58,6 +62,18 @@ check_round_trip(const struct client_req *r)
 	client_req_free(&r2);
 	mp_doc_free(&d);
 	enc_free(&m);
+}
+
+/* p has a ".." component (an independent check of client_path_check). */
+static int
+has_dotdot(const char *p)
+{
+	const char *c;
+
+	for (c = p; (c = strstr(c, "..")) != NULL; c++)
+		if ((c == p || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+			return 1;
+	return 0;
 }
 
 int
@@ -94,6 +110,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (req.type == CREQ_SKILL_INFO &&
 		    (req.skill == NULL || *req.skill == '\0' ||
 		        strlen(req.skill) > 64))
+			abort();
+		/* A file request's path stays inside the session: what the
+		 * files skill is run with. */
+		if (creq_is_file(req.type) && req.type != CREQ_LIST_FILES &&
+		    (req.path == NULL ||
+		        client_path_check(req.path, strlen(req.path), &e) !=
+		            0 ||
+		        req.path[0] == '/' || has_dotdot(req.path)))
 			abort();
 		check_round_trip(&req);
 	} else if (e.type != ERR_BAD_REQUEST && e.type != ERR_UNSUPPORTED)

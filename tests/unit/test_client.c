@@ -1025,6 +1025,163 @@ test_skill_info(void **state)
 	client_req_free(&out);
 }
 
+/* Start {"type": type, "id": "f1", "path": path, ...n more}. */
+static void
+file_begin(struct mp_enc *m, const char *type, const char *path, size_t nmore)
+{
+	enc_init(m);
+	enc_map(m, 2 + (path != NULL) + nmore);
+	enc_kstr(m, "type", type);
+	enc_kstr(m, "id", "f1");
+	if (path != NULL)
+		enc_kstr(m, "path", path);
+}
+
+/* Each path a client may not name, and why the answer says so. */
+static void
+test_file_paths(void **state)
+{
+	static const struct {
+		const char *path;
+		const char *why;
+	} bad[] = {
+	    {"/etc/passwd", "is absolute"},
+	    {"../x", "\"..\" component"},
+	    {"a/../../x", "\"..\" component"},
+	    {"a/..", "\"..\" component"},
+	    {"./x", "\".\" or"},
+	    {"a/./b", "\".\" or"},
+	    {"a//b", "an empty"},
+	    {"a/", "an empty"},
+	    {"", "1..1024 bytes"},
+	};
+	char longname[300], deep[3 * 40 + 1];
+	struct client_req r;
+	struct mp_enc m;
+	struct error e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		file_begin(&m, "get_file", bad[i].path, 0);
+		assert_bad(dec_req(&m, &r, &e), &e, bad[i].why);
+		assert_str_id(&r, "f1");
+		client_req_free(&r);
+	}
+	/* A NUL inside: refused, never cut short at it. */
+	assert_int_equal(client_path_check("a\0b", 3, &e), -1);
+	assert_non_null(strstr(e.msg, "NUL"));
+	memset(longname, 'n', 256);
+	longname[256] = '\0';
+	assert_int_equal(client_path_check(longname, 256, &e), -1);
+	assert_non_null(strstr(e.msg, "255 bytes"));
+	longname[255] = '\0';
+	assert_int_equal(client_path_check(longname, 255, &e), 0);
+	for (i = 0; i < 33; i++)
+		memcpy(deep + 2 * i, "d/", 2);
+	deep[2 * 33 - 1] = '\0'; /* 33 components */
+	assert_int_equal(client_path_check(deep, strlen(deep), &e), -1);
+	assert_non_null(strstr(e.msg, "32 components"));
+	deep[2 * 32 - 1] = '\0';
+	assert_int_equal(client_path_check(deep, strlen(deep), &e), 0);
+	/* Names a skill may well use. */
+	assert_int_equal(client_path_check("out/report.v2..txt", 18, &e), 0);
+	assert_int_equal(client_path_check("...", 3, &e), 0);
+	assert_int_equal(client_path_check(".hidden/x", 9, &e), 0);
+}
+
+/* The four file requests, their defaults and their own fields only. */
+static void
+test_file_requests(void **state)
+{
+	struct client_req r, in, out;
+	struct mp_enc m;
+	struct error e;
+
+	(void)state;
+	file_begin(&m, "put_file", "in/a.txt", 1);
+	enc_kbin(&m, "data", "abc", 3);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_PUT_FILE);
+	assert_true(creq_is_file(r.type) && creq_runs(r.type));
+	assert_string_equal(r.session, DEFAULT_SESSION);
+	assert_string_equal(r.path, "in/a.txt");
+	assert_int_equal(r.stdin_len, 3);
+	assert_memory_equal(r.stdin_data, "abc", 3);
+	assert_true(r.offset == 0);
+	assert_null(r.skill); /* the broker names the skill, not the client */
+	client_req_free(&r);
+
+	file_begin(&m, "put_file", "a", 0);
+	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"data\"");
+	client_req_free(&r);
+
+	file_begin(&m, "put_file", "a", 2);
+	enc_kbin(&m, "data", "", 0);
+	enc_kint(&m, "offset", -1);
+	assert_bad(dec_req(&m, &r, &e), &e, "offset");
+	client_req_free(&r);
+
+	file_begin(&m, "get_file", "out/b", 3);
+	enc_kstr(&m, "session", "s1");
+	enc_kuint(&m, "offset", 65536);
+	enc_kuint(&m, "length", 100);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_GET_FILE);
+	assert_string_equal(r.session, "s1");
+	assert_true(r.offset == 65536 && r.length == 100);
+	client_req_free(&r);
+
+	/* A field of another file request is unknown here. */
+	file_begin(&m, "get_file", "b", 1);
+	enc_kbin(&m, "data", "x", 1);
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"data\"");
+	client_req_free(&r);
+	file_begin(&m, "delete_file", "b", 1);
+	enc_kuint(&m, "offset", 1);
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"offset\"");
+	client_req_free(&r);
+	file_begin(&m, "list_files", "b", 0);
+	assert_bad(dec_req(&m, &r, &e), &e, "unknown field \"path\"");
+	client_req_free(&r);
+	file_begin(&m, "delete_file", NULL, 0);
+	assert_bad(dec_req(&m, &r, &e), &e, "missing field \"path\"");
+	client_req_free(&r);
+	file_begin(&m, "list_files", NULL, 1);
+	enc_kstr(&m, "session", "../s");
+	assert_bad(dec_req(&m, &r, &e), &e, "session must be");
+	client_req_free(&r);
+
+	file_begin(&m, "list_files", NULL, 0);
+	assert_int_equal(dec_req(&m, &r, &e), 0);
+	assert_int_equal(r.type, CREQ_LIST_FILES);
+	assert_null(r.path);
+	client_req_free(&r);
+
+	memset(&in, 0, sizeof(in));
+	in.type = CREQ_PUT_FILE;
+	in.id.num = 7;
+	in.id.is_num = 1;
+	in.session = "s2";
+	in.path = "x/y";
+	in.stdin_data = (uint8_t *)"data";
+	in.stdin_len = 4;
+	in.offset = 12;
+	round_trip(&in, &out);
+	assert_string_equal(out.path, "x/y");
+	assert_string_equal(out.session, "s2");
+	assert_int_equal(out.stdin_len, 4);
+	assert_true(out.offset == 12);
+	client_req_free(&out);
+	in.type = CREQ_GET_FILE;
+	in.stdin_data = NULL;
+	in.stdin_len = 0;
+	in.length = 99;
+	round_trip(&in, &out);
+	assert_true(out.offset == 12 && out.length == 99);
+	client_req_free(&out);
+}
+
 static void
 test_type_names(void **state)
 {
@@ -1038,6 +1195,10 @@ test_type_names(void **state)
 	assert_string_equal(creq_type_name(CREQ_SKILL_INFO), "skill_info");
 	assert_string_equal(creq_type_name(CREQ_APPROVE), "approve");
 	assert_string_equal(creq_type_name(CREQ_APPROVALS), "approvals");
+	assert_string_equal(creq_type_name(CREQ_PUT_FILE), "put_file");
+	assert_string_equal(creq_type_name(CREQ_GET_FILE), "get_file");
+	assert_string_equal(creq_type_name(CREQ_LIST_FILES), "list_files");
+	assert_string_equal(creq_type_name(CREQ_DELETE_FILE), "delete_file");
 	assert_string_equal(creq_type_name(CREQ__COUNT), "unknown");
 	assert_string_equal(creq_type_name((enum creq_type) - 1), "unknown");
 }
@@ -1060,6 +1221,8 @@ main(void)
 	    cmocka_unit_test(test_round_trip),
 	    cmocka_unit_test(test_skill_info),
 	    cmocka_unit_test(test_approve),
+	    cmocka_unit_test(test_file_paths),
+	    cmocka_unit_test(test_file_requests),
 	    cmocka_unit_test(test_type_names),
 	};
 
