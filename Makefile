@@ -219,7 +219,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem -D__linux__ \
 		--include=/usr/include/x86_64-linux-gnu/sys/queue.h \
-		lib proto master broker policyd auditd worker cli
+		lib proto master broker policyd auditd worker cli skills/files/src
 
 clean:
 	rm -rf build bin run var $(FILES_SKILL_DIR)

@@ -42,7 +42,7 @@ files_put_max(void)
 int
 files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e)
 {
-	size_t n = cr->type == CREQ_LIST_FILES ? 0
+	size_t n = cr->type == CREQ_LIST_FILES    ? 0
 	           : cr->type == CREQ_DELETE_FILE ? 1
 	                                          : 2;
 
@@ -69,7 +69,8 @@ files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e)
 void
 files_bound_stdin(struct client_req *cr, uint64_t output_bytes)
 {
-	uint64_t cap = output_bytes < B->max_frame ? output_bytes : B->max_frame;
+	uint64_t cap =
+	    output_bytes < B->max_frame ? output_bytes : B->max_frame;
 	uint64_t bound = cap > FILES_ROOM ? cap - FILES_ROOM : 1;
 
 	if (cr->type != CREQ_GET_FILE && cr->type != CREQ_LIST_FILES)
@@ -80,8 +81,8 @@ files_bound_stdin(struct client_req *cr, uint64_t output_bytes)
 		bound = cap - (cap > 512 ? 512 : 0);
 	free(cr->stdin_data);
 	cr->stdin_data = xmalloc(24);
-	cr->stdin_len = (size_t)snprintf(
-	    (char *)cr->stdin_data, 24, "%" PRIu64, bound);
+	cr->stdin_len =
+	    (size_t)snprintf((char *)cr->stdin_data, 24, "%" PRIu64, bound);
 }
 
 /* The skill's error types a client may see; anything else is internal. */
@@ -102,7 +103,8 @@ files_sha_valid(const char *s)
 	size_t i;
 
 	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		        (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return i == 64;
 }
@@ -156,8 +158,8 @@ files_ok_copy(struct mp_enc *m, const struct call *c, const msgpack_object *o,
 	static const char *const list[] = {"ok", "files", "truncated", NULL};
 	static const char *const del[] = {
 	    "ok", "path", "kind", "size_bytes", "sha256", NULL};
-	const char *const *keys = c->cr.type == CREQ_PUT_FILE   ? put
-	                          : c->cr.type == CREQ_GET_FILE ? get
+	const char *const *keys = c->cr.type == CREQ_PUT_FILE     ? put
+	                          : c->cr.type == CREQ_GET_FILE   ? get
 	                          : c->cr.type == CREQ_LIST_FILES ? list
 	                                                          : del;
 	const msgpack_object *files;
@@ -187,8 +189,8 @@ files_ok_copy(struct mp_enc *m, const struct call *c, const msgpack_object *o,
 	    mp_uint(o, "size_bytes", 1, INT64_MAX, &size, e) ||
 	    mp_str(o, "sha256", c->cr.type != CREQ_DELETE_FILE, 64, &sha, e) ||
 	    mp_str(o, "kind", c->cr.type == CREQ_DELETE_FILE, 16, &kind, e) ||
-	    mp_uint(o, "offset", c->cr.type == CREQ_GET_FILE, INT64_MAX, &off,
-	        e) ||
+	    mp_uint(
+	        o, "offset", c->cr.type == CREQ_GET_FILE, INT64_MAX, &off, e) ||
 	    mp_bin(o, "data", c->cr.type == CREQ_GET_FILE, FRAME_MAX_DEFAULT,
 	        &data, &len, e))
 		goto out;
@@ -282,12 +284,11 @@ reply_file(struct mp_enc *m, const struct call *c)
 	if (r == 1)
 		client_error_enc(m, &c->cr.id, e.type, e.msg);
 	else if (r == -1) {
-		snprintf(msg, sizeof(msg),
-		    "the files skill answered badly: %s", e.msg);
+		snprintf(msg, sizeof(msg), "the files skill answered badly: %s",
+		    e.msg);
 		client_error_enc(m, &c->cr.id, ERR_INTERNAL, msg);
-	}
-	else if (t == ERR_UNKNOWN_SKILL || t == ERR_SKILL_NOT_ENABLED ||
-	         t == ERR_UNKNOWN_COMMAND) {
+	} else if (t == ERR_UNKNOWN_SKILL || t == ERR_SKILL_NOT_ENABLED ||
+	           t == ERR_UNKNOWN_COMMAND) {
 		snprintf(msg, sizeof(msg),
 		    "session files are calls of the skill \"%s\" "
 		    "(skills/files), which this daemon cannot run: %s",

@@ -39,13 +39,13 @@
 #define FILES_ENTRIES 100000    /* list: directory entries looked at */
 #define FILES_BOUND_DEFAULT 60000
 #define FILES_SHOWN_MAX 4096 /* bytes of a listed path, escaped */
-#define FILES_RESOLVE                                                    \
-	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | \
+#define FILES_RESOLVE                                                          \
+	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |       \
 	    RESOLVE_NO_XDEV)
 
 struct files_entry {
-	char *raw;  /* the path as the file system has it */
-	char *path; /* as shown: escaped to UTF-8 where it is not */
+	char *raw;        /* the path as the file system has it */
+	char *path;       /* as shown: escaped to UTF-8 where it is not */
 	const char *kind; /* file, dir, symlink, other */
 	uint64_t size;
 };
@@ -60,8 +60,7 @@ struct files_list {
 static int work_fd = -1;
 
 /* The answer, then the exit code: 0 when it did what was asked. */
-static void __attribute__((noreturn))
-files_answer(struct mp_enc *m, int ok)
+static void __attribute__((noreturn)) files_answer(struct mp_enc *m, int ok)
 {
 	if (write_full(STDOUT_FILENO, m->sb.data, m->sb.size) == -1)
 		_exit(2);
@@ -92,8 +91,7 @@ files_fail(enum err_type t, const char *fmt, ...)
 }
 
 /* Why an open of path failed, as the client should read it. */
-static void __attribute__((noreturn))
-files_open_fail(const char *path, int err)
+static void __attribute__((noreturn)) files_open_fail(const char *path, int err)
 {
 	if (err == ENOENT)
 		files_fail(ERR_NOT_FOUND, "no \"%.200s\" in the session", path);
@@ -178,8 +176,8 @@ files_open_reg(char *path, int flags, struct stat *st)
 	if (fstat(fd, st) == -1)
 		files_fail(ERR_INTERNAL, "fstat: %s", strerror(errno));
 	if (!S_ISREG(st->st_mode))
-		files_fail(ERR_BAD_REQUEST, "\"%.200s\" is no regular file",
-		    path);
+		files_fail(
+		    ERR_BAD_REQUEST, "\"%.200s\" is no regular file", path);
 	return fd;
 }
 
@@ -257,8 +255,8 @@ files_put(char *path, uint64_t off)
 		    "of %llu (limits.fsize_mb)",
 		    path, (unsigned long long)(off + len),
 		    (unsigned long long)fsize.rlim_cur);
-	fd = files_open_reg(path, O_RDWR | O_CREAT | (off == 0 ? O_TRUNC : 0),
-	    &st);
+	fd = files_open_reg(
+	    path, O_RDWR | O_CREAT | (off == 0 ? O_TRUNC : 0), &st);
 	if (off != 0 && (uint64_t)st.st_size != off)
 		files_fail(ERR_BAD_REQUEST,
 		    "offset %llu is not the size of \"%.200s\" (%llu): a put "
@@ -309,10 +307,10 @@ files_get(char *path, uint64_t off)
 	want = want < bound ? want : bound;
 	buf = xmalloc(want + 1);
 	for (got = 0; got < want; got += (uint64_t)n)
-		if ((n = pread(fd, buf + got, want - got, (off_t)(off + got))) <=
-		    0)
-			files_fail(ERR_INTERNAL, "\"%.200s\" changed while read",
-			    path);
+		if ((n = pread(
+		         fd, buf + got, want - got, (off_t)(off + got))) <= 0)
+			files_fail(ERR_INTERNAL,
+			    "\"%.200s\" changed while read", path);
 	files_hash(fd, path, hex);
 	files_begin(&m, path);
 	enc_kuint(&m, "offset", off);
@@ -325,8 +323,8 @@ files_get(char *path, uint64_t off)
 }
 
 static void
-files_add(struct files_list *l, const char *path, const char *kind,
-    uint64_t size)
+files_add(
+    struct files_list *l, const char *path, const char *kind, uint64_t size)
 {
 	char *shown = utf8_escape(path);
 
@@ -479,8 +477,7 @@ files_delete(char *path)
 		files_hash(fd, path, hex);
 		close(fd);
 	}
-	if (unlinkat(dfd, last, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) ==
-	    -1) {
+	if (unlinkat(dfd, last, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == -1) {
 		if (errno == ENOTEMPTY || errno == EEXIST)
 			files_fail(ERR_BAD_REQUEST,
 			    "directory \"%.200s\" is not empty", path);
@@ -488,8 +485,8 @@ files_delete(char *path)
 	}
 	files_begin(&m, path);
 	enc_kstr(&m, "kind", kind);
-	enc_kuint(&m, "size_bytes",
-	    S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
+	enc_kuint(
+	    &m, "size_bytes", S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
 	if (*hex != '\0')
 		enc_kstr(&m, "sha256", hex);
 	enc_map_close(&m);
@@ -508,17 +505,16 @@ main(int argc, char *argv[])
 	/* A write past limits.fsize_mb fails with EFBIG, answered. */
 	if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
 		files_fail(ERR_INTERNAL, "signal: %s", strerror(errno));
-	want = strcmp(op, "list") == 0     ? 1
-	       : strcmp(op, "delete") == 0 ? 2
-	       : strcmp(op, "put") == 0 || strcmp(op, "get") == 0
-	           ? 3
-	           : 0;
+	want = strcmp(op, "list") == 0                            ? 1
+	       : strcmp(op, "delete") == 0                        ? 2
+	       : strcmp(op, "put") == 0 || strcmp(op, "get") == 0 ? 3
+	                                                          : 0;
 	if (want == 0)
-		files_fail(ERR_BAD_REQUEST, "run as \"%.32s\": not a command",
-		    op);
+		files_fail(
+		    ERR_BAD_REQUEST, "run as \"%.32s\": not a command", op);
 	if (argc != want)
-		files_fail(ERR_BAD_REQUEST, "%s takes %d argument(s)", op,
-		    want - 1);
+		files_fail(
+		    ERR_BAD_REQUEST, "%s takes %d argument(s)", op, want - 1);
 	if ((work_fd = open(FILES_WORK, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1)
 		files_fail(ERR_INTERNAL, "%s: %s", FILES_WORK, strerror(errno));
