@@ -317,8 +317,10 @@ void stats_enc(struct mp_enc *m, const struct stats *s);
 size_t files_put_max(void);
 /* Name the skill, command and args of a file request (in cr). */
 int files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e);
+/* A file call's grant: its answer may take a frame. */
+void files_granted(struct call *c);
 /* get and list: the bound on the answer, as the skill's stdin. */
-void files_bound_stdin(struct client_req *cr, uint64_t output_bytes);
+void files_bound_stdin(struct client_req *cr);
 void reply_file(struct mp_enc *m, const struct call *c);
 
 /* broker_reply.c: the replies a client reads */

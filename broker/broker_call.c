@@ -862,6 +862,7 @@ call_on_authz_ans(struct peer *p UNUSED, const struct mp_doc *d)
 	}
 	msg_authz_ans_free(&c->ans); /* an approved call's first answer */
 	c->ans = a;
+	files_granted(c);
 	if (*a.command != '\0') { /* the command the decision resolved */
 		free(c->cr.command);
 		c->cr.command = xstrdup(a.command);
@@ -939,7 +940,7 @@ call_on_run_started(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	c->ran = 1;
-	files_bound_stdin(&c->cr, c->ans.output_bytes);
+	files_bound_stdin(&c->cr);
 	run_open(&c->run, fds, c->ans.output_bytes, c->cr.stdin_data,
 	    c->cr.stdin_len, call_output_done, c);
 	return call_event(c, CEV_RUN_STARTED);

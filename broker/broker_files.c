@@ -62,23 +62,32 @@ files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e)
 }
 
 /*
- * get and list: once the grant's output cap is known, the skill reads
- * on stdin how much its answer may carry, so that it fits both the cap
- * and a frame.
+ * A file call's answer is bounded by the frame, not by the grant's
+ * output cap: the daemon's own program writes it, to the size the broker
+ * gives it on stdin (get and list), and a reply must carry a chunk of a
+ * file, not a skill's chatter. So a get moves up to a frame per worker.
  */
 void
-files_bound_stdin(struct client_req *cr, uint64_t output_bytes)
+files_granted(struct call *c)
 {
-	uint64_t cap =
-	    output_bytes < B->max_frame ? output_bytes : B->max_frame;
-	uint64_t bound = cap > FILES_ROOM ? cap - FILES_ROOM : 1;
+	if (creq_is_file(c->cr.type))
+		c->ans.output_bytes = B->max_frame;
+}
+
+/* get and list: the most their answer may carry, as the skill's stdin. */
+void
+files_bound_stdin(struct client_req *cr)
+{
+	uint64_t bound = B->max_frame > 2 * FILES_ROOM
+	                     ? B->max_frame - FILES_ROOM
+	                     : FILES_ROOM;
 
 	if (cr->type != CREQ_GET_FILE && cr->type != CREQ_LIST_FILES)
 		return;
 	if (cr->type == CREQ_GET_FILE && cr->length != 0 && cr->length < bound)
 		bound = cr->length;
 	if (cr->type == CREQ_LIST_FILES) /* the whole answer, not the data */
-		bound = cap - (cap > 512 ? 512 : 0);
+		bound = B->max_frame - 512;
 	free(cr->stdin_data);
 	cr->stdin_data = xmalloc(24);
 	cr->stdin_len =
