@@ -161,15 +161,15 @@ files_hash(int fd, const char *path, char *hex)
 		files_fail(ERR_INTERNAL, "%.200s cannot be read whole", path);
 }
 
-/* A regular file opened with flags, or the reason it cannot be. */
+/* A regular file opened to read, or the reason it cannot be. */
 static int
-files_open_reg(char *path, int flags, struct stat *st)
+files_open_reg(char *path, struct stat *st)
 {
 	const char *last;
 	int dfd, fd;
 
-	dfd = files_parent(path, (flags & O_CREAT) != 0, &last);
-	fd = files_openat2(dfd, last, flags | O_NONBLOCK, 0644);
+	dfd = files_parent(path, 0, &last);
+	fd = files_openat2(dfd, last, O_RDONLY | O_NONBLOCK, 0);
 	close(dfd);
 	if (fd == -1)
 		files_open_fail(path, errno);
@@ -233,18 +233,69 @@ files_begin(struct mp_enc *m, const char *path)
 		enc_kstr(m, "path", path);
 }
 
-/* put PATH OFFSET: stdin at OFFSET; 0 replaces, else OFFSET is the end. */
+/* All len bytes at off: 0, or the errno that stopped it. */
+static int
+files_write(int fd, const uint8_t *data, size_t len, uint64_t off)
+{
+	size_t done;
+	ssize_t n;
+
+	for (done = 0; done < len; done += (size_t)n)
+		if ((n = pwrite(fd, data + done, len - done,
+		         (off_t)(off + done))) <= 0)
+			return n == 0 ? ENOSPC : errno;
+	return 0;
+}
+
+/*
+ * put at 0: a file written aside, under a name no one chose, in the
+ * directory it goes to, then renamed over PATH; never over a link or
+ * anything but a regular file.
+ */
+static int
+files_put_aside(int dfd, const char *last, char *path, char *tmp, size_t len)
+{
+	uint8_t rnd[8];
+	struct stat st;
+	char hex[17];
+	int fd;
+
+	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			files_open_fail(path, ELOOP);
+		if (S_ISDIR(st.st_mode))
+			files_open_fail(path, EISDIR);
+		if (!S_ISREG(st.st_mode))
+			files_fail(ERR_BAD_REQUEST,
+			    "\"%.200s\" is no regular file", path);
+	} else if (errno != ENOENT)
+		files_open_fail(path, errno);
+	if (random_bytes(rnd, sizeof(rnd)) == -1)
+		files_fail(ERR_INTERNAL, "no random bytes");
+	hex_encode(rnd, sizeof(rnd), hex);
+	hex[16] = '\0';
+	snprintf(tmp, len, ".files-put-%s", hex);
+	if ((fd = files_openat2(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0644)) ==
+	    -1)
+		files_open_fail(path, errno);
+	return fd;
+}
+
+/*
+ * put PATH OFFSET: stdin at OFFSET; 0 replaces the file, else OFFSET is
+ * its end. A put that fails leaves the file as it was.
+ */
 static void
 files_put(char *path, uint64_t off)
 {
+	char hex[65], tmp[64] = "";
 	struct rlimit fsize;
+	const char *last;
 	struct mp_enc m;
 	struct stat st;
-	char hex[65];
-	size_t len, done;
 	uint8_t *data;
-	ssize_t n;
-	int fd;
+	int dfd, fd, err;
+	size_t len;
 
 	data = files_stdin(FILES_IN_MAX, &len);
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == -1)
@@ -255,24 +306,37 @@ files_put(char *path, uint64_t off)
 		    "of %llu (limits.fsize_mb)",
 		    path, (unsigned long long)(off + len),
 		    (unsigned long long)fsize.rlim_cur);
-	fd = files_open_reg(
-	    path, O_RDWR | O_CREAT | (off == 0 ? O_TRUNC : 0), &st);
+	dfd = files_parent(path, 1, &last);
+	if (off == 0)
+		fd = files_put_aside(dfd, last, path, tmp, sizeof(tmp));
+	else if ((fd = files_openat2(dfd, last, O_RDWR | O_NONBLOCK, 0)) == -1)
+		files_open_fail(path, errno);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		files_fail(
+		    ERR_BAD_REQUEST, "\"%.200s\" is no regular file", path);
 	if (off != 0 && (uint64_t)st.st_size != off)
 		files_fail(ERR_BAD_REQUEST,
 		    "offset %llu is not the size of \"%.200s\" (%llu): a put "
 		    "goes on where the file ends",
 		    (unsigned long long)off, path,
 		    (unsigned long long)st.st_size);
-	for (done = 0; done < len; done += (size_t)n)
-		if ((n = pwrite(fd, data + done, len - done,
-		         (off_t)(off + done))) <= 0) {
-			if (n == -1 && errno == EFBIG)
-				files_fail(ERR_RESOURCE_LIMIT,
-				    "\"%.200s\" is over the file size bound "
-				    "(limits.fsize_mb)",
-				    path);
-			files_open_fail(path, n == 0 ? ENOSPC : errno);
-		}
+	if ((err = files_write(fd, data, len, off)) == 0 && *tmp != '\0' &&
+	    renameat(dfd, tmp, dfd, last) == -1)
+		err = errno;
+	if (err != 0) { /* as it was: the aside file goes, an append is cut */
+		if (*tmp != '\0')
+			(void)unlinkat(dfd, tmp, 0);
+		else if (ftruncate(fd, (off_t)off) == -1)
+			files_fail(ERR_INTERNAL,
+			    "\"%.200s\" keeps part of a failed append: %s",
+			    path, strerror(errno));
+		if (err == EFBIG)
+			files_fail(ERR_RESOURCE_LIMIT,
+			    "\"%.200s\" is over the file size bound "
+			    "(limits.fsize_mb)",
+			    path);
+		files_open_fail(path, err);
+	}
 	if (fstat(fd, &st) == -1)
 		files_fail(ERR_INTERNAL, "fstat: %s", strerror(errno));
 	files_hash(fd, path, hex);
@@ -297,7 +361,7 @@ files_get(char *path, uint64_t off)
 	ssize_t n;
 	int fd;
 
-	fd = files_open_reg(path, O_RDONLY, &st);
+	fd = files_open_reg(path, &st);
 	if (off > (uint64_t)st.st_size)
 		files_fail(ERR_BAD_REQUEST,
 		    "offset %llu is past the end of \"%.200s\" (%llu bytes)",
