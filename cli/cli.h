@@ -47,6 +47,9 @@ int cli_encode(const struct client_req *req, struct mp_enc *m, struct error *e);
 int cli_id_matches(const msgpack_object *reply, const struct client_id *id);
 int cli_recv_reply(int fd, const struct client_id *id, FILE *err,
     struct cli_reply *rep, struct error *e);
+int cli_exchange(int fd, const char *path, const void *msg, size_t len,
+    const struct client_id *id, FILE *err, struct cli_reply *rep,
+    struct error *e);
 int cli_call(const char *path, const void *msg, size_t len,
     const struct client_id *id, FILE *err, struct cli_reply *rep,
     struct error *e);

@@ -294,24 +294,37 @@ cli_recv_reply(int fd, const struct client_id *id, FILE *err,
 }
 
 /*
- * The whole conversation: connect, send the encoded request, wait for
- * its reply. A failed send still looks for a reply, since a broker that
- * refuses a connection (overloaded, bad frame) answers and closes.
+ * One request on a connection to the socket at path: send the encoded
+ * request, wait for its reply. A failed send still looks for a reply,
+ * since a broker that refuses a connection (overloaded, bad frame)
+ * answers and closes.
  */
+int
+cli_exchange(int fd, const char *path, const void *msg, size_t len,
+    const struct client_id *id, FILE *err, struct cli_reply *rep,
+    struct error *e)
+{
+	struct error fe;
+	int r;
+
+	if (frame_send(fd, msg, len, &fe) == 0)
+		return cli_recv_reply(fd, id, err, rep, e);
+	if ((r = cli_recv_reply(fd, id, err, rep, e)) == -1)
+		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
+	return r;
+}
+
+/* The whole conversation: connect, one request and its reply, close. */
 int
 cli_call(const char *path, const void *msg, size_t len,
     const struct client_id *id, FILE *err, struct cli_reply *rep,
     struct error *e)
 {
-	struct error fe;
 	int fd, r;
 
 	if (cli_connect(path, &fd, e) == -1)
 		return -1;
-	if (frame_send(fd, msg, len, &fe) == 0)
-		r = cli_recv_reply(fd, id, err, rep, e);
-	else if ((r = cli_recv_reply(fd, id, err, rep, e)) == -1)
-		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
+	r = cli_exchange(fd, path, msg, len, id, err, rep, e);
 	close(fd);
 	return r;
 }
