@@ -3,8 +3,9 @@
  * cli_conn.c talks to the broker; cli_print.c turns a reply into output
  * and an exit status (cli_stats.c: the stats reply's text and Prometheus
  * forms; cli_approve.c: an approval request shown and answered on a
- * terminal). Everything but main() lives outside main.c so the
- * unit tests can link it.
+ * terminal; cli_files.c: put, get, ls and rm, which take more than one
+ * request or check what came). Everything but main() lives outside
+ * main.c so the unit tests can link it.
  */
 #ifndef SB_CLI_H
 #define SB_CLI_H
@@ -89,6 +90,17 @@ int cli_policy_check(int argc, char **argv);
 
 /* cli_info.c: a skill_info reply as text */
 int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);
+
+/*
+ * cli_files.c: put, get, ls and rm on a session's files (req: type, id,
+ * session, path; local: put's source or get's target, "-" for stdin or
+ * stdout; format: CLI_OUT_HUMAN or CLI_OUT_JSON); the exit status.
+ */
+int cli_files_run(
+    const char *sock, struct client_req *req, const char *local, int format);
+/* A list_files reply as ls prints it. */
+int cli_files_list_print(
+    const msgpack_object *reply, FILE *out, struct error *e);
 
 /* cli_print.c; format is one of: */
 #define CLI_OUT_HUMAN 0

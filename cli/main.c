@@ -26,6 +26,10 @@ static const char synopsis[] =
     "       skillctl [-s SOCKET] cancel REQUEST_ID [--json]\n"
     "       skillctl [-s SOCKET] last-result [--session S] [--json]\n"
     "       skillctl [-s SOCKET] session-end [--session S] [--json]\n"
+    "       skillctl [-s SOCKET] put [--session S] [--json] LOCAL PATH\n"
+    "       skillctl [-s SOCKET] get [--session S] PATH LOCAL\n"
+    "       skillctl [-s SOCKET] ls [--session S] [--json]\n"
+    "       skillctl [-s SOCKET] rm [--session S] PATH\n"
     "       skillctl [-s SOCKET] approvals [--json]\n"
     "       skillctl [-s SOCKET] approve APPROVAL_ID "
     "yes_once|yes_in_session|no [--json]\n"
@@ -53,15 +57,25 @@ static const char usage_text[] =
     "  0      success (invoke: the skill exited 0)\n"
     "  1-255  invoke: the skill's non-zero exit status, or 128+N when a\n"
     "         signal N killed it (these can overlap 2-4; --json tells)\n"
-    "  2      usage error, or --stdin/--stdin-file input unreadable or "
-    "too big\n"
+    "  2      usage error, or --stdin/--stdin-file input (or put's LOCAL)\n"
+    "         unreadable or too big\n"
     "  3      the broker refused or failed the request (ok=false)\n"
-    "  4      cannot connect, a protocol error, or output cannot be written\n"
+    "  4      cannot connect, a protocol error, output (or get's LOCAL)\n"
+    "         cannot be written, or a put or get check failed\n"
     "\n"
     "cancel ends a call of the same uid that another skillctl (or client)\n"
     "runs, named by its request id (skillctl's are skillctl-PID-1).\n"
     "last-result prints a session's last invoke result again, as invoke\n"
     "did; session-end ends a session (its work dir and files go).\n"
+    "\n"
+    "put, get, ls and rm work on a session's files: its work dir, what a\n"
+    "skill sees under /work; a PATH is relative to it (-- before a PATH\n"
+    "that starts with -). put sends LOCAL (- reads stdin, at most 64 MiB)\n"
+    "in chunks and checks the size and sha256 the broker reports; get\n"
+    "writes PATH to a new file beside LOCAL and renames it over LOCAL\n"
+    "only once its size and sha256 check out (- writes to stdout as the\n"
+    "bytes come); ls lists every entry (kind, size, sha256, path); rm\n"
+    "removes a file, a link or an empty directory.\n"
     "\n"
     "invoke on a terminal (stdin and stderr) answers approval requests:\n"
     "an ask rule shows the call and its permissions, and asks on\n"
@@ -97,6 +111,7 @@ struct opts {
 	const char *sock;
 	int json, prometheus, from_stdin;
 	const char *stdin_file;
+	const char *local; /* put's source, get's target */
 	struct client_req req;
 };
 
@@ -342,6 +357,59 @@ parse_session_op(struct opts *o, int argc, char **argv)
 	}
 }
 
+/*
+ * put LOCAL PATH, get PATH LOCAL, ls, rm PATH: [--session S], --json
+ * for put and ls; after --, operands only (a PATH may start with -).
+ */
+static void
+parse_files(struct opts *o, int argc, char **argv)
+{
+	const char *v = argv[0], *val, *arg[2] = {NULL, NULL}, *path;
+	int put = strcmp(v, "put") == 0, get = strcmp(v, "get") == 0;
+	int ls = strcmp(v, "ls") == 0, json = put || ls;
+	int i, n = 0, nargs = put || get ? 2 : ls ? 0 : 1, ended = 0;
+	struct error e;
+
+	o->req.type = put   ? CREQ_PUT_FILE
+	              : get ? CREQ_GET_FILE
+	              : ls  ? CREQ_LIST_FILES
+	                    : CREQ_DELETE_FILE;
+	for (i = 1; i < argc; i++) {
+		if (!ended && (strcmp(argv[i], "-h") == 0 ||
+		                  strcmp(argv[i], "--help") == 0))
+			usage_help();
+		if (!ended && strcmp(argv[i], "--") == 0)
+			ended = 1;
+		else if (!ended && json && strcmp(argv[i], "--json") == 0)
+			o->json = 1;
+		else if (!ended &&
+		         (val = opt_value("--session", argc, argv, &i)) != NULL)
+			set_str(&o->req.session, val);
+		else if ((!ended && argv[i][0] == '-' && argv[i][1] != '\0') ||
+		         n == nargs)
+			usage_err("%s takes no \"%s\"", v, argv[i]);
+		else
+			arg[n++] = argv[i];
+	}
+	if (n < nargs)
+		usage_err("%s needs %s", v,
+		    put   ? "a LOCAL and a PATH"
+		    : get ? "a PATH and a LOCAL"
+		          : "a PATH");
+	if (ls)
+		return;
+	path = arg[put ? 1 : 0];
+	if (client_path_check(path, strlen(path), &e) == -1)
+		usage_err("%s", e.msg);
+	o->req.path = xstrdup(path);
+	if (put || get) {
+		o->local = arg[put ? 0 : 1];
+		if (*o->local == '\0')
+			usage_err("%s: LOCAL is empty (- for std%s)", v,
+			    put ? "in" : "out");
+	}
+}
+
 /* The subcommand names the request type. */
 static void
 parse_verb(struct opts *o, int argc, char **argv)
@@ -367,7 +435,10 @@ parse_verb(struct opts *o, int argc, char **argv)
 	           strcmp(v, "session-end") == 0) {
 		o->req.type = v[0] == 'l' ? CREQ_LAST_RESULT : CREQ_SESSION_END;
 		parse_session_op(o, argc, argv);
-	} else if (strcmp(v, "approvals") == 0) {
+	} else if (strcmp(v, "put") == 0 || strcmp(v, "get") == 0 ||
+	           strcmp(v, "ls") == 0 || strcmp(v, "rm") == 0)
+		parse_files(o, argc, argv);
+	else if (strcmp(v, "approvals") == 0) {
 		o->req.type = CREQ_APPROVALS;
 		parse_plain(o, argc, argv);
 	} else if (strcmp(v, "approve") == 0) {
@@ -483,6 +554,9 @@ run(struct opts *o)
 	struct error e;
 	int status, tty;
 
+	if (creq_is_file(o->req.type))
+		return cli_files_run(cli_socket_path(o->sock), &o->req,
+		    o->local, o->json ? CLI_OUT_JSON : CLI_OUT_HUMAN);
 	if (cli_encode(&o->req, &m, &e) == -1) {
 		fprintf(stderr, "skillctl: %s\n", e.msg);
 		return CLI_EXIT_USAGE;
