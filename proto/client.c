@@ -65,8 +65,11 @@ client_path_check(const char *p, size_t len, struct error *e)
 	if (len == 0 || len > CLIENT_PATH_MAX)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "a path must be 1..%d bytes", CLIENT_PATH_MAX);
-	if (memchr(p, '\0', len) != NULL)
-		return error_set(e, ERR_BAD_REQUEST, "a path has no NUL byte");
+	for (i = 0; i < len; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+			return error_set(e, ERR_BAD_REQUEST,
+			    "a path has no control character (byte 0x%02x)",
+			    (unsigned char)p[i]);
 	if (p[0] == '/')
 		return error_set(e, ERR_BAD_REQUEST,
 		    "path \"%.64s\" is absolute: paths are relative to the "

@@ -91,7 +91,8 @@ int creq_is_file(enum creq_type t);
 int creq_runs(enum creq_type t);
 /*
  * A session file's path as a client names it: relative to the work dir,
- * 1..CLIENT_PATH_MAX bytes, no NUL, no empty, "." or ".." component, at
+ * 1..CLIENT_PATH_MAX bytes, no control character (NUL among them, so no
+ * terminal escape either), no empty, "." or ".." component, at
  * most CLIENT_PATH_DEPTH components of at most 255 bytes.
  */
 int client_path_check(const char *path, size_t len, struct error *e);

@@ -1070,7 +1070,13 @@ test_file_paths(void **state)
 	}
 	/* A NUL inside: refused, never cut short at it. */
 	assert_int_equal(client_path_check("a\0b", 3, &e), -1);
-	assert_non_null(strstr(e.msg, "NUL"));
+	assert_non_null(strstr(e.msg, "control character (byte 0x00)"));
+	/* A terminal escape a client would plant for the next ls. */
+	assert_int_equal(client_path_check("x\x1b[2Jy", 6, &e), -1);
+	assert_non_null(strstr(e.msg, "0x1b"));
+	assert_int_equal(client_path_check("a\nb", 3, &e), -1);
+	assert_int_equal(client_path_check("a\x7f", 2, &e), -1);
+	assert_int_equal(client_path_check("caf\xc3\xa9", 5, &e), 0);
 	memset(longname, 'n', 256);
 	longname[256] = '\0';
 	assert_int_equal(client_path_check(longname, 256, &e), -1);
