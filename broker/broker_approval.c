@@ -85,10 +85,7 @@ approval_arg_enc(struct mp_enc *m, const char *a)
 		enc_str(m, a);
 		return;
 	}
-	keep = APPROVAL_ARG_BYTES - (sizeof(ell) - 1);
-	/* Back to the start of a character (args are valid UTF-8). */
-	while (keep > 0 && ((unsigned char)a[keep] & 0xc0) == 0x80)
-		keep--;
+	keep = utf8_cut(a, APPROVAL_ARG_BYTES - (sizeof(ell) - 1));
 	memcpy(buf, a, keep);
 	memcpy(buf + keep, ell, sizeof(ell) - 1);
 	enc_strn(m, buf, keep + sizeof(ell) - 1);

@@ -17,7 +17,7 @@
 #include "broker.h"
 
 #define FILES_SKILL "files"
-#define FILES_ROOM 2048 /* of an answer or a frame, beside the data */
+#define FILES_ROOM 512 /* of an answer or a frame, beside path and data */
 
 static const char *const files_commands[CREQ__COUNT] = {
     [CREQ_PUT_FILE] = "put",
@@ -26,12 +26,26 @@ static const char *const files_commands[CREQ__COUNT] = {
     [CREQ_DELETE_FILE] = "delete",
 };
 
-/* The most data one put_file may carry (hello's limits say it). */
+/* The room a frame has for a file's bytes beside a path of len bytes. */
+static size_t
+files_room(size_t path_len)
+{
+	size_t room = FILES_ROOM + path_len;
+
+	return B->max_frame > room ? B->max_frame - room : 0;
+}
+
+/*
+ * The most data one put_file carries beside the longest path (hello's
+ * limits say it); a quarter of a frame too small for that.
+ */
 size_t
 files_put_max(void)
 {
-	size_t room = B->max_frame > FILES_ROOM ? B->max_frame - FILES_ROOM : 1;
+	size_t room = files_room(CLIENT_PATH_MAX);
 
+	if (room < B->max_frame / 4)
+		room = B->max_frame / 4;
 	return room < FRAME_MAX_DEFAULT ? room : FRAME_MAX_DEFAULT;
 }
 
@@ -49,6 +63,11 @@ files_call_prepare(struct client_req *cr, uint32_t uid, struct error *e)
 	if (cr->type != CREQ_PUT_FILE && !session_exists(uid, cr->session))
 		return error_set(
 		    e, ERR_NOT_FOUND, "no such session of this uid");
+	if (cr->type == CREQ_GET_FILE && files_room(strlen(cr->path)) == 0)
+		return error_set(e, ERR_BAD_REQUEST,
+		    "a path of %zu bytes leaves no room for data in a reply of "
+		    "max_frame_bytes (%zu)",
+		    strlen(cr->path), B->max_frame);
 	cr->skill = xstrdup(FILES_SKILL);
 	cr->command = xstrdup(files_commands[cr->type]);
 	cr->phase = xstrdup("execution");
@@ -78,32 +97,39 @@ files_granted(struct call *c)
 void
 files_bound_stdin(struct client_req *cr)
 {
-	uint64_t bound = B->max_frame > 2 * FILES_ROOM
-	                     ? B->max_frame - FILES_ROOM
-	                     : FILES_ROOM;
+	uint64_t bound;
 
 	if (cr->type != CREQ_GET_FILE && cr->type != CREQ_LIST_FILES)
 		return;
+	if (cr->type == CREQ_LIST_FILES) /* the whole answer, not the data */
+		bound = B->max_frame - FILES_ROOM;
+	else
+		bound = files_room(strlen(cr->path));
 	if (cr->type == CREQ_GET_FILE && cr->length != 0 && cr->length < bound)
 		bound = cr->length;
-	if (cr->type == CREQ_LIST_FILES) /* the whole answer, not the data */
-		bound = B->max_frame - 512;
 	free(cr->stdin_data);
 	cr->stdin_data = xmalloc(24);
 	cr->stdin_len =
 	    (size_t)snprintf((char *)cr->stdin_data, 24, "%" PRIu64, bound);
 }
 
-/* The skill's error types a client may see; anything else is internal. */
+/* The skill's error types a client may see; ERR__COUNT for any other. */
 static enum err_type
 files_err(const char *name)
 {
 	enum err_type t = err_type_from_name(name);
 
 	return t == ERR_BAD_REQUEST || t == ERR_NOT_FOUND ||
-	               t == ERR_RESOURCE_LIMIT
+	               t == ERR_RESOURCE_LIMIT || t == ERR_PERMISSION_DENIED
 	           ? t
-	           : ERR_INTERNAL;
+	           : ERR__COUNT;
+}
+
+static int
+files_kind_valid(const char *k)
+{
+	return strcmp(k, "file") == 0 || strcmp(k, "dir") == 0 ||
+	       strcmp(k, "symlink") == 0 || strcmp(k, "other") == 0;
 }
 
 static int
@@ -138,6 +164,10 @@ files_entry_copy(struct mp_enc *m, const msgpack_object *o, struct error *e)
 		goto out;
 	if (sha != NULL && !files_sha_valid(sha)) {
 		error_set(e, ERR_INTERNAL, "a bad sha256");
+		goto out;
+	}
+	if (*path == '\0' || !files_kind_valid(kind)) {
+		error_set(e, ERR_INTERNAL, "an entry without a path or a kind");
 		goto out;
 	}
 	enc_map_open(m);
@@ -195,15 +225,17 @@ files_ok_copy(struct mp_enc *m, const struct call *c, const msgpack_object *o,
 		return 0;
 	}
 	if (mp_str(o, "path", 1, CLIENT_PATH_MAX, &path, e) ||
+	    (c->cr.type == CREQ_DELETE_FILE &&
+	        mp_str(o, "kind", 1, 16, &kind, e)) ||
 	    mp_uint(o, "size_bytes", 1, INT64_MAX, &size, e) ||
 	    mp_str(o, "sha256", c->cr.type != CREQ_DELETE_FILE, 64, &sha, e) ||
-	    mp_str(o, "kind", c->cr.type == CREQ_DELETE_FILE, 16, &kind, e) ||
 	    mp_uint(
 	        o, "offset", c->cr.type == CREQ_GET_FILE, INT64_MAX, &off, e) ||
 	    mp_bin(o, "data", c->cr.type == CREQ_GET_FILE, FRAME_MAX_DEFAULT,
 	        &data, &len, e))
 		goto out;
 	if (strcmp(path, c->cr.path) != 0 ||
+	    (kind != NULL && !files_kind_valid(kind)) ||
 	    (sha != NULL && !files_sha_valid(sha)) ||
 	    (c->cr.type == CREQ_GET_FILE &&
 	        (off != c->cr.offset || off > size || len > size - off))) {
@@ -237,6 +269,8 @@ out:
 static int
 files_answer(struct mp_enc *m, const struct call *c, struct error *e)
 {
+	static const char *const fail_keys[] = {"ok", "error", NULL};
+	static const char *const err_keys[] = {"type", "message", NULL};
 	const struct run *r = &c->run;
 	const msgpack_object *err;
 	char *type = NULL, *msg = NULL;
@@ -251,12 +285,20 @@ files_answer(struct mp_enc *m, const struct call *c, struct error *e)
 		    c->x.exit_code);
 	if (mp_bool(d.root, "ok", 1, &ok, e) == -1)
 		;
-	else if (!ok && (err = mp_get(d.root, "error")) != NULL &&
+	else if (!ok && mp_only_keys(d.root, fail_keys, e) == 0 &&
+	         (err = mp_get(d.root, "error")) != NULL &&
 	         err->type == MSGPACK_OBJECT_MAP &&
+	         mp_only_keys(err, err_keys, e) == 0 &&
 	         mp_str(err, "type", 1, 32, &type, e) == 0 &&
 	         mp_str(err, "message", 1, ERROR_MSG_MAX - 1, &msg, e) == 0) {
-		error_set(e, files_err(type), "%s", msg);
-		ret = 1;
+		if (files_err(type) == ERR__COUNT)
+			error_set(e, ERR_INTERNAL,
+			    "an error type it may not give (%s): %s", type,
+			    msg);
+		else {
+			error_set(e, files_err(type), "%s", msg);
+			ret = 1;
+		}
 	} else if (!ok)
 		error_set(e, ERR_INTERNAL, "a failure without its reason");
 	else if (c->x.exit_code != 0)
@@ -297,10 +339,10 @@ reply_file(struct mp_enc *m, const struct call *c)
 		    e.msg);
 		client_error_enc(m, &c->cr.id, ERR_INTERNAL, msg);
 	} else if (t == ERR_UNKNOWN_SKILL || t == ERR_SKILL_NOT_ENABLED ||
-	           t == ERR_UNKNOWN_COMMAND) {
+	           t == ERR_UNKNOWN_COMMAND || t == ERR_PERMISSION_DENIED) {
 		snprintf(msg, sizeof(msg),
 		    "session files are calls of the skill \"%s\" "
-		    "(skills/files), which this daemon cannot run: %s",
+		    "(skills/files), which the policy does not let run: %s",
 		    FILES_SKILL, c->errmsg);
 		client_error_enc(m, &c->cr.id, t, msg);
 	} else

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const err_names[ERR__COUNT] = {
     [ERR_NONE] = "none",
     [ERR_BAD_REQUEST] = "bad_request",
@@ -37,7 +39,9 @@ error_set(struct error *e, enum err_type type, const char *fmt, ...)
 		return -1;
 	e->type = type;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	/* A message cut at the bound stays UTF-8 (it goes into replies). */
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
+		utf8_trim(e->msg);
 	va_end(ap);
 	return -1;
 }

@@ -394,3 +394,30 @@ sha256_fd(int fd, char *hex)
 	hex_encode(md, len, hex);
 	return 0;
 }
+
+size_t
+utf8_cut(const char *s, size_t max)
+{
+	size_t len = strnlen(s, max + 1);
+
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+void
+utf8_trim(char *s)
+{
+	size_t len = strlen(s), i = len, need;
+	unsigned char c;
+
+	while (i > 0 && len - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (c = (unsigned char)s[i - 1]) < 0xc0)
+		return; /* ASCII last, or no lead byte in reach */
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	if (len - (i - 1) < need)
+		s[i - 1] = '\0';
+}

@@ -45,6 +45,10 @@ int mkdir_p(const char *path, mode_t mode);
  * any bytes; messages and records may not).
  */
 char *utf8_escape(const char *s);
+/* The most bytes of valid UTF-8 s, at most max, that end on a character. */
+size_t utf8_cut(const char *s, size_t max);
+/* Drop a character that snprintf cut short at the end of s. */
+void utf8_trim(char *s);
 /* The sha256 (hex, 65 bytes) of what fd reads to its end: -1 on error. */
 int sha256_fd(int fd, char *hex);
 /* Free n strings and the array holding them (NULL is fine). */

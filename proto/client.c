@@ -72,24 +72,24 @@ client_path_check(const char *p, size_t len, struct error *e)
 			    (unsigned char)p[i]);
 	if (p[0] == '/')
 		return error_set(e, ERR_BAD_REQUEST,
-		    "path \"%.64s\" is absolute: paths are relative to the "
+		    "path \"%.*s\" is absolute: paths are relative to the "
 		    "session's work dir, as a skill sees them under /work",
-		    p);
+		    (int)utf8_cut(p, 64), p);
 	for (i = 0; i <= len; i++) {
 		if (i < len && p[i] != '/')
 			continue;
 		if (i == start || (i - start == 1 && p[start] == '.') ||
 		    (i - start == 2 && p[start] == '.' && p[start + 1] == '.'))
 			return error_set(e, ERR_BAD_REQUEST,
-			    "path \"%.64s\" has an empty, \".\" or \"..\" "
+			    "path \"%.*s\" has an empty, \".\" or \"..\" "
 			    "component: paths name a file inside the "
 			    "session's work dir",
-			    p);
+			    (int)utf8_cut(p, 64), p);
 		if (i - start > 255 || ++depth > CLIENT_PATH_DEPTH)
 			return error_set(e, ERR_BAD_REQUEST,
-			    "path \"%.64s\" has a component over 255 bytes "
+			    "path \"%.*s\" has a component over 255 bytes "
 			    "or over %d components",
-			    p, CLIENT_PATH_DEPTH);
+			    (int)utf8_cut(p, 64), p, CLIENT_PATH_DEPTH);
 		start = i + 1;
 	}
 	return 0;

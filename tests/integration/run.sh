@@ -341,7 +341,7 @@ t04_unknown_invalid() {
 	esac
 	expect "echo-args valid" \
 	    "$(j '.skills[] | select(.name == "echo-args") | .valid')" true
-	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 9
+	expect "valid skills" "$(j '[.skills[] | select(.valid)] | length')" 11
 	# Explicit bounded wait: no worker.started may follow the refusals.
 	sb_never 0.2 "a worker.started record after refused calls" \
 	    more_started "$before"

@@ -434,9 +434,9 @@ static void
 test_refusals(void **state)
 {
 	static const char *const pass[] = {
-	    "bad_request", "not_found", "resource_limit"};
-	static const char *const kept[] = {"permission_denied", "timeout",
-	    "overloaded", "unsupported", "no_such_type"};
+	    "bad_request", "not_found", "resource_limit", "permission_denied"};
+	static const char *const kept[] = {
+	    "timeout", "overloaded", "unsupported", "no_such_type"};
 	struct call *c = mkcall(CREQ_GET_FILE, "in/a.txt", 0);
 	struct mp_enc m;
 	size_t i;
@@ -453,7 +453,9 @@ test_refusals(void **state)
 		refusal(&m, kept[i], "why it said no");
 		answer(c, &m);
 		c->x.exit_code = 1;
-		assert_error_reply(c, "internal", "");
+		assert_error_reply(c, "internal",
+		    "the files skill answered badly: an error type it may not "
+		    "give");
 	}
 	call_free(c);
 }
@@ -474,6 +476,9 @@ test_call_failed(void **state)
 	    "session files are calls of the skill \"files\"");
 	c->err = ERR_UNKNOWN_SKILL;
 	assert_error_reply(c, "unknown_skill",
+	    "session files are calls of the skill \"files\"");
+	c->err = ERR_PERMISSION_DENIED;
+	assert_error_reply(c, "permission_denied",
 	    "session files are calls of the skill \"files\"");
 	call_free(c);
 }

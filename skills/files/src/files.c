@@ -39,6 +39,9 @@
 #define FILES_ENTRIES 100000    /* list: directory entries looked at */
 #define FILES_BOUND_DEFAULT 60000
 #define FILES_SHOWN_MAX 4096 /* bytes of a listed path, escaped */
+#define FILES_LIST_MAX 4096  /* entries of a listing: what a reply holds */
+/* A path in a message: its first 120 bytes, cut on a character. */
+#define FILES_P(p) (int)utf8_cut((p), 120), (p)
 #define FILES_RESOLVE                                                          \
 	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |       \
 	    RESOLVE_NO_XDEV)
@@ -76,7 +79,8 @@ files_fail(enum err_type t, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) >= (int)sizeof(msg))
+		utf8_trim(msg); /* the broker takes UTF-8 only */
 	va_end(ap);
 	enc_init(&m);
 	enc_map_open(&m);
@@ -94,31 +98,39 @@ files_fail(enum err_type t, const char *fmt, ...)
 static void __attribute__((noreturn)) files_open_fail(const char *path, int err)
 {
 	if (err == ENOENT)
-		files_fail(ERR_NOT_FOUND, "no \"%.200s\" in the session", path);
+		files_fail(
+		    ERR_NOT_FOUND, "no \"%.*s\" in the session", FILES_P(path));
 	if (err == ELOOP)
 		files_fail(ERR_BAD_REQUEST,
-		    "\"%.200s\" is or passes through a symbolic link: "
+		    "\"%.*s\" is or passes through a symbolic link: "
 		    "session files never follow links",
-		    path);
+		    FILES_P(path));
 	if (err == EXDEV)
 		files_fail(ERR_BAD_REQUEST,
-		    "\"%.200s\" leaves the session's work dir", path);
+		    "\"%.*s\" leaves the session's work dir", FILES_P(path));
 	if (err == ENOTDIR)
 		files_fail(ERR_BAD_REQUEST,
-		    "a component of \"%.200s\" is not a directory", path);
+		    "a component of \"%.*s\" is not a directory",
+		    FILES_P(path));
 	if (err == EISDIR)
-		files_fail(ERR_BAD_REQUEST, "\"%.200s\" is a directory", path);
+		files_fail(
+		    ERR_BAD_REQUEST, "\"%.*s\" is a directory", FILES_P(path));
+	if (err == EACCES || err == EPERM)
+		files_fail(ERR_PERMISSION_DENIED,
+		    "\"%.*s\": its mode or a directory's on the way denies it "
+		    "(a skill of the session set it)",
+		    FILES_P(path));
 	if (err == ENOSPC || err == EDQUOT)
 		files_fail(ERR_RESOURCE_LIMIT,
 		    "the session's work dir is full (worker.work_mb)");
-	files_fail(ERR_INTERNAL, "%.200s: %s", path, strerror(err));
+	files_fail(ERR_INTERNAL, "%.*s: %s", FILES_P(path), strerror(err));
 }
 
 static int
 files_openat2(int dfd, const char *name, int flags, mode_t mode)
 {
 	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+	    .flags = (uint64_t)(flags | O_CLOEXEC),
 	    .mode = (flags & O_CREAT) ? mode : 0,
 	    .resolve = FILES_RESOLVE,
 	};
@@ -158,7 +170,8 @@ static void
 files_hash(int fd, const char *path, char *hex)
 {
 	if (lseek(fd, 0, SEEK_SET) == -1 || sha256_fd(fd, hex) == -1)
-		files_fail(ERR_INTERNAL, "%.200s cannot be read whole", path);
+		files_fail(
+		    ERR_INTERNAL, "%.*s cannot be read whole", FILES_P(path));
 }
 
 /* A regular file opened to read, or the reason it cannot be. */
@@ -176,8 +189,8 @@ files_open_reg(char *path, struct stat *st)
 	if (fstat(fd, st) == -1)
 		files_fail(ERR_INTERNAL, "fstat: %s", strerror(errno));
 	if (!S_ISREG(st->st_mode))
-		files_fail(
-		    ERR_BAD_REQUEST, "\"%.200s\" is no regular file", path);
+		files_fail(ERR_BAD_REQUEST, "\"%.*s\" is no regular file",
+		    FILES_P(path));
 	return fd;
 }
 
@@ -267,7 +280,7 @@ files_put_aside(int dfd, const char *last, char *path, char *tmp, size_t len)
 			files_open_fail(path, EISDIR);
 		if (!S_ISREG(st.st_mode))
 			files_fail(ERR_BAD_REQUEST,
-			    "\"%.200s\" is no regular file", path);
+			    "\"%.*s\" is no regular file", FILES_P(path));
 	} else if (errno != ENOENT)
 		files_open_fail(path, errno);
 	if (random_bytes(rnd, sizeof(rnd)) == -1)
@@ -300,26 +313,30 @@ files_put(char *path, uint64_t off)
 	data = files_stdin(FILES_IN_MAX, &len);
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == -1)
 		files_fail(ERR_INTERNAL, "getrlimit: %s", strerror(errno));
+	/* An append needs its file: nothing is made for one that fails. */
+	dfd = files_parent(path, off == 0, &last);
+	if (off != 0) {
+		if ((fd = files_openat2(dfd, last, O_RDWR | O_NONBLOCK, 0)) ==
+		    -1)
+			files_open_fail(path, errno);
+		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+			files_fail(ERR_BAD_REQUEST,
+			    "\"%.*s\" is no regular file", FILES_P(path));
+		if ((uint64_t)st.st_size != off)
+			files_fail(ERR_BAD_REQUEST,
+			    "offset %llu is not the size of \"%.*s\" (%llu): "
+			    "a put goes on where the file ends",
+			    (unsigned long long)off, FILES_P(path),
+			    (unsigned long long)st.st_size);
+	}
 	if (fsize.rlim_cur != RLIM_INFINITY && off + len > fsize.rlim_cur)
 		files_fail(ERR_RESOURCE_LIMIT,
-		    "\"%.200s\" would be %llu bytes, over the file size bound "
+		    "\"%.*s\" would be %llu bytes, over the file size bound "
 		    "of %llu (limits.fsize_mb)",
-		    path, (unsigned long long)(off + len),
+		    FILES_P(path), (unsigned long long)(off + len),
 		    (unsigned long long)fsize.rlim_cur);
-	dfd = files_parent(path, 1, &last);
 	if (off == 0)
 		fd = files_put_aside(dfd, last, path, tmp, sizeof(tmp));
-	else if ((fd = files_openat2(dfd, last, O_RDWR | O_NONBLOCK, 0)) == -1)
-		files_open_fail(path, errno);
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
-		files_fail(
-		    ERR_BAD_REQUEST, "\"%.200s\" is no regular file", path);
-	if (off != 0 && (uint64_t)st.st_size != off)
-		files_fail(ERR_BAD_REQUEST,
-		    "offset %llu is not the size of \"%.200s\" (%llu): a put "
-		    "goes on where the file ends",
-		    (unsigned long long)off, path,
-		    (unsigned long long)st.st_size);
 	if ((err = files_write(fd, data, len, off)) == 0 && *tmp != '\0' &&
 	    renameat(dfd, tmp, dfd, last) == -1)
 		err = errno;
@@ -328,13 +345,13 @@ files_put(char *path, uint64_t off)
 			(void)unlinkat(dfd, tmp, 0);
 		else if (ftruncate(fd, (off_t)off) == -1)
 			files_fail(ERR_INTERNAL,
-			    "\"%.200s\" keeps part of a failed append: %s",
-			    path, strerror(errno));
+			    "\"%.*s\" keeps part of a failed append: %s",
+			    FILES_P(path), strerror(errno));
 		if (err == EFBIG)
 			files_fail(ERR_RESOURCE_LIMIT,
-			    "\"%.200s\" is over the file size bound "
+			    "\"%.*s\" is over the file size bound "
 			    "(limits.fsize_mb)",
-			    path);
+			    FILES_P(path));
 		files_open_fail(path, err);
 	}
 	if (fstat(fd, &st) == -1)
@@ -364,8 +381,8 @@ files_get(char *path, uint64_t off)
 	fd = files_open_reg(path, &st);
 	if (off > (uint64_t)st.st_size)
 		files_fail(ERR_BAD_REQUEST,
-		    "offset %llu is past the end of \"%.200s\" (%llu bytes)",
-		    (unsigned long long)off, path,
+		    "offset %llu is past the end of \"%.*s\" (%llu bytes)",
+		    (unsigned long long)off, FILES_P(path),
 		    (unsigned long long)st.st_size);
 	want = (uint64_t)st.st_size - off;
 	want = want < bound ? want : bound;
@@ -373,8 +390,8 @@ files_get(char *path, uint64_t off)
 	for (got = 0; got < want; got += (uint64_t)n)
 		if ((n = pread(
 		         fd, buf + got, want - got, (off_t)(off + got))) <= 0)
-			files_fail(ERR_INTERNAL,
-			    "\"%.200s\" changed while read", path);
+			files_fail(ERR_INTERNAL, "\"%.*s\" changed while read",
+			    FILES_P(path));
 	files_hash(fd, path, hex);
 	files_begin(&m, path);
 	enc_kuint(&m, "offset", off);
@@ -440,10 +457,13 @@ files_walk(struct files_list *l, int dfd, const char *shown, int depth)
 		    : S_ISLNK(st.st_mode) ? "symlink"
 		                          : "other",
 		    S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
-		if (S_ISDIR(st.st_mode) &&
-		    (cfd = files_openat2(dirfd(d), de->d_name,
-		         O_RDONLY | O_DIRECTORY, 0)) != -1)
+		if (!S_ISDIR(st.st_mode))
+			;
+		else if ((cfd = files_openat2(dirfd(d), de->d_name,
+		              O_RDONLY | O_DIRECTORY, 0)) != -1)
 			files_walk(l, cfd, path, depth + 1);
+		else /* e.g. a mode that lets no one read it */
+			l->truncated = 1;
 		free(path);
 	}
 	if (de == NULL && errno != 0) /* a directory that cannot be read */
@@ -499,7 +519,7 @@ files_ls(void)
 	for (k = 0; k < l.n; k++) {
 		enc_init(&ents[k]);
 		files_entry_enc(&ents[k], &l.v[k]);
-		if ((used += ents[k].sb.size) > bound) {
+		if ((used += ents[k].sb.size) > bound || k == FILES_LIST_MAX) {
 			enc_free(&ents[k]);
 			l.truncated = 1;
 			break;
@@ -534,17 +554,18 @@ files_delete(char *path)
 	       : S_ISDIR(st.st_mode) ? "dir"
 	       : S_ISLNK(st.st_mode) ? "symlink"
 	                             : "other";
-	if (S_ISREG(st.st_mode)) {
-		if ((fd = files_openat2(dfd, last, O_RDONLY | O_NONBLOCK, 0)) ==
-		    -1)
-			files_open_fail(path, errno);
+	/* Removing needs no read access: a file no one may read has no
+	 * sha256 in the answer, and goes all the same. */
+	if (S_ISREG(st.st_mode) &&
+	    (fd = files_openat2(dfd, last, O_RDONLY | O_NONBLOCK, 0)) != -1) {
 		files_hash(fd, path, hex);
 		close(fd);
-	}
+	} else if (S_ISREG(st.st_mode) && errno != EACCES)
+		files_open_fail(path, errno);
 	if (unlinkat(dfd, last, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == -1) {
 		if (errno == ENOTEMPTY || errno == EEXIST)
 			files_fail(ERR_BAD_REQUEST,
-			    "directory \"%.200s\" is not empty", path);
+			    "directory \"%.*s\" is not empty", FILES_P(path));
 		files_open_fail(path, errno);
 	}
 	files_begin(&m, path);
