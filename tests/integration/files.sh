@@ -518,10 +518,13 @@ f06_oversize() {
 	# An append must start where the file ends; a get within the file.
 	fc "$(q put_file o1 big big '"offset": 5, "_data_text": "x"')" \
 	    "$(q put_file o2 big big "\"offset\": $((n * CHUNK + 1)), \"_data_text\": \"x\"")" \
-	    "$(q get_file o3 big big "\"offset\": $((n * CHUNK + 1))")"
+	    "$(q get_file o3 big big "\"offset\": $((n * CHUNK + 1))")" \
+	    "$(q put_file o4 big big "\"offset\": $((FSIZE_MB * 1048576)), \"_data_text\": \"x\"")"
 	is_err "append at 5" o1 bad_request \
 	    "offset 5 is not the size of \"big\" ($((n * CHUNK))): a put goes on where the file ends"
 	is_err "append past the end" o2 bad_request "is not the size of \"big\""
+	# A wrong offset is wrong whatever the size bound says.
+	is_err "append far past the end" o4 bad_request "is not the size of \"big\""
 	is_err "get past the end" o3 bad_request \
 	    "offset $((n * CHUNK + 1)) is past the end of \"big\" ($((n * CHUNK)) bytes)"
 	ls_of big

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../lib/error.h"
 #include "../../lib/util.h"
 
 struct utf8_case {
@@ -278,6 +279,46 @@ test_fd_flags(void **state)
 	assert_int_equal(set_nonblock(p[0]), -1);
 }
 
+/* Cuts land on a character: no reply carries half of one. */
+static void
+test_utf8_cut_trim(void **state)
+{
+	char buf[16];
+	struct error e;
+
+	(void)state;
+	assert_int_equal(utf8_cut("abc", 8), 3);
+	assert_int_equal(utf8_cut("abcdef", 4), 4);
+	assert_int_equal(utf8_cut("a\xc3\xa9"
+	                          "b",
+	                     2),
+	    1); /* not inside é */
+	assert_int_equal(utf8_cut("a\xc3\xa9"
+	                          "b",
+	                     3),
+	    3);
+	assert_int_equal(utf8_cut("\xe2\x80\xa6"
+	                          "x",
+	                     2),
+	    0);
+	assert_int_equal(utf8_cut("\xf0\x9f\x98\x80", 3), 0);
+	snprintf(buf, sizeof(buf), "%s", "abc\xe2\x80");
+	utf8_trim(buf);
+	assert_string_equal(buf, "abc");
+	snprintf(buf, sizeof(buf), "%s", "abc\xe2\x80\xa6");
+	utf8_trim(buf);
+	assert_string_equal(buf, "abc\xe2\x80\xa6");
+	snprintf(buf, sizeof(buf), "%s", "ab\xc3");
+	utf8_trim(buf);
+	assert_string_equal(buf, "ab");
+	/* error_set keeps its message UTF-8 when the bound cuts it. */
+	memset(buf, 0, sizeof(buf));
+	error_set(&e, ERR_BAD_REQUEST, "%0*d%s", ERROR_MSG_MAX - 2, 0,
+	    "\xc3\xa9\xc3\xa9");
+	assert_true(utf8_valid(e.msg, strlen(e.msg)));
+	assert_int_equal(strlen(e.msg), ERROR_MSG_MAX - 2);
+}
+
 int
 main(void)
 {
@@ -291,6 +332,7 @@ main(void)
 	    cmocka_unit_test(test_mkdir_p),
 	    cmocka_unit_test(test_read_full_eof),
 	    cmocka_unit_test(test_fd_flags),
+	    cmocka_unit_test(test_utf8_cut_trim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
