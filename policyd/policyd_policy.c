@@ -273,11 +273,15 @@ parse_rule(struct ydoc *y, struct ynode *n, const char *fname, struct policy *p,
 	        plimits_parse(y, v, &r->limits, e)) ||
 	    ((v = ymap_get(y, n, "rate")) && parse_rate(y, v, &r->rate, e)))
 		return -1;
+	/* Empty or absent lists take the defaults ("commands: []" has left
+	 * an array of its own to free). */
 	if (r->ncommands == 0) {
+		free(r->commands);
 		r->commands = xcalloc(2, sizeof(char *));
 		r->commands[r->ncommands++] = xstrdup("*");
 	}
 	if (r->nphases == 0) {
+		free(r->phases);
 		r->phases = xcalloc(2, sizeof(char *));
 		r->phases[r->nphases++] = xstrdup("execution");
 	}

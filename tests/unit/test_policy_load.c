@@ -381,6 +381,32 @@ test_unknown_phase(void **state)
 	expect_error(t, "10-rules.yaml:7", "unknown phase \"review\"");
 }
 
+/* Empty lists take the defaults, as absent ones do (and leak nothing,
+ * which the sanitizer build checks). */
+static void
+test_empty_lists_default(void **state)
+{
+	struct tdir *t = *state;
+	struct policy p;
+	struct error e;
+
+	put(t, "10-rules.yaml",
+	    "rules:\n"
+	    "  - name: r1\n"
+	    "    principals: [\"*\"]\n"
+	    "    skills: [hello]\n"
+	    "    commands: []\n"
+	    "    phases: []\n"
+	    "    action: allow\n");
+	assert_int_equal(policy_load(&p, t->path, &e), 0);
+	assert_int_equal(p.nrules, 1);
+	assert_int_equal(p.rules[0].ncommands, 1);
+	assert_string_equal(p.rules[0].commands[0], "*");
+	assert_int_equal(p.rules[0].nphases, 1);
+	assert_string_equal(p.rules[0].phases[0], "execution");
+	policy_free(&p);
+}
+
 static void
 test_principal_without_ids(void **state)
 {
@@ -922,6 +948,7 @@ main(void)
 	    T(test_unknown_principal),
 	    T(test_principal_defined_later),
 	    T(test_unknown_phase),
+	    T(test_empty_lists_default),
 	    T(test_principal_without_ids),
 	    T(test_principal_empty_id_lists),
 	    T(test_principal_bad_uid),
