@@ -369,6 +369,7 @@ main(int argc, char *argv[])
 	policy_dir = conf.policy_dir;
 	penv.net_host = conf.net_host;
 	penv.limits = conf.limits;
+	perms_protect(conf.protect, conf.nprotect);
 	/* A policy that does not validate at start is fatal: fail closed. */
 	if (policy_load(&pol, policy_dir, &e) == -1)
 		fatalx("policy: %s", e.msg);

@@ -82,6 +82,99 @@ item_ok(enum perm_kind k, const char *s, int ceiling)
 	}
 }
 
+/* The daemon's own paths, which no grant may reach (perms_protect). */
+static char **protected_paths;
+static size_t nprotected;
+
+void
+perms_protect(char *const *paths, size_t n)
+{
+	size_t i;
+
+	strarr_free(protected_paths, nprotected);
+	protected_paths = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		protected_paths[i] = xstrdup(paths[i]);
+	nprotected = n;
+}
+
+/* a is b or lies beneath it (trailing slashes aside). */
+static int
+path_under(const char *a, const char *b)
+{
+	size_t lb = strlen(b);
+
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	if (lb == 1 && b[0] == '/')
+		return 1;
+	return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
+}
+
+/* a is b, or one of them lies beneath the other. */
+static int
+path_overlaps(const char *a, const char *b)
+{
+	return path_under(a, b) || path_under(b, a);
+}
+
+/*
+ * A skill's fs entry must mean what the sandbox does with it, which is
+ * to bind (or allow beneath) the directory before a final wildcard, or
+ * a path as it is: a wildcard anywhere else would be widened.
+ * $WORK_DIR (always read-write) and reads of $SKILL_DIR (always shown)
+ * add nothing to the baseline, so any glob there is harmless. Host
+ * paths never reach /proc, /sys, /dev, "/" or the daemon's own paths.
+ */
+static int
+fs_exact(struct ydoc *y, struct ynode *n, enum perm_kind k, const char *s,
+    struct error *e)
+{
+	static const char *const never[] = {"/proc", "/sys", "/dev", NULL};
+	const char *wild = strpbrk(s, "*?[");
+	char fixed[PATH_MAX_LEN];
+	size_t i, len = strlen(s);
+
+	if (strncmp(s, "$WORK_DIR", 9) == 0 ||
+	    (k == PERM_FS_READ && strncmp(s, "$SKILL_DIR", 10) == 0))
+		return 0;
+	if (strncmp(s, "$DATA_DIR", 9) == 0 && strcmp(s, "$DATA_DIR") != 0 &&
+	    strcmp(s, "$DATA_DIR/**") != 0)
+		return yerr(y, n, e,
+		    "%s \"%s\": a skill gets its whole data dir or none: "
+		    "write $DATA_DIR/**",
+		    kind_names[k], s);
+	if (wild != NULL &&
+	    (len < 3 || strcmp(s + len - 3, "/**") != 0 || wild != s + len - 2))
+		return yerr(y, n, e,
+		    "%s \"%s\": a wildcard may only end a path, as /** "
+		    "(everything beneath a directory); the sandbox cannot "
+		    "enforce a finer glob",
+		    kind_names[k], s);
+	if (s[0] != '/')
+		return 0;
+	if (fmt_path(fixed, sizeof(fixed), "%.*s",
+	        (int)(wild != NULL ? (size_t)(wild - s) : len), s) == -1 ||
+	    strcmp(fixed, "/") == 0 || strcmp(fixed, "") == 0)
+		return yerr(y, n, e,
+		    "%s \"%s\": the whole host file system can never be "
+		    "granted",
+		    kind_names[k], s);
+	for (i = 0; never[i] != NULL; i++)
+		if (path_overlaps(fixed, never[i]))
+			return yerr(y, n, e,
+			    "%s \"%s\": %s can never be granted (the sandbox "
+			    "has its own)",
+			    kind_names[k], s, never[i]);
+	for (i = 0; i < nprotected; i++)
+		if (path_overlaps(fixed, protected_paths[i]))
+			return yerr(y, n, e,
+			    "%s \"%s\": reaches the daemon's own %s, which "
+			    "is never granted",
+			    kind_names[k], s, protected_paths[i]);
+	return 0;
+}
+
 static int
 perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
     struct perms *p, struct error *e)
@@ -92,10 +185,15 @@ perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
 		return 0;
 	if (ystrlist(y, n, PERM_ITEMS_MAX, &p->v[k], &p->n[k], e) == -1)
 		return -1;
-	for (i = 0; i < p->n[k]; i++)
+	for (i = 0; i < p->n[k]; i++) {
 		if (!item_ok(k, p->v[k][i], ceiling))
 			return yerr(y, n, e, "%s: invalid entry \"%s\"",
 			    kind_names[k], p->v[k][i]);
+		/* a skill's declaration; a ceiling's globs only match */
+		if (!ceiling && (k == PERM_FS_READ || k == PERM_FS_WRITE) &&
+		    fs_exact(y, n, k, p->v[k][i], e) == -1)
+			return -1;
+	}
 	return 0;
 }
 

@@ -20,6 +20,11 @@ struct plimits { /* 0 = not set */
 	uint64_t timeout_ms, memory_mb, pids, output_bytes;
 };
 
+/*
+ * The daemon's own paths (state, socket, audit, policy and skills
+ * dirs): no skill's fs entry may be, contain or lie beneath one.
+ */
+void perms_protect(char *const *paths, size_t n);
 /* The kind as the policy language names it ("fs.read", ...). */
 const char *perms_kind_label(enum perm_kind k);
 /* ceiling=1 allows wildcards in exec and env (rules), 0 for skills. */

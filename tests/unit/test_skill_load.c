@@ -612,8 +612,8 @@ test_fs_globs_contained(void **state)
 	expect_invalid("globs", "resolves outside the skill directory");
 	skill_md("globs", "globs",
 	    "commands: { run: scripts/run.sh }\n"
-	    "permissions:\n  fs: { write: [\"$SKILL_DIR/link/*.txt\"] }\n");
-	expect_invalid("globs", "fs.write $SKILL_DIR/link/*.txt resolves "
+	    "permissions:\n  fs: { write: [\"$SKILL_DIR/link/out/**\"] }\n");
+	expect_invalid("globs", "fs.write $SKILL_DIR/link/out/** resolves "
 	                        "outside");
 	/* Through the link to a path that does not exist (yet). */
 	skill_md("globs", "globs",
@@ -634,6 +634,62 @@ test_fs_globs_contained(void **state)
 	    "commands: { run: scripts/run.sh }\n"
 	    "permissions:\n  fs: { read: [\"$SKILL_DIR/dangling/x/y\"] }\n");
 	expect_invalid("globs", "resolves outside the skill directory");
+}
+
+/*
+ * An fs entry means what the sandbox does with it: a wildcard only at
+ * the end (everything beneath a directory), never /, /proc, /sys, /dev
+ * or the daemon's own paths; each refusal names the file and line.
+ */
+static void
+test_fs_exact(void **state)
+{
+	static const struct {
+		const char *perm, *why;
+	} bad[] = {
+	    {"write: [\"/srv/host/*/build/**\"]", "a wildcard may only end"},
+	    {"read: [\"/srv/*.conf\"]", "a wildcard may only end"},
+	    {"read: [\"/srv/**/x\"]", "a wildcard may only end"},
+	    {"write: [\"$SKILL_DIR/out/*.txt\"]", "a wildcard may only end"},
+	    {"read: [\"/proc/**\"]", "/proc can never be granted"},
+	    {"read: [\"/proc\"]", "/proc can never be granted"},
+	    {"write: [\"/dev/shm/**\"]", "/dev can never be granted"},
+	    {"read: [\"/sys/kernel\"]", "/sys can never be granted"},
+	    {"read: [\"/**\"]", "the whole host file system"},
+	    {"read: [\"/\"]", "the whole host file system"},
+	    {"read: [\"/var/**\"]", "reaches the daemon's own /var/lib/sb"},
+	    {"write: [\"/var/lib/sb/data/x.img\"]", "the daemon's own"},
+	    {"read: [\"/var/lib/sb/\"]", "the daemon's own"},
+	    {"write: [\"$DATA_DIR/cache/**\"]", "whole data dir or none"},
+	};
+	char *prot[] = {"/var/lib/sb", "/run/sb"};
+	char perm[256];
+	struct skill s;
+	size_t i;
+
+	(void)state;
+	perms_protect(prot, 2);
+	good_skill("exact");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(perm, sizeof(perm),
+		    "commands: { run: scripts/run.sh }\n"
+		    "permissions:\n  fs: { %s }\n",
+		    bad[i].perm);
+		skill_md("exact", "exact", perm);
+		expect_invalid("exact", bad[i].why);
+		expect_invalid("exact", "SKILL.md:");
+	}
+	/* What the sandbox does exactly, and the baseline's own dirs. */
+	skill_md("exact", "exact",
+	    "commands: { run: scripts/run.sh }\n"
+	    "permissions:\n  fs:\n"
+	    "    read: [\"/usr/share/zoneinfo/**\", \"/etc/hostname\", "
+	    "\"/var/lib/other/**\", \"/run/sbx/**\", \"$WORK_DIR/*.txt\"]\n"
+	    "    write: [\"$DATA_DIR/**\", \"$WORK_DIR/out/*.csv\", "
+	    "\"/srv/build/**\"]\n");
+	expect_valid(&s, "exact");
+	skill_free(&s);
+	perms_protect(NULL, 0);
 }
 
 static void
@@ -1007,6 +1063,7 @@ main(void)
 	    T(test_sidecar_only),
 	    T(test_fs_globs_contained),
 	    T(test_fs_globs_inside_ok),
+	    T(test_fs_exact),
 	    T(test_allowed_tools),
 	    T(test_yaml_error_lines_are_skill_md_lines),
 	    T(test_registry_bad_does_not_stop_good),
