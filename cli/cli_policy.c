@@ -9,6 +9,7 @@
 
 #include "../lib/config.h"
 #include "../lib/log.h"
+#include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../policyd/policyd.h"
 #include "../policyd/policyd_match.h"
@@ -78,8 +79,8 @@ cli_policy_check(int argc, char **argv)
 	struct config cfg;
 	struct policy pol;
 	struct error e;
-	char **dirs;
-	size_t ndirs = 0;
+	char **dirs, **prot;
+	size_t ndirs = 0, nprot;
 	int bad, i, from_config = argc >= 2 && strcmp(argv[0], "-f") == 0;
 
 	log_init("skillctl", 1, -1); /* quiet: findings go to stdout */
@@ -89,6 +90,10 @@ cli_policy_check(int argc, char **argv)
 			printf("%s\n", e.msg);
 			return 1;
 		}
+		/* what policyd would refuse: the daemon's own paths */
+		prot = config_protected(&cfg, &nprot);
+		perms_protect(prot, nprot);
+		strarr_free(prot, nprot);
 		bad = check_policy_dir(cfg.policy_dir, &pol);
 		bad |= check_skills(cfg.skills_dirs, cfg.nskills_dirs, &pol);
 		config_free(&cfg);

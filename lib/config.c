@@ -679,3 +679,25 @@ config_make_dirs(const struct config *c, struct error *e)
 	free(tmp);
 	return r;
 }
+
+char **
+config_protected(const struct config *c, size_t *n)
+{
+	char **v = xcalloc(c->nskills_dirs + 5, sizeof(char *));
+	const char *files[] = {c->socket, c->audit_path};
+	size_t i;
+	char *slash;
+
+	*n = 0;
+	v[(*n)++] = xstrdup(c->state_dir);
+	v[(*n)++] = xstrdup(c->policy_dir);
+	for (i = 0; i < 2; i++) { /* a file's whole directory */
+		v[*n] = xstrdup(files[i]);
+		if ((slash = strrchr(v[*n], '/')) != NULL && slash != v[*n])
+			*slash = '\0';
+		(*n)++;
+	}
+	for (i = 0; i < c->nskills_dirs; i++)
+		v[(*n)++] = xstrdup(c->skills_dirs[i]);
+	return v;
+}

@@ -106,6 +106,12 @@ uint64_t config_nworkers(const struct config *c);
 uint64_t config_total_memory_mb(const struct config *c);
 
 int config_load(struct config *c, const char *path, struct error *e);
+/*
+ * The daemon's own paths no skill may be granted: state_dir, the
+ * socket's and the audit log's directories, policy_dir and skills_dirs
+ * (a NULL-ended array the caller frees with strarr_free).
+ */
+char **config_protected(const struct config *c, size_t *n);
 void config_free(struct config *c);
 /*
  * Resolve each role's user (name or number) into uid/gid. The default

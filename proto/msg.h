@@ -129,6 +129,8 @@ struct conf_policyd {
 	char *policy_dir;
 	int net_host; /* worker.network: host */
 	struct limits limits;
+	char **protect; /* the daemon's own paths: never granted */
+	size_t nprotect;
 };
 
 /* CONF_AUDITD */

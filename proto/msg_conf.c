@@ -189,6 +189,7 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	enc_kstr(m, "policy_dir", c->policy_dir);
 	enc_kbool(m, "net_host", c->net_host);
 	limits_enc(m, &c->limits);
+	enc_kstrarr(m, "protect", c->protect, c->nprotect);
 	msg_end(m);
 }
 
@@ -197,7 +198,7 @@ conf_policyd_dec(
     const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
-	    "policy_dir", "net_host", "limits", NULL};
+	    "policy_dir", "net_host", "limits", "protect", NULL};
 	const msgpack_object *o = d->root;
 	size_t i;
 
@@ -207,12 +208,20 @@ conf_policyd_dec(
 	        &c->skills_dirs, &c->nskills_dirs, e) ||
 	    abspath_dec(o, "policy_dir", &c->policy_dir, e) ||
 	    mp_bool(o, "net_host", 1, &c->net_host, e) ||
-	    limits_dec(o, &c->limits, e))
+	    limits_dec(o, &c->limits, e) ||
+	    mp_strarr(o, "protect", 1, SKILLS_DIRS_MAX + 4, PATH_MAX_LEN,
+	        &c->protect, &c->nprotect, e))
 		goto bad;
 	for (i = 0; i < c->nskills_dirs; i++)
 		if (c->skills_dirs[i][0] != '/') {
 			error_set(
 			    e, ERR_BAD_REQUEST, "skills_dirs must be absolute");
+			goto bad;
+		}
+	for (i = 0; i < c->nprotect; i++)
+		if (c->protect[i][0] != '/') {
+			error_set(
+			    e, ERR_BAD_REQUEST, "protect must be absolute");
 			goto bad;
 		}
 	return 0;
@@ -225,6 +234,7 @@ void
 conf_policyd_free(struct conf_policyd *c)
 {
 	strarr_free(c->skills_dirs, c->nskills_dirs);
+	strarr_free(c->protect, c->nprotect);
 	free(c->policy_dir);
 	memset(c, 0, sizeof(*c));
 }
@@ -331,11 +341,12 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
-	    c->worker_network_host, c->limits};
+	    c->worker_network_host, c->limits, NULL, 0};
 	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
 	    c->audit_path, c->audit_head, c->audit};
 
 	xasprintf(&cb.root, "%s/empty", c->state_dir);
+	cp.protect = config_protected(c, &cp.nprotect);
 	if (t == MSG_CONF_BROKER)
 		conf_broker_enc(m, &cb);
 	else if (t == MSG_CONF_POLICYD)
@@ -343,4 +354,5 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	else
 		conf_auditd_enc(m, &ca);
 	free(cb.root);
+	strarr_free(cp.protect, cp.nprotect);
 }

@@ -179,6 +179,8 @@ check_conf_policyd(const struct conf_policyd *c)
 	CHECK(absolute(c->policy_dir));
 	for (i = 0; i < c->nskills_dirs; i++)
 		CHECK(absolute(c->skills_dirs[i]));
+	for (i = 0; i < c->nprotect; i++)
+		CHECK(absolute(c->protect[i]));
 	CHECK(c->limits.timeout_ms >= 1 &&
 	      c->limits.timeout_ms <= c->limits.max_timeout_ms);
 	CHECK(c->limits.memory_mb >= 8 && c->limits.nofile >= 8);
@@ -191,6 +193,7 @@ same_conf_policyd(const struct conf_policyd *a, const struct conf_policyd *b)
 	          b->nskills_dirs) &&
 	      strcmp(a->policy_dir, b->policy_dir) == 0 &&
 	      a->net_host == b->net_host &&
+	      same_strarr(a->protect, a->nprotect, b->protect, b->nprotect) &&
 	      memcmp(&a->limits, &b->limits, sizeof(a->limits)) == 0);
 }
 FUZZ_TYPE(conf_policyd, struct conf_policyd, conf_policyd_dec, conf_policyd_enc,

@@ -48,7 +48,10 @@ static inline struct conf_policyd
 sample_conf_policyd(void)
 {
 	static char *dirs[] = {"/usr/share/skillbroker/skills", "/srv/skills"};
+	static char *prot[] = {"/var/lib/skillbroker", "/run/skillbroker"};
 	struct conf_policyd c = {
+	    .protect = prot,
+	    .nprotect = 2,
 	    .uid = 64291,
 	    .gid = 64292,
 	    .skills_dirs = dirs,

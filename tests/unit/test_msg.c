@@ -957,6 +957,9 @@ test_conf_policyd(void **state)
 	assert_string_equal(out.policy_dir, "/etc/skillbroker/policy.d");
 	assert_int_equal(out.net_host, 1);
 	assert_memory_equal(&out.limits, &in.limits, sizeof(in.limits));
+	assert_int_equal(out.nprotect, 2);
+	assert_string_equal(out.protect[0], "/var/lib/skillbroker");
+	assert_string_equal(out.protect[1], "/run/skillbroker");
 	conf_policyd_free(&out);
 	close_msg(&m, &d);
 
@@ -977,6 +980,11 @@ test_conf_policyd(void **state)
 	refused_edit(MSG_CONF_POLICYD, "skills_dirs/1",
 	    vlong(PATH_MAX_LEN + 1, '/'),
 	    "an item of \"skills_dirs\" is longer than 4096");
+	c = in;
+	c.protect = rel;
+	REFUSED(conf_policyd_enc, &c, "protect must be absolute");
+	refused_edit(MSG_CONF_POLICYD, "protect",
+	    vstrs(SKILLS_DIRS_MAX + 5, "/p"), "\"protect\" has more than 36");
 	c = in;
 	c.policy_dir = "policy.d";
 	REFUSED(conf_policyd_enc, &c, "\"policy_dir\" must be absolute");
