@@ -137,37 +137,41 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 	return dfd;
 }
 
-/* Bind what srcfd refers to at rel (beneath the new root), then seal it. */
+/*
+ * Bind what srcfd refers to at rel (beneath the new root), sealed: a
+ * recursive clone whose every submount gets the same flags, so a read
+ * grant is read-only all the way down and nosuid, nodev everywhere.
+ */
 static int
 bind_fd(int srcfd, const char *rel, int rw, struct error *e)
 {
-	char src[64], dst[64];
+	struct mount_attr seal = {
+	    .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	                (rw ? 0 : MOUNT_ATTR_RDONLY),
+	};
 	struct stat st;
-	int dfd;
+	int tree, dfd, r;
 
 	if (fstat(srcfd, &st) == -1)
 		return merr(e, "stat", rel);
-	if ((dfd = mountpoint_at(rel, S_ISDIR(st.st_mode), e)) == -1)
+	if ((tree = open_tree(srcfd, "",
+	         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	             AT_EMPTY_PATH)) == -1)
+		return merr(e, "clone", rel);
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+	        &seal, sizeof(seal)) == -1) {
+		close(tree);
+		return merr(e, "seal", rel);
+	}
+	if ((dfd = mountpoint_at(rel, S_ISDIR(st.st_mode), e)) == -1) {
+		close(tree);
 		return -1;
-	snprintf(src, sizeof(src), "/proc/self/fd/%d", srcfd);
-	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
-	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) == -1) {
-		close(dfd);
-		return merr(e, "bind onto", rel);
 	}
+	r = move_mount(tree, "", dfd, "",
+	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	close(dfd);
-	/* The fd names the covered mount point; reopen to reach the bind. */
-	if ((dfd = open_nolinks(root_fd, rel, 1)) == -1)
-		return merr(e, "reopen", rel);
-	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
-	if (mount(NULL, dst, NULL,
-	        MS_BIND | MS_REMOUNT | MNT_SAFE | (rw ? 0 : MS_RDONLY),
-	        NULL) == -1) {
-		close(dfd);
-		return merr(e, "remount", rel);
-	}
-	close(dfd);
-	return 0;
+	close(tree);
+	return r == -1 ? merr(e, "bind onto", rel) : 0;
 }
 
 /*
