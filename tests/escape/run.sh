@@ -73,6 +73,8 @@ host_cleanup() {
 		[ -e "$p" ] && rm -rf -- "$p"
 	done
 	rm -f /tmp/"$MARK"-fill-* 2>/dev/null
+	# made in the host's /dev/shm by a grant of it (t_fs_dev_never)
+	rm -f /dev/shm/"$MARK"* 2>/dev/null
 	# made by a sandbox set-up that followed a planted link (t_skill_dir_symlinks)
 	[ -n "${TMPUSR_BEFORE-x}" ] || rmdir /tmp/usr 2>/dev/null
 }
@@ -95,6 +97,12 @@ VICTIM=$TMP/victim              # host files that attacks aim at
 SECRET=sbsecret-$MARK           # in the daemon's environment only
 ABSTRACT=sb-escape-$MARK        # the host listener's abstract socket
 TOOLS=$TMP/tools
+# Host dirs that skills' fs grants name (t_fs_*): a temp dir of their own,
+# since all of $TMP lies beneath the daemon's socket dir, which no grant
+# may reach.
+sb_tmpdir sb-escape-fs
+FSH=$SB_TMP
+SB_TMP=$TMP
 
 # Build the helpers and the attack programs, plant what the attacks
 # need, write the config and the policy.
@@ -112,6 +120,7 @@ setup() {
 		"$CC" -O2 -Wall -I"$HERE/tools" -o "$s/bin/$(basename "$c" .c)" "$c" ||
 			{ echo "escape: cannot build $c" >&2; exit 2; }
 	done
+	fs_skills
 	chmod -R u+rwX,go+rX,go-w "$TMP/skills"
 	find "$TMP/skills" -path '*/scripts/*' -type f -exec chmod 755 {} +
 	find "$TMP/skills" -path '*/bin/*' -type f -exec chmod 755 {} +
@@ -156,6 +165,16 @@ setup() {
 	skills:
 	  enabled: ["*"]
 	rules:
+	  # fs-* skills may declare any host path: only the registry's check
+	  # of their fs entries and the sandbox keep them from the host
+	  - name: escape-fs-grants
+	    principals: ["*"]
+	    skills: ["fs-*"]
+	    action: allow
+	    ceiling:
+	      fs:
+	        read: ["/", "/**", "\$SKILL_DIR/**", "\$DATA_DIR", "\$DATA_DIR/**"]
+	        write: ["/", "/**", "\$SKILL_DIR/**", "\$DATA_DIR", "\$DATA_DIR/**"]
 	  - name: escape-allow-all
 	    principals: ["*"]
 	    skills: ["*"]
@@ -1052,6 +1071,566 @@ t_master_killed_workers() {
 	sb_start
 }
 
+# ------------------------------------------------------- fs grants (t_fs_*)
+#
+# A skill's fs entries are bound into its sandbox as they are: so an
+# entry must mean exactly what the bind gives (a wildcard only as a final
+# /**, a whole data dir), it must never reach /, /proc, /sys, /dev or the
+# daemon's own paths (a skill naming them is invalid, so never runs), and
+# a granted directory's submounts are bound with its flags (read-only
+# all the way down for a read grant, nosuid and nodev everywhere). Each
+# attack is a copy of skills/fs-probe whose skill.yaml declares it; the
+# host dirs the grants name are in FSH, not beneath the daemon's paths.
+
+FSPROBE_WROTE="sb-escape fs-probe wrote"
+FSH_MAIN="int main(void) { return 0; } /* sb-escape fs host main.c */"
+FSH_SECRET="sb-escape fs host secret"
+SHM_SECRET="sb-escape fs shm secret"
+
+# fs_skill NAME KIND ENTRY...: skills/NAME, a copy of fs-probe whose
+# skill.yaml declares each ENTRY under permissions.fs.KIND (read or
+# write), one a line, the first on line 6.
+fs_skill() {
+	local name=$1 kind=$2 d=$TMP/skills/$1 e
+	shift 2
+	cp -R "$TMP/skills/fs-probe" "$d"
+	sed -i "s/^name: fs-probe\$/name: $name/" "$d/SKILL.md"
+	{
+		printf 'commands:\n  run: scripts/run.sh\npermissions:\n  fs:\n    %s:\n' "$kind"
+		for e in "$@"; do
+			printf '      - "%s"\n' "$e"
+		done
+	} >"$d/skill.yaml"
+}
+
+# The skills of the t_fs_* tests (from setup, before the daemon starts).
+fs_skills() {
+	local d
+	# globs finer than a final /**: each would bind more than it says
+	fs_skill fs-glob write "$FSH/host/*/build/**"
+	fs_skill fs-glob-mid write "$FSH/host/**/src"
+	fs_skill fs-glob-dir write "$FSH/host/pro*/**"
+	fs_skill fs-glob-one read "$FSH/host/pro?/**"
+	fs_skill fs-glob-files write "$FSH/host/proj/src/*.c"
+	fs_skill fs-glob-class write "$FSH/host/[p]roj/**"
+	fs_skill fs-glob-second write "$FSH/host/proj/build/**" "$FSH/host/*/src/**"
+	fs_skill fs-glob-data write "\$DATA_DIR/*.txt"
+	fs_skill fs-glob-skill write "\$SKILL_DIR/*/cache/**"
+	# the same in SKILL.md's frontmatter: the entry is on line 9
+	d=$TMP/skills/fs-glob-md
+	fs_skill fs-glob-md write "$FSH/host/*/src/**"
+	rm "$d/skill.yaml"
+	cat >"$d/SKILL.md" <<-MD
+	---
+	name: fs-glob-md
+	description: An fs glob finer than a final /** in SKILL.md's frontmatter.
+	commands:
+	  run: scripts/run.sh
+	permissions:
+	  fs:
+	    write:
+	      - "$FSH/host/*/src/**"
+	---
+	# fs-glob-md
+
+	Escape suite (tests/escape/run.sh), t_fs_glob_forms.
+	MD
+	# the kernel's own file systems
+	fs_skill fs-proc read "/proc/**"
+	fs_skill fs-proc-bare read "/proc"
+	fs_skill fs-proc-pid read "/proc/1/root/**"
+	fs_skill fs-sys read "/sys/**"
+	fs_skill fs-dev read "/dev/**"
+	fs_skill fs-dev-bare read "/dev"
+	fs_skill fs-dev-shm write "/dev/shm/**"
+	# the daemon's own paths, what holds them, what lies beneath them
+	fs_skill fs-state read "$TMP/state/**"
+	fs_skill fs-state-parent read "$TMP/**"
+	fs_skill fs-state-tmp read "/tmp/**"
+	fs_skill fs-state-root read "/**"
+	fs_skill fs-state-slash read "/"
+	fs_skill fs-state-audit read "$TMP/log/**"
+	fs_skill fs-state-auditfile read "$TMP/log/audit.jsonl"
+	fs_skill fs-state-policy read "$TMP/policy.d/**"
+	fs_skill fs-state-skills read "$TMP/skills/**"
+	fs_skill fs-state-hello write "$TMP/skills/hello/**"
+	fs_skill fs-state-data write "$TMP/state/data/**"
+	# the same places spelt another way
+	# (not "/.": on a daemon that took it, the host's root would be the
+	# sandbox's, and its remount read-only would reach the host's)
+	fs_skill fs-sp-dot read "/tmp/."
+	fs_skill fs-sp-proc read "//proc/**"
+	fs_skill fs-sp-shm write "//dev/shm/**"
+	fs_skill fs-sp-state read "/tmp//${TMP#/tmp/}/state/**"
+	fs_skill fs-sp-dotdir read "$TMP/."
+	# host symlinks to them (planted here, by the admin side)
+	ln -sfn /proc "$FSH/plink"
+	ln -sfn "$TMP" "$FSH/slink"
+	fs_skill fs-sp-plink read "$FSH/plink/**"
+	fs_skill fs-sp-slink read "$FSH/slink/**"
+	# a host dir with a file system mounted inside (t_fs_submount_*)
+	fs_skill fs-sub-ro read "$FSH/sub/**"
+	fs_skill fs-sub-rw write "$FSH/sub/**"
+	# the whole data dir alone (beside skills/fs-legit)
+	fs_skill fs-data-bare read "\$DATA_DIR"
+}
+
+# A project tree on the host that the glob attacks aim at: files and
+# dirs anyone may write, so that only the registry and the sandbox keep
+# a skill away. FSH_STAT: its owners, modes and hashes.
+fs_host_plant() {
+	rm -rf "$FSH/host"
+	mkdir -p "$FSH/host/proj/src" "$FSH/host/proj/build"
+	echo "$FSH_MAIN" >"$FSH/host/proj/src/main.c"
+	echo "$FSH_SECRET" >"$FSH/host/secret.txt"
+	chmod 666 "$FSH/host/proj/src/main.c" "$FSH/host/secret.txt"
+	chmod 1777 "$FSH/host" "$FSH/host/proj" "$FSH/host/proj/src" \
+	    "$FSH/host/proj/build"
+	FSH_STAT=$(fs_tree_stat "$FSH/host")
+}
+
+# Every path beneath DIR with its owner, mode, size and content hash.
+fs_tree_stat() {
+	local f
+	find "$1" -xdev -printf '%p %U:%G %m %s\n' 2>&1 | sort
+	find "$1" -type f 2>/dev/null | sort | while read -r f; do
+		printf '%s %s\n' "$f" "$(sha256sum <"$f" | cut -c1-64)"
+	done
+}
+
+# fs_host_intact DIR BEFORE: the tree under DIR is as BEFORE says.
+fs_host_intact() {
+	local now
+	now=$(fs_tree_stat "$1")
+	[ "$now" = "$2" ] ||
+		fail "host files under $1 changed: $(diff <(echo "$2") <(echo "$now") | grep '^[<>]' | head -n 6 | tr '\n' ' ')"
+}
+
+# Fetch the registry (skillctl skills --json) into SKILLS.
+fs_registry() {
+	sb_ctl skills --json
+	SKILLS=$OUT
+	[ "$(printf '%s' "$SKILLS" | jq -r '.skills | length' 2>/dev/null)" -gt 0 ] 2>/dev/null ||
+		fail "no skills listing (skillctl rc $RC): $(short "$SKILLS")"
+}
+
+# fs_invalid NAME WHERE KIND ENTRY WHY: NAME is invalid in SKILLS and its
+# error says WHERE (skill.yaml:6, the entry's file and line), then
+# KIND "ENTRY", then a reason matching the extended regex WHY.
+fs_invalid() {
+	local name=$1 where=$2 kind=$3 entry=$4 why=$5 valid err head
+	valid=$(printf '%s' "$SKILLS" | jq -r --arg n "$name" \
+	    '.skills[] | select(.name == $n) | .valid')
+	err=$(printf '%s' "$SKILLS" | jq -r --arg n "$name" \
+	    '.skills[] | select(.name == $n) | .error // ""')
+	if [ "$valid" != false ]; then
+		fail "$name ($kind \"$entry\") is valid: '$valid'"
+		return 1
+	fi
+	head="$where: $kind \"$entry\""
+	case $err in
+	*"$head"*)
+		printf '%s' "${err#*"$head"}" | grep -qiE -- "$why" ||
+			fail "$name: the error gives no reason like /$why/: $(short "$err")" ;;
+	*) fail "$name: the error does not say '$head': $(short "$err")" ;;
+	esac
+}
+
+# fs_not_run NAME ARGS...: the attack (fs-probe's ARGS) in a call of the
+# invalid NAME is refused as such, and nothing of it ran.
+fs_not_run() {
+	local name=$1
+	shift
+	inv fs "$name" -- "$@"
+	expect "$name: the call's error" "$(j '.error.type // "none"')" skill_not_enabled
+	[ -z "$SO" ] || fail "$name ran: $(short "$(printf '%s' "$SO" | tr '\n' '|')")"
+}
+
+# fs_refused NAME WHERE KIND ENTRY WHY ARGS...: fs_invalid and fs_not_run.
+fs_refused() {
+	fs_invalid "$1" "$2" "$3" "$4" "$5"
+	fs_not_run "$1" "${@:6}"
+}
+
+# What a glob attack does when it runs: overwrite main.c, plant source
+# and build output, read a host file beside the project.
+fs_glob_attack() {
+	echo write "$FSH/host/proj/src/main.c" write "$FSH/host/proj/src/evil.c" \
+	    write "$FSH/host/proj/build/out.o" write "$FSH/host/planted" \
+	    read "$FSH/host/secret.txt"
+}
+
+# A test's start: the replies so far are not its own.
+fs_begin() { FS_REPLIES=$(wc -l <"$TMP/replies.log" 2>/dev/null || echo 0); }
+
+# No reply of this test holds the text of a host file the grants aimed
+# at: the project, the host secret, a file in /dev/shm, the daemon's
+# environment, the audit log, the policy.
+fs_no_secret_seen() {
+	local s r
+	r=$(tail -n "+$((FS_REPLIES + 1))" "$TMP/replies.log" 2>/dev/null)
+	for s in "$FSH_MAIN" "$FSH_SECRET" "$SHM_SECRET" "$SECRET" "policy.decision" \
+	    "escape suite policy (generated"; do
+		! printf '%s' "$r" | grep -qF -- "$s" ||
+			fail "a reply holds host text '$(short "$s")': $(printf '%s' "$r" | grep -F -- "$s" | head -n 1 | cut -c 1-200)"
+	done
+}
+
+# A skill declaring fs.write "<host>/*/build/**" (meant: each project's
+# build dir) is invalid at load, with the file and line of the entry; its
+# call is refused, and the host's project is as it was (on a daemon that
+# bound the dir before the first wildcard, it overwrote src/main.c).
+t_fs_glob_exact() {
+	local a
+	fs_begin
+	fs_host_plant
+	fs_registry || return
+	a=$(fs_glob_attack)
+	# shellcheck disable=SC2086 # host paths without spaces
+	fs_refused fs-glob skill.yaml:6 fs.write "$FSH/host/*/build/**" \
+	    'wildcard|glob|/\*\*' $a
+	fs_host_intact "$FSH/host" "$FSH_STAT"
+	[ "$(cat "$FSH/host/proj/src/main.c")" = "$FSH_MAIN" ] ||
+		fail "the host's main.c now reads: $(short "$(cat "$FSH/host/proj/src/main.c")")"
+	fs_no_secret_seen
+}
+
+# The other globs a sandbox bind cannot hold to, in skill.yaml and in
+# SKILL.md, and $DATA_DIR globs (a data dir is granted whole or not at
+# all); $SKILL_DIR globs may be read, not written.
+t_fs_glob_forms() {
+	local a
+	fs_begin
+	fs_host_plant
+	fs_registry || return
+	a=$(fs_glob_attack)
+	# shellcheck disable=SC2086
+	{
+		fs_refused fs-glob-mid skill.yaml:6 fs.write "$FSH/host/**/src" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-dir skill.yaml:6 fs.write "$FSH/host/pro*/**" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-one skill.yaml:6 fs.read "$FSH/host/pro?/**" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-files skill.yaml:6 fs.write "$FSH/host/proj/src/*.c" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-class skill.yaml:6 fs.write "$FSH/host/[p]roj/**" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-md SKILL.md:9 fs.write "$FSH/host/*/src/**" \
+		    'wildcard|glob' $a
+		fs_refused fs-glob-data skill.yaml:6 fs.write "\$DATA_DIR/*.txt" \
+		    'DATA_DIR|data dir' write /data/evil.txt
+		fs_refused fs-glob-skill skill.yaml:6 fs.write "\$SKILL_DIR/*/cache/**" \
+		    'wildcard|glob' write /skill/evil.txt
+	}
+	fs_host_intact "$FSH/host" "$FSH_STAT"
+	fs_no_secret_seen
+}
+
+# A bad entry after a good one: the error names the bad entry's own line
+# (7), so that a user finds it, and its call is refused.
+t_fs_glob_line() {
+	local a
+	fs_begin
+	fs_host_plant
+	fs_registry || return
+	a=$(fs_glob_attack)
+	# shellcheck disable=SC2086
+	fs_refused fs-glob-second skill.yaml:7 fs.write "$FSH/host/*/src/**" \
+	    'wildcard|glob' $a
+	fs_host_intact "$FSH/host" "$FSH_STAT"
+	fs_no_secret_seen
+}
+
+# /proc (the host's processes: the master, this shell), /proc/1/root
+# (the host's root through init) and /sys: never granted.
+t_fs_proc_never() {
+	local a
+	fs_begin
+	fs_registry || return
+	a="pid $SB_DPID pid $$ read /proc/$SB_DPID/environ read /proc/1/root$CONF list /sys/fs/cgroup"
+	# shellcheck disable=SC2086
+	{
+		fs_refused fs-proc skill.yaml:6 fs.read "/proc/**" 'never|cannot|not be' $a
+		fs_refused fs-proc-bare skill.yaml:6 fs.read "/proc" 'never|cannot|not be' $a
+		fs_refused fs-proc-pid skill.yaml:6 fs.read "/proc/1/root/**" \
+		    'never|cannot|not be' $a
+		fs_refused fs-sys skill.yaml:6 fs.read "/sys/**" 'never|cannot|not be' $a
+	}
+	fs_no_secret_seen
+}
+
+# /dev (the host's devices, and its /dev/shm: writable beneath a read
+# grant when submounts kept their own flags) and /dev/shm: never granted;
+# nothing appears in the host's /dev/shm, and nothing there is seen.
+t_fs_dev_never() {
+	local a f left=""
+	fs_begin
+	echo "$SHM_SECRET" >"/dev/shm/$MARK-host"
+	chmod 644 "/dev/shm/$MARK-host"
+	fs_registry || return
+	a="list /dev read /dev/shm/$MARK-host write /dev/shm/$MARK-w dev /dev/vda"
+	# shellcheck disable=SC2086
+	{
+		fs_refused fs-dev skill.yaml:6 fs.read "/dev/**" 'never|cannot|not be' $a
+		fs_refused fs-dev-bare skill.yaml:6 fs.read "/dev" 'never|cannot|not be' $a
+		fs_refused fs-dev-shm skill.yaml:6 fs.write "/dev/shm/**" \
+		    'never|cannot|not be' $a
+	}
+	for f in /dev/shm/"$MARK"*; do
+		[ ! -e "$f" ] || [ "$f" = "/dev/shm/$MARK-host" ] || left="$left $f"
+	done
+	[ -z "$left" ] || fail "files appeared in the host's /dev/shm: $left"
+	rm -f "/dev/shm/$MARK-host"
+	fs_no_secret_seen
+}
+
+# The daemon's state dir, what holds it ($TMP, where its socket is; /tmp;
+# / as /** or itself), the audit log's dir and the log itself, the
+# policy dir, the skills dir and a skill in it, a dir beneath the state
+# dir: never granted. What such a skill would read or write: the audit
+# log (other sessions' calls), the config, the policy, another skill.
+t_fs_state_never() {
+	local a n e k before_hello
+	fs_begin
+	before_hello=$(fs_tree_stat "$TMP/skills/hello")
+	fs_registry || return
+	a="read $AUDIT read $CONF read $TMP/policy.d/10-escape.yaml list $TMP/state"
+	a="$a write $TMP/skills/hello/$MARK write $TMP/state/data/$MARK write $TMP/$MARK"
+	while read -r n k e <&3; do
+		# shellcheck disable=SC2086
+		fs_refused "$n" skill.yaml:6 "$k" "$e" 'never|cannot|not be|daemon' $a
+	done 3<<-LIST
+	fs-state fs.read $TMP/state/**
+	fs-state-parent fs.read $TMP/**
+	fs-state-tmp fs.read /tmp/**
+	fs-state-root fs.read /**
+	fs-state-slash fs.read /
+	fs-state-audit fs.read $TMP/log/**
+	fs-state-auditfile fs.read $TMP/log/audit.jsonl
+	fs-state-policy fs.read $TMP/policy.d/**
+	fs-state-skills fs.read $TMP/skills/**
+	fs-state-hello fs.write $TMP/skills/hello/**
+	fs-state-data fs.write $TMP/state/data/**
+	LIST
+	for n in "$TMP/skills/hello/$MARK" "$TMP/state/data/$MARK" "$TMP/$MARK"; do
+		[ ! -e "$n" ] || { fail "$n appeared on the host"; rm -f "$n"; }
+	done
+	fs_host_intact "$TMP/skills/hello" "$before_hello"
+	fs_no_secret_seen
+}
+
+# What the spelling and symlink attacks try: the master's process, the
+# audit log and config, a file in the host's /dev/shm; writes to /dev/shm,
+# /, /tmp and the daemon's dir.
+fs_place_attack() {
+	echo "pid $SB_DPID read $AUDIT read $CONF list $TMP/state read /dev/shm/$MARK-host" \
+	    "write /dev/shm/$MARK-w write /$MARK write /tmp/$MARK write $TMP/$MARK"
+}
+
+# Nothing of fs_place_attack landed on the host; the planted /dev/shm
+# file goes.
+fs_place_intact() {
+	local n
+	for n in "/dev/shm/$MARK-w" "/$MARK" "/tmp/$MARK" "$TMP/$MARK"; do
+		[ ! -e "$n" ] || { fail "$n appeared on the host"; rm -f "$n"; }
+	done
+	rm -f "/dev/shm/$MARK-host"
+}
+
+# The same places spelt so that a comparison of strings misses them
+# ("/tmp/.", "//proc", "//dev/shm", "/tmp//<the suite's dir>/state",
+# "$TMP/."):
+# invalid like the plain spelling, and never run.
+t_fs_spelling_never() {
+	local a
+	fs_begin
+	echo "$SHM_SECRET" >"/dev/shm/$MARK-host"
+	chmod 644 "/dev/shm/$MARK-host"
+	fs_registry || return
+	a=$(fs_place_attack)
+	# shellcheck disable=SC2086
+	{
+		fs_refused fs-sp-dot skill.yaml:6 fs.read "/tmp/." \
+		    'never|cannot|not be|daemon' $a
+		fs_refused fs-sp-proc skill.yaml:6 fs.read "//proc/**" 'never|cannot|not be' $a
+		fs_refused fs-sp-shm skill.yaml:6 fs.write "//dev/shm/**" \
+		    'never|cannot|not be' $a
+		fs_refused fs-sp-state skill.yaml:6 fs.read "/tmp//${TMP#/tmp/}/state/**" \
+		    'never|cannot|not be|daemon' $a
+		fs_refused fs-sp-dotdir skill.yaml:6 fs.read "$TMP/." \
+		    'never|cannot|not be|daemon' $a
+	}
+	fs_place_intact
+	fs_no_secret_seen
+}
+
+# Host symlinks (the admin's) to /proc and to $TMP, granted as
+# "<link>/**": no call sees what they lead to (the skill is invalid, or
+# its set-up refuses to follow the link).
+t_fs_symlink_never() {
+	local n
+	fs_begin
+	for n in fs-sp-plink fs-sp-slink; do
+		inv fs "$n" -- read "$FSH/plink/$SB_DPID/cmdline" list "$FSH/plink/$$" \
+		    read "$FSH/slink/sb.yaml" list "$FSH/slink/state" pid "$SB_DPID" read "$CONF"
+		case "$(j .ok) $(j '.error.type // ""')" in
+		"false skill_not_enabled" | "false sandbox_failed") ;;
+		*) printf '%s\n' "$SO" | grep -qx DONE ||
+			fail "$n: neither refused nor run ($(errinfo))" ;;
+		esac
+		! printf '%s\n' "$SO" | grep -qE '^(SEEN|LISTED|WROTE)' ||
+			fail "$n reached the host: $(printf '%s\n' "$SO" | grep -E '^(SEEN|LISTED|WROTE)' | head -n 3 | tr '\n' '|')"
+	done
+	fs_no_secret_seen
+}
+
+# FSH/sub, a host dir anyone may write, with a tmpfs mounted at sub/mnt
+# (as the host mounts them: suid and dev allowed), files anyone may
+# write in both, a device node (/dev/null's) anyone may open in both and
+# a setuid-root program in both. SUB_STAT: all of it.
+fs_sub_mount() {
+	local d=$FSH/sub f
+	fs_sub_umount
+	rm -rf "$d"
+	mkdir -p "$d/mnt"
+	mount -t tmpfs -o size=1m,mode=1777 sb-escape-sub "$d/mnt" ||
+		{ fail "cannot mount a tmpfs at $d/mnt"; return 1; }
+	chmod 1777 "$d" "$d/mnt"
+	echo "sb-escape sub a" >"$d/a"
+	echo "sb-escape sub mnt b" >"$d/mnt/b"
+	for f in "$d" "$d/mnt"; do
+		mknod -m 666 "$f/null" c 1 3
+		cp "$TMP/skills/setuid/bin/suid" "$f/suid"
+		chown root:root "$f/suid"
+		chmod 4755 "$f/suid"
+	done
+	chmod 666 "$d/a" "$d/mnt/b"
+	SUB_STAT=$(fs_tree_stat "$d")$'\n'$(fs_tree_stat "$d/mnt")
+}
+fs_sub_umount() {
+	! mountpoint -q "$FSH/sub/mnt" 2>/dev/null || umount "$FSH/sub/mnt" ||
+		umount -l "$FSH/sub/mnt"
+}
+
+# probe_line PREFIX: the first line of SO that starts with PREFIX.
+probe_line() { printf '%s\n' "$SO" | grep -F -- "$1" | head -n 1; }
+
+# A read grant of FSH/sub: both files read, but no write lands, in the
+# dir or in the file system mounted inside it (read-only all the way
+# down), and neither mount lets a device node or a setuid bit work.
+t_fs_submount_ro() {
+	local d=$FSH/sub now
+	fs_begin
+	fs_registry || return
+	expect "fs-sub-ro valid" \
+	    "$(printf '%s' "$SKILLS" | jq -r '.skills[] | select(.name == "fs-sub-ro") | .valid')" true
+	fs_sub_mount || return
+	inv subro fs-sub-ro -- read "$d/a" read "$d/mnt/b" write "$d/a" write "$d/new" \
+	    write "$d/mnt/b" write "$d/mnt/new" mount "$d" mount "$d/mnt" \
+	    dev "$d/null" dev "$d/mnt/null" run "$d/mnt/suid"
+	if ! printf '%s\n' "$SO" | grep -qx DONE; then
+		fail "the call did not run ($(errinfo)): $(short "$SO")"
+	else
+		sb_contains "read sub/a" "$(probe_line "SEEN $d/a:")" "sb-escape sub a"
+		sb_contains "read sub/mnt/b" "$(probe_line "SEEN $d/mnt/b:")" "sb-escape sub mnt b"
+		! printf '%s\n' "$SO" | grep -qE '^(WROTE|OPENED) ' ||
+			fail "wrote or opened through a read grant: $(printf '%s\n' "$SO" | grep -E '^(WROTE|OPENED) ' | tr '\n' '|')"
+		fs_mount_flags "$d" ro
+		fs_mount_flags "$d/mnt" ro
+		printf '%s\n' "$(probe_line "RAN $d/mnt/suid:")" | grep -q 'BLOCKED setuid: no root ids' ||
+			fail "the setuid program: $(short "$(probe_line "RAN $d/mnt/suid:")")"
+	fi
+	now=$(fs_tree_stat "$d")$'\n'$(fs_tree_stat "$d/mnt")
+	[ "$now" = "$SUB_STAT" ] ||
+		fail "host files under $d changed: $(diff <(echo "$SUB_STAT") <(echo "$now") | grep '^[<>]' | head -n 6 | tr '\n' ' ')"
+	fs_sub_umount
+}
+
+# fs_mount_flags PATH FLAG...: the mount the skill sees at PATH has
+# nosuid, nodev and each FLAG among its options.
+fs_mount_flags() {
+	local p=$1 l f
+	shift
+	l=$(probe_line "MOUNT $p ")
+	for f in nosuid nodev "$@"; do
+		case ,${l##* }, in
+		*,"$f",*) ;;
+		*) fail "the mount at $p inside lacks $f: '$l'" ;;
+		esac
+	done
+}
+
+# A write grant of FSH/sub: writes land in the dir and in the file
+# system mounted inside it; neither lets a device node be opened or made,
+# nor a setuid-root program run as root.
+t_fs_submount_nosuid() {
+	local d=$FSH/sub f
+	fs_begin
+	fs_registry || return
+	expect "fs-sub-rw valid" \
+	    "$(printf '%s' "$SKILLS" | jq -r '.skills[] | select(.name == "fs-sub-rw") | .valid')" true
+	fs_sub_mount || return
+	inv subrw fs-sub-rw -- write "$d/new" write "$d/mnt/new" mount "$d" mount "$d/mnt" \
+	    dev "$d/null" dev "$d/mnt/null" mknod "$d/node" mknod "$d/mnt/node" \
+	    run "$d/suid" run "$d/mnt/suid"
+	if ! printf '%s\n' "$SO" | grep -qx DONE; then
+		fail "the call did not run ($(errinfo)): $(short "$SO")"
+	else
+		for f in "$d/new" "$d/mnt/new"; do
+			[ -n "$(probe_line "WROTE $f")" ] ||
+				fail "no write to $f: $(short "$(probe_line "FAILED write $f")")"
+			[ "$(cat "$f" 2>/dev/null)" = "$FSPROBE_WROTE" ] ||
+				fail "the host's $f does not hold what the skill wrote"
+		done
+		! printf '%s\n' "$SO" | grep -qE '^(OPENED|MADE) ' ||
+			fail "a device node worked: $(printf '%s\n' "$SO" | grep -E '^(OPENED|MADE) ' | tr '\n' '|')"
+		fs_mount_flags "$d" rw
+		fs_mount_flags "$d/mnt" rw
+		for f in "$d/suid" "$d/mnt/suid"; do
+			probe_line "RAN $f:" | grep -q 'BLOCKED setuid: no root ids' ||
+				fail "the setuid program $f: $(short "$(probe_line "RAN $f:")")"
+			! probe_line "RAN $f:" | grep -q ESCAPED ||
+				fail "the setuid program $f: $(short "$(probe_line "RAN $f:")")"
+		done
+	fi
+	for f in "$d/node" "$d/mnt/node"; do
+		[ ! -e "$f" ] || fail "a node $f appeared on the host"
+	done
+	fs_sub_umount
+}
+
+# What stays valid: the whole data dir read-write ($DATA_DIR/**) or
+# read ($DATA_DIR), globs under $WORK_DIR, reads of globs under
+# $SKILL_DIR. They load, and their calls work (the data kept between
+# calls).
+t_fs_legit_grants() {
+	local n
+	[ -e /dev/loop-control ] ||
+		{ sb_skip "no loop devices here (/dev/loop-control): data dirs cannot be mounted"; return; }
+	fs_registry || return
+	for n in fs-legit fs-data-bare; do
+		expect "$n valid" "$(printf '%s' "$SKILLS" | jq -r --arg n "$n" \
+		    '.skills[] | select(.name == $n) | "\(.valid) \(.error // "")"')" "true "
+	done
+	inv legit1 fs-legit -- "$MARK"
+	expect "fs-legit ok ($(errinfo))" "$(j .ok)" true
+	expect "fs-legit data" "$(probe_line "HOLDS /data/")" "HOLDS /data/$MARK.txt: line $MARK|"
+	expect "fs-legit work" "$(probe_line "HOLDS /work/")" "HOLDS /work/$MARK.txt: line $MARK|"
+	expect "fs-legit csv" "$(probe_line CSV)" "CSV name,value|sb-escape fs-legit csv,1|"
+	inv legit2 fs-legit -- "$MARK"
+	expect "fs-legit data, a second call" "$(probe_line "HOLDS /data/")" \
+	    "HOLDS /data/$MARK.txt: line $MARK|line $MARK|"
+	expect "fs-legit work, another session" "$(probe_line "HOLDS /work/")" \
+	    "HOLDS /work/$MARK.txt: line $MARK|"
+	# its own data dir (a skill's own), shown read-only
+	inv legit3 fs-data-bare -- list /data write "/data/$MARK-ro"
+	expect "fs-data-bare ok ($(errinfo))" "$(j .ok)" true
+	sb_contains "fs-data-bare lists /data" "$(probe_line "LISTED /data:")" "LISTED /data:"
+	sb_contains "fs-data-bare writes" "$(probe_line "FAILED write /data/")" \
+	    "FAILED write /data/$MARK-ro"
+}
+
 # ------------------------------------------------------------------- main
 
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
@@ -1061,10 +1640,18 @@ t_io_uring t_seccomp_denylist t_session_startup_files t_nested_dirs t_host_names
 t_fork_bomb t_usage_accounted t_memory_bomb_heap t_memory_bomb_memfd t_disk_fill_one_file
 t_disk_fill_many_files t_disk_fill_inodes t_disk_fill_data t_disk_fill_tmp t_hash_stall t_output_flood t_sleep_forever
 t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
-t_total_memory t_master_killed t_master_killed_workers"
+t_total_memory t_master_killed t_master_killed_workers
+t_fs_glob_exact t_fs_glob_forms t_fs_glob_line t_fs_proc_never t_fs_dev_never
+t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
+t_fs_submount_nosuid t_fs_legit_grants"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
-# counted (SB_STRICT=1 counts them). None today.
-SB_KNOWN_BUGS=""
+# counted (SB_STRICT=1 counts them).
+#   t_fs_glob_line: a refused fs entry's error gives the line of its list
+#     (skill.yaml:6), not its own (7)
+#   t_fs_spelling_never: "//proc/**", "//dev/shm/**", "/tmp/." and
+#     "/tmp//<dir>/state/**" load and are bound: the check compares
+#     strings, so the host's /proc, /dev/shm and the daemon's dirs show
+SB_KNOWN_BUGS="t_fs_glob_line t_fs_spelling_never"
 
 SB_TESTS=$ALL
 # After every attack (not after a skip): the daemon lives and serves.
