@@ -17,7 +17,11 @@ perms_kind_label(enum perm_kind k)
 	return (unsigned)k < PERM__COUNT ? kind_names[k] : "unknown";
 }
 
-/* fs globs are rooted at a variable or at "/", and never climb. */
+/*
+ * fs globs are rooted at a variable or at "/", never climb, and are
+ * spelled one way only (no "//", no "." or ".." component), so that no
+ * second spelling of a path gets past the checks of fs_exact.
+ */
 static int
 fs_item_ok(const char *s)
 {
@@ -25,8 +29,7 @@ fs_item_ok(const char *s)
 	    "$SKILL_DIR", "$WORK_DIR", "$DATA_DIR", NULL};
 	size_t i, l;
 
-	if (strstr(s, "/../") || strstr(s, "/./") ||
-	    (strlen(s) >= 3 && strcmp(s + strlen(s) - 3, "/..") == 0))
+	if (strstr(s, "//") != NULL || path_has_dot(s))
 		return 0;
 	if (s[0] == '/')
 		return 1;
@@ -175,6 +178,16 @@ fs_exact(struct ydoc *y, struct ynode *n, enum perm_kind k, const char *s,
 	return 0;
 }
 
+/* A second spelling of a path: "//" or a "." component. */
+static int
+fs_respelled(const char *s)
+{
+	size_t len = strlen(s);
+
+	return strstr(s, "//") != NULL || strstr(s, "/./") != NULL ||
+	       (len >= 2 && strcmp(s + len - 2, "/.") == 0);
+}
+
 static int
 perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
     struct perms *p, struct error *e)
@@ -186,12 +199,23 @@ perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
 	if (ystrlist(y, n, PERM_ITEMS_MAX, &p->v[k], &p->n[k], e) == -1)
 		return -1;
 	for (i = 0; i < p->n[k]; i++) {
+		/* the entry's own line, where the list has one per item */
+		struct ynode *at =
+		    n->type == YNODE_SEQ && i < n->n ? n->items[i] : n;
+
+		if ((k == PERM_FS_READ || k == PERM_FS_WRITE) &&
+		    fs_respelled(p->v[k][i]))
+			return yerr(y, at, e,
+			    "%s \"%s\": a path spelled with \"//\" or a "
+			    "\".\" component cannot be granted: write it one "
+			    "way only",
+			    kind_names[k], p->v[k][i]);
 		if (!item_ok(k, p->v[k][i], ceiling))
-			return yerr(y, n, e, "%s: invalid entry \"%s\"",
+			return yerr(y, at, e, "%s: invalid entry \"%s\"",
 			    kind_names[k], p->v[k][i]);
 		/* a skill's declaration; a ceiling's globs only match */
 		if (!ceiling && (k == PERM_FS_READ || k == PERM_FS_WRITE) &&
-		    fs_exact(y, n, k, p->v[k][i], e) == -1)
+		    fs_exact(y, at, k, p->v[k][i], e) == -1)
 			return -1;
 	}
 	return 0;

@@ -1646,12 +1646,7 @@ t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
 t_fs_submount_nosuid t_fs_legit_grants"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them).
-#   t_fs_glob_line: a refused fs entry's error gives the line of its list
-#     (skill.yaml:6), not its own (7)
-#   t_fs_spelling_never: "//proc/**", "//dev/shm/**", "/tmp/." and
-#     "/tmp//<dir>/state/**" load and are bound: the check compares
-#     strings, so the host's /proc, /dev/shm and the daemon's dirs show
-SB_KNOWN_BUGS="t_fs_glob_line t_fs_spelling_never"
+SB_KNOWN_BUGS=""
 
 SB_TESTS=$ALL
 # After every attack (not after a skip): the daemon lives and serves.

@@ -661,6 +661,15 @@ test_fs_exact(void **state)
 	    {"write: [\"/var/lib/sb/data/x.img\"]", "the daemon's own"},
 	    {"read: [\"/var/lib/sb/\"]", "the daemon's own"},
 	    {"write: [\"$DATA_DIR/cache/**\"]", "whole data dir or none"},
+	    /* a second spelling of a path never reaches the checks */
+	    {"read: [\"//proc/**\"]", "cannot be granted: write it one way"},
+	    {"write: [\"//dev/shm/**\"]",
+	        "cannot be granted: write it one way"},
+	    {"read: [\"/tmp/.\"]", "cannot be granted: write it one way"},
+	    {"write: [\"/.\"]", "cannot be granted: write it one way"},
+	    {"read: [\"/var//lib/sb/**\"]",
+	        "cannot be granted: write it one way"},
+	    {"read: [\"/srv/./x\"]", "cannot be granted: write it one way"},
 	};
 	char *prot[] = {"/var/lib/sb", "/run/sb"};
 	char perm[256];
