@@ -13,7 +13,6 @@
  * line "skillbroker-audit-head 1 SEQ HASH CHECK", padded with spaces,
  * where CHECK is the first 16 hex digits of SHA-256("SEQ HASH").
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -33,12 +32,7 @@
 int
 audit_hex64(const char *s)
 {
-	int i;
-
-	for (i = 0; i < HASH_HEX_LEN; i++)
-		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
-			return 0;
-	return 1;
+	return hex_lower_n(s, HASH_HEX_LEN);
 }
 
 /* Hex SHA-256 of len bytes. */

@@ -135,13 +135,7 @@ files_kind_valid(const char *k)
 static int
 files_sha_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		        (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == 64;
+	return strlen(s) == 64 && hex_lower_n(s, 64);
 }
 
 /* One entry of a listing: copied field by field, each checked. */

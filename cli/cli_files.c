@@ -74,13 +74,8 @@ files_malformed(const struct error *e)
 static int
 files_sha_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		        (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == CLI_FILES_SHA_HEX;
+	return strlen(s) == CLI_FILES_SHA_HEX &&
+	       hex_lower_n(s, CLI_FILES_SHA_HEX);
 }
 
 /* A sha256 context, or the reason there is none. */

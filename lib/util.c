@@ -421,3 +421,15 @@ utf8_trim(char *s)
 	if (len - (i - 1) < need)
 		s[i - 1] = '\0';
 }
+
+int
+hex_lower_n(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		        (s[i] >= 'a' && s[i] <= 'f')))
+			return 0; /* a NUL too: s is shorter */
+	return 1;
+}

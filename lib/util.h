@@ -49,6 +49,8 @@ char *utf8_escape(const char *s);
 size_t utf8_cut(const char *s, size_t max);
 /* Drop a character that snprintf cut short at the end of s. */
 void utf8_trim(char *s);
+/* 1 if the first n bytes of s are lowercase hex digits (ids, hashes). */
+int hex_lower_n(const char *s, size_t n);
 /* The sha256 (hex, 65 bytes) of what fd reads to its end: -1 on error. */
 int sha256_fd(int fd, char *hex);
 /* Free n strings and the array holding them (NULL is fine). */

@@ -59,15 +59,8 @@ msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e)
 int
 grant_id_valid(const char *s)
 {
-	size_t i;
-
-	if (s == NULL || strlen(s) != GRANT_ID_LEN)
-		return 0;
-	for (i = 0; i < GRANT_ID_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		        (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
+	return s != NULL && strlen(s) == GRANT_ID_LEN &&
+	       hex_lower_n(s, GRANT_ID_LEN);
 }
 
 const char *

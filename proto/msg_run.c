@@ -216,7 +216,7 @@ written_dec(const msgpack_object *it, struct written *w, struct error *e)
 {
 	static const char *const keys[] = {
 	    "path", "size_bytes", "sha256", NULL};
-	size_t i, n;
+	size_t n;
 
 	if (it->type != MSGPACK_OBJECT_MAP)
 		return error_set(e, ERR_BAD_REQUEST, "a file is not a map");
@@ -231,12 +231,8 @@ written_dec(const msgpack_object *it, struct written *w, struct error *e)
 	    path_has_dot(w->path))
 		return error_set(
 		    e, ERR_BAD_REQUEST, "a file outside /work, /data");
-	n = strlen(w->sha256);
-	for (i = 0; i < n; i++)
-		if (!((w->sha256[i] >= '0' && w->sha256[i] <= '9') ||
-		        (w->sha256[i] >= 'a' && w->sha256[i] <= 'f')))
-			break;
-	if ((n != 0 && n != 64) || i != n)
+	n = strlen(w->sha256); /* "" when the file was not hashed */
+	if (n != 0 && (n != 64 || !hex_lower_n(w->sha256, 64)))
 		return error_set(e, ERR_BAD_REQUEST, "a malformed sha256");
 	return 0;
 }
