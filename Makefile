@@ -39,6 +39,7 @@ BROKER_SRC = $(wildcard broker/*.c)
 POLICYD_SRC = $(wildcard policyd/*.c)
 AUDITD_SRC = $(wildcard auditd/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
+NETPROXY_SRC = $(wildcard netproxy/*.c)
 CLI_SRC = $(wildcard cli/*.c)
 # skillctl policy check lints with policyd's own parsers.
 POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
@@ -49,13 +50,14 @@ AUDIT_VERIFY_SRC = auditd/auditd_chain.c
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
 PROGS = $(BIN)/skillbrokerd $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
-	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillctl
+	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
+	$(BIN)/skillctl
 
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 # Role code linked into unit tests (everything but each role's main file).
 ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
-	$(WORKER_SRC) $(MASTER_SRC) $(CLI_SRC))
+	$(WORKER_SRC) $(MASTER_SRC) $(NETPROXY_SRC) $(CLI_SRC))
 
 .PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
 	fuzz-seeds fuzz-corpus
@@ -106,6 +108,7 @@ $(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-netproxy: $(call obj,$(NETPROXY_SRC) $(COMMON_SRC))
 $(BIN)/skillctl: $(call obj,$(CLI_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC) $(COMMON_SRC))
 
 $(PROGS):
@@ -141,7 +144,7 @@ check: deps
 	@$(MAKE) --no-print-directory unit integration
 
 # The layering check reads the roles' objects (tests/check-layers.sh).
-LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC))
+LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC) $(NETPROXY_SRC))
 
 # The unit tests, the layering, and whether docs/architecture.md names
 # every message type of proto/msg.h.
@@ -183,7 +186,7 @@ $(OUT)/bench/%: bench/%.c $(call obj,$(COMMON_SRC))
 # The roles' users (users.* of the config), made only when installing
 # into this system as root; a staged install (DESTDIR) leaves it to the
 # package.
-ROLE_USERS = _sb-broker _sb-policyd _sb-auditd
+ROLE_USERS = _sb-broker _sb-policyd _sb-auditd _sb-netproxy
 install-users:
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
 		for u in $(ROLE_USERS); do \
@@ -200,7 +203,8 @@ install: all install-users
 	install -m 755 $(BIN)/skillbrokerd $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BIN)/skillctl $(DESTDIR)$(BINDIR)/
 	install -m 755 $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
-		$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(DESTDIR)$(LIBEXECDIR)/
+		$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
+		$(DESTDIR)$(LIBEXECDIR)/
 	sed -e 's|^socket: .*|socket: $(RUNDIR)/skillbroker.sock|' \
 		-e 's|^  - ../skills$$|  - $(DATADIR)/skills|' \
 		-e 's|^state_dir: .*|state_dir: $(LOCALSTATEDIR)/lib/skillbroker|' \
@@ -220,7 +224,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem -D__linux__ \
 		--include=/usr/include/x86_64-linux-gnu/sys/queue.h \
-		lib proto master broker policyd auditd worker cli skills/files/src
+		lib proto master broker policyd auditd worker netproxy cli skills/files/src
 
 clean:
 	rm -rf build bin run var $(FILES_SKILL_DIR)

@@ -39,19 +39,23 @@ struct pending_ack {
 };
 
 static struct alog alog;
-static struct peer master_peer, broker_peer;
+static struct peer master_peer, broker_peer, netproxy_peer;
 static struct pending_ack pending[PENDING_MAX];
 static size_t npending, nwritten;
 static struct event *commit_ev, *finish_ev;
 static struct event_base *base;
 
 static int on_audit(struct peer *p, const struct mp_doc *d);
+static int on_peer_channel(struct peer *p, const struct mp_doc *d);
+static void on_dead(struct peer *p, const char *why);
 
 static const struct peer_handler master_table[] = {
     {MSG_AUDIT, 0, on_audit},
+    {MSG_PEER_CHANNEL, 0, on_peer_channel},
     {0, 0, NULL},
 };
-static const struct peer_handler broker_table[] = {
+/* The broker and the egress proxy send records and nothing else. */
+static const struct peer_handler client_table[] = {
     {MSG_AUDIT, 0, on_audit},
     {0, 0, NULL},
 };
@@ -187,7 +191,7 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	if (npending == PENDING_MAX)
 		commit(-1, 0, NULL);
 	resume_on_record();
-	ok = write_event(ev, p == &master_peer ? "master" : "broker", &e) == 0;
+	ok = write_event(ev, p->name, &e) == 0;
 	if (!ok && e.type == ERR_BAD_REQUEST) {
 		log_warnx("%s: malformed audit record: %s", p->name, e.msg);
 		return -1;
@@ -199,6 +203,35 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	if (!ok)
 		snprintf(pa->msg, sizeof(pa->msg), "%s", e.msg);
 	event_active(commit_ev, EV_TIMEOUT, 0);
+	return 0;
+}
+
+/*
+ * A restarted egress proxy's channel: what is pending is acknowledged on
+ * the old one first, so no acknowledgement reaches the wrong process.
+ */
+static int
+on_peer_channel(struct peer *p, const struct mp_doc *d)
+{
+	struct msg_peer_channel pc;
+	struct error e;
+	int fd = chan_take_fd(&p->ch), ours;
+
+	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	ours = strcmp(pc.role, "netproxy") == 0;
+	msg_peer_channel_free(&pc);
+	if (!ours) {
+		close(fd);
+		return -1;
+	}
+	commit(-1, 0, NULL);
+	peer_kill(&netproxy_peer, "replaced by a restarted process");
+	peer_init(
+	    &netproxy_peer, base, fd, "netproxy", client_table, on_dead, NULL);
 	return 0;
 }
 
@@ -261,12 +294,12 @@ finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	event_base_loopbreak(base);
 }
 
-/* A dead broker is logged; a dead master ends auditd after a commit. */
+/* A dead broker or proxy is logged; a dead master ends us after a commit. */
 static void
 on_dead(struct peer *p, const char *why)
 {
 	if (p != &master_peer) {
-		log_warnx("broker channel: %s", why);
+		log_warnx("%s channel: %s", p->name, why);
 		return;
 	}
 	commit(-1, 0, NULL);
@@ -282,6 +315,8 @@ on_term(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 		event_active(master_peer.rev, EV_READ, 0);
 	if (broker_peer.alive)
 		event_active(broker_peer.rev, EV_READ, 0);
+	if (netproxy_peer.alive)
+		event_active(netproxy_peer.rev, EV_READ, 0);
 	event_active(finish_ev, EV_TIMEOUT, 0);
 }
 
@@ -356,8 +391,10 @@ setup_events(void)
 		fatalx("event setup");
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
-	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,
+	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", client_table,
 	    on_dead, NULL);
+	peer_init(&netproxy_peer, base, FD_PEER_NETPROXY, "netproxy",
+	    client_table, on_dead, NULL);
 }
 
 /*

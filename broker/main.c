@@ -130,6 +130,11 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	pol = strcmp(pc.role, "policyd") == 0;
+	if (!pol && strcmp(pc.role, "auditd") != 0) { /* not ours to serve */
+		msg_peer_channel_free(&pc);
+		close(fd);
+		return -1;
+	}
 	msg_peer_channel_free(&pc);
 	target = pol ? &B->policyd : &B->auditd;
 	peer_kill(target, "replaced by a restarted process");

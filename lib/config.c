@@ -149,15 +149,17 @@ config_worker(
 	uint64_t first, last;
 	const char *net;
 	size_t i;
+	int k;
 
 	if (yexpect(y, n, YNODE_MAP, "worker", e) || ymap_only(y, n, keys, e))
 		return -1;
 	if ((u = ymap_get(y, n, "network")) != NULL) {
 		if (yscalar(y, u, &net, e))
 			return -1;
-		if (strcmp(net, "none") != 0 && strcmp(net, "host") != 0)
-			return yerr(y, u, e, "worker.network: none or host");
-		c->worker_network_host = strcmp(net, "host") == 0;
+		if ((k = config_keyword(config_net_names, net)) < 0)
+			return yerr(
+			    y, u, e, "worker.network: proxy, none or host");
+		c->worker_network = (enum net_mode)k;
 	}
 	if (((u = ymap_get(y, n, "tmp_mb")) != NULL &&
 	        yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
@@ -352,7 +354,8 @@ config_skills_dirs(struct ydoc *y, struct ynode *n, const char *base,
 static int
 config_users(struct ydoc *y, struct ynode *n, struct config *c, struct error *e)
 {
-	static const char *const keys[] = {"broker", "policyd", "auditd", NULL};
+	static const char *const keys[] = {
+	    "broker", "policyd", "auditd", "netproxy", NULL};
 	struct ynode *u;
 	const char *s;
 	int i;
@@ -440,13 +443,54 @@ config_per_uid_fill(
 	return 0;
 }
 
+/* netproxy: the egress proxy's resolver file and its bounds. */
+static int
+config_netproxy(struct ydoc *y, struct ynode *n, const char *base,
+    struct netproxy_settings *s, struct error *e)
+{
+	static const char *const keys[] = {"hosts_file", "max_connections",
+	    "max_total_connections", "max_bytes", "connect_timeout_s",
+	    "header_timeout_s", "idle_s", NULL};
+	struct ynode *u;
+
+	if (yexpect(y, n, YNODE_MAP, "netproxy", e) || ymap_only(y, n, keys, e))
+		return -1;
+	if ((u = ymap_get(y, n, "hosts_file")) != NULL) {
+		free(s->hosts_file);
+		s->hosts_file = NULL;
+		if (config_path(y, u, base, &s->hosts_file, e))
+			return -1;
+	}
+	if (((u = ymap_get(y, n, "max_connections")) != NULL &&
+	        yuint(y, u, 1, 4096, &s->max_connections, e)) ||
+	    ((u = ymap_get(y, n, "max_total_connections")) != NULL &&
+	        yuint(y, u, 1, 65536, &s->max_total_connections, e)) ||
+	    ((u = ymap_get(y, n, "max_bytes")) != NULL &&
+	        yuint(y, u, 1024, 1ULL << 40, &s->max_bytes, e)) ||
+	    ((u = ymap_get(y, n, "connect_timeout_s")) != NULL &&
+	        yuint(y, u, 1, 600, &s->connect_timeout_s, e)) ||
+	    ((u = ymap_get(y, n, "header_timeout_s")) != NULL &&
+	        yuint(y, u, 1, 600, &s->header_timeout_s, e)) ||
+	    ((u = ymap_get(y, n, "idle_s")) != NULL &&
+	        yuint(y, u, 1, 86400, &s->idle_s, e)))
+		return -1;
+	if (s->max_connections > s->max_total_connections)
+		return yerr(y, n, e,
+		    "netproxy.max_connections (%llu) exceeds "
+		    "netproxy.max_total_connections (%llu)",
+		    (unsigned long long)s->max_connections,
+		    (unsigned long long)s->max_total_connections);
+	return 0;
+}
+
 static int
 config_parse(
     struct ydoc *y, const char *base, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"socket", "skills_dirs",
 	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
-	    "max_frame_bytes", "max_clients", "per_uid", "clients", NULL};
+	    "max_frame_bytes", "max_clients", "per_uid", "clients", "netproxy",
+	    NULL};
 	struct ynode *r = ydoc_root(y), *n;
 
 	if (yexpect(y, r, YNODE_MAP, "the config", e) ||
@@ -471,7 +515,9 @@ config_parse(
 	    ((n = ymap_get(y, r, "per_uid")) &&
 	        config_per_uid(y, n, &c->per_uid, e)) ||
 	    ((n = ymap_get(y, r, "clients")) &&
-	        config_clients(y, n, &c->clients, e)))
+	        config_clients(y, n, &c->clients, e)) ||
+	    ((n = ymap_get(y, r, "netproxy")) &&
+	        config_netproxy(y, n, base, &c->netproxy, e)))
 		return -1;
 	if ((n = ymap_get(y, r, "users")) != NULL &&
 	    config_users(y, n, c, e) == -1)
@@ -510,6 +556,9 @@ config_defaults(struct config *c, const char *base)
 	c->data_mb = 64;
 	c->max_sessions = 128;
 	c->session_idle_s = 3600;
+	c->worker_network = NET_PROXY;
+	c->netproxy = (struct netproxy_settings){
+	    NULL, 16, 1024, 64ULL * 1024 * 1024, 10, 10, 300};
 	for (c->nsys_paths = 0; default_sys_paths[c->nsys_paths] != NULL;
 	     c->nsys_paths++)
 		;
@@ -556,9 +605,11 @@ config_load(struct config *c, const char *path, struct error *e)
 }
 
 const char *const config_user_keys[USER__COUNT] = {
-    "broker", "policyd", "auditd"};
+    "broker", "policyd", "auditd", "netproxy"};
 const char *const config_user_defaults[USER__COUNT] = {
-    "_sb-broker", "_sb-policyd", "_sb-auditd"};
+    "_sb-broker", "_sb-policyd", "_sb-auditd", "_sb-netproxy"};
+const char *const config_net_names[NET__COUNT + 1] = {
+    "none", "proxy", "host", NULL};
 
 /* One role's user: a name, a number, or a default's fallback uid. */
 static int
@@ -629,6 +680,7 @@ config_free(struct config *c)
 	for (i = 0; i < USER__COUNT; i++)
 		free(c->users[i]);
 	strarr_free(c->sys_paths, c->nsys_paths);
+	free(c->netproxy.hosts_file);
 	memset(c, 0, sizeof(*c));
 }
 

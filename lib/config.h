@@ -49,8 +49,31 @@ extern const char *const audit_flush_names[];
 extern const char *const audit_max_action_names[];
 extern const char *const audit_fail_action_names[];
 
+/*
+ * worker.network: what a call with a network grant gets. proxy: its own
+ * network namespace, reaching out only through the egress proxy; none:
+ * such calls are refused; host: the host's network, unfiltered (unsafe).
+ */
+enum net_mode { NET_NONE, NET_PROXY, NET_HOST, NET__COUNT };
+extern const char *const config_net_names[NET__COUNT + 1];
+
+/* netproxy: the egress proxy's bounds (docs/network.md). */
+struct netproxy_settings {
+	char *hosts_file; /* names resolved from it before DNS; NULL: none */
+	uint64_t max_connections;       /* per call, open at once */
+	uint64_t max_total_connections; /* all calls */
+	uint64_t max_bytes;             /* per call, both directions */
+	uint64_t connect_timeout_s, header_timeout_s, idle_s;
+};
+
 /* Each unprivileged role runs as a user of its own. */
-enum role_user { USER_BROKER, USER_POLICYD, USER_AUDITD, USER__COUNT };
+enum role_user {
+	USER_BROKER,
+	USER_POLICYD,
+	USER_AUDITD,
+	USER_NETPROXY,
+	USER__COUNT
+};
 extern const char *const config_user_keys[USER__COUNT];
 extern const char *const config_user_defaults[USER__COUNT];
 /* uids used when a default user does not exist (make install makes them) */
@@ -82,9 +105,9 @@ struct config {
 	uid_t uid[USER__COUNT];
 	gid_t gid[USER__COUNT];
 	uint32_t worker_uid_first, worker_uid_last;
-	int worker_network_host; /* worker.network: host (no egress proxy yet)
-	                          */
-	char **sys_paths;        /* worker.system_paths: read-only binds */
+	enum net_mode worker_network; /* worker.network */
+	struct netproxy_settings netproxy;
+	char **sys_paths; /* worker.system_paths: read-only binds */
 	size_t nsys_paths;
 	uint64_t worker_tmp_mb;   /* worker.tmp_mb: the sandbox's /tmp */
 	uint64_t work_mb;         /* worker.work_mb: each session's work dir */

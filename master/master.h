@@ -20,7 +20,13 @@
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 
-enum role_id { ROLE_BROKER, ROLE_POLICYD, ROLE_AUDITD, ROLE__COUNT };
+enum role_id {
+	ROLE_BROKER,
+	ROLE_POLICYD,
+	ROLE_AUDITD,
+	ROLE_NETPROXY,
+	ROLE__COUNT
+};
 
 struct role {
 	const char *name; /* for logs and READY */
@@ -28,6 +34,7 @@ struct role {
 	int ready;
 	struct peer peer;
 	int broker_end; /* policyd, auditd: the broker's end, to hand over */
+	int proxy_end;  /* auditd: the egress proxy's end, to hand over */
 	uint64_t started_ms, backoff_ms;
 	struct event *restart_ev;
 };
@@ -60,6 +67,7 @@ int worker_on_cancel(struct peer *p, const struct mp_doc *d);
 int worker_on_audit_ack(struct peer *p, const struct mp_doc *d);
 int worker_reap(pid_t pid, int status, const struct rusage *ru);
 void worker_role_lost(enum role_id role);
+void worker_net_reopen(void);
 
 /* master_workdir.c: a size-bound tmpfs per session */
 int workdir_take(uint64_t uid, const char *session, struct error *e);

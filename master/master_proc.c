@@ -43,6 +43,10 @@ static const struct peer_handler auditd_table[] = {
     {MSG_AUDIT_ACK, 0, worker_on_audit_ack},
     {0, 0, NULL},
 };
+static const struct peer_handler netproxy_table[] = {
+    {MSG_READY, PH_ONCE, on_ready},
+    {0, 0, NULL},
+};
 
 /* Each role: its program, what it may send, its settings (msg_conf.c). */
 static const struct {
@@ -56,6 +60,8 @@ static const struct {
         MSG_CONF_POLICYD},
     [ROLE_AUDITD] = {"auditd", "skillbroker-auditd", auditd_table,
         MSG_CONF_AUDITD},
+    [ROLE_NETPROXY] = {"netproxy", "skillbroker-netproxy", netproxy_table,
+        MSG_CONF_NETPROXY},
 };
 
 static struct event *startup_timer;
@@ -75,6 +81,8 @@ on_ready(struct peer *p, const struct mp_doc *d)
 		log_info("%s restarted and ready", r->name);
 		if (r == &M->roles[ROLE_AUDITD])
 			maudit_flush();
+		if (r == &M->roles[ROLE_NETPROXY])
+			worker_net_reopen();
 		return 0;
 	}
 	r->ready = 1;
@@ -129,34 +137,55 @@ startup_timeout(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	fatalx("start-up failed");
 }
 
+/* A socketpair for a channel; [0] stays with the master to hand over. */
+static void
+proc_pair(int sv[2])
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		fatal("socketpair");
+}
+
 /*
- * Start one role with its channels at the fixed fds: the master's, and
- * the broker's to policyd and auditd (made with them, handed over when
- * the broker starts or, after a restart, in PEER_CHANNEL). Then its
- * settings.
+ * Start one role with its channels at the fixed fds: the master's; the
+ * broker's to policyd and auditd and the egress proxy's to auditd, made
+ * with the serving end (policyd, auditd) and handed to the other when it
+ * starts or, after a restart, in PEER_CHANNEL. Then its settings.
  */
 static void
 proc_spawn(struct role *r)
 {
 	struct role *pol = &M->roles[ROLE_POLICYD],
 	            *aud = &M->roles[ROLE_AUDITD];
-	int k = (int)(r - M->roles), mc[2], bc[2], n = 1, i = 1;
+	int k = (int)(r - M->roles), mc[2], bc[2], pc[2], n = 1, i = 1;
 	char *argv[4] = {(char *)roles[k].program, NULL, NULL, NULL}, *path;
+	struct msg_peer_channel ch = {"netproxy"};
 	struct fdmap fds[4];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, mc) == -1 ||
-	    (k != ROLE_BROKER &&
-	        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bc) == -1))
-		fatal("socketpair");
+	proc_pair(mc);
 	fds[0] = (struct fdmap){mc[1], FD_MASTER};
 	if (k == ROLE_BROKER) {
 		fds[n++] = (struct fdmap){M->listen_fd, FD_BROKER_LISTEN};
 		fds[n++] = (struct fdmap){pol->broker_end, FD_BROKER_POLICYD};
 		fds[n++] = (struct fdmap){aud->broker_end, FD_BROKER_AUDITD};
 		pol->broker_end = aud->broker_end = M->listen_fd = -1;
+	} else if (k == ROLE_NETPROXY) {
+		if (aud->proxy_end == -1) { /* a restart: auditd's end anew */
+			proc_pair(pc);
+			aud->proxy_end = pc[1];
+			PEER_SEND_FDS(
+			    &aud->peer, &pc[0], 1, msg_peer_channel_enc, &ch);
+		}
+		fds[n++] = (struct fdmap){aud->proxy_end, FD_NETPROXY_AUDITD};
+		aud->proxy_end = -1;
 	} else {
+		proc_pair(bc);
 		fds[n++] = (struct fdmap){bc[1], FD_PEER_BROKER};
 		r->broker_end = bc[0];
+		if (k == ROLE_AUDITD) {
+			proc_pair(pc);
+			fds[n++] = (struct fdmap){pc[1], FD_PEER_NETPROXY};
+			r->proxy_end = pc[0];
+		}
 	}
 	if (M->foreground)
 		argv[i++] = "-d";
@@ -173,17 +202,19 @@ proc_spawn(struct role *r)
 	PEER_SEND(&r->peer, conf_enc_for, roles[k].conf, &M->cfg);
 }
 
-/* Start every role, policyd and auditd first; await their READY. */
+/* Start every role, the broker last; await their READY. */
 void
 proc_start_all(void)
 {
 	static const enum role_id order[] = {
-	    ROLE_POLICYD, ROLE_AUDITD, ROLE_BROKER};
+	    ROLE_POLICYD, ROLE_AUDITD, ROLE_NETPROXY, ROLE_BROKER};
 	struct timeval tv = {STARTUP_TIMEOUT_S, 0};
 	size_t i;
 
-	for (i = 0; i < ROLE__COUNT; i++)
+	for (i = 0; i < ROLE__COUNT; i++) {
 		M->roles[i].name = roles[i].name;
+		M->roles[i].broker_end = M->roles[i].proxy_end = -1;
+	}
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		proc_spawn(&M->roles[order[i]]);
 	if ((startup_timer = evtimer_new(M->base, startup_timeout, NULL)) ==
@@ -192,19 +223,28 @@ proc_start_all(void)
 		fatalx("startup timer");
 }
 
-/* Start policyd or auditd again and give the broker its new channel. */
+/*
+ * Start a role again; give the broker its new channel to policyd or
+ * auditd, and the egress proxy its new one to auditd.
+ */
 static void
 proc_restart(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
-	struct role *r = arg;
+	struct role *r = arg, *np = &M->roles[ROLE_NETPROXY];
 	struct msg_peer_channel pc = {(char *)r->name};
 
 	if (M->shutting_down || !M->roles[ROLE_BROKER].peer.alive)
 		return;
 	proc_spawn(r);
-	PEER_SEND_FDS(&M->roles[ROLE_BROKER].peer, &r->broker_end, 1,
-	    msg_peer_channel_enc, &pc);
-	r->broker_end = -1;
+	if (r->broker_end != -1)
+		PEER_SEND_FDS(&M->roles[ROLE_BROKER].peer, &r->broker_end, 1,
+		    msg_peer_channel_enc, &pc);
+	if (r->proxy_end != -1 && np->peer.alive)
+		PEER_SEND_FDS(
+		    &np->peer, &r->proxy_end, 1, msg_peer_channel_enc, &pc);
+	else if (r->proxy_end != -1) /* its own restart makes a new pair */
+		close(r->proxy_end);
+	r->broker_end = r->proxy_end = -1;
 	log_info("%s restarted as pid %d", r->name, (int)r->pid);
 }
 
@@ -253,9 +293,14 @@ proc_child_exited(pid_t pid, int status)
 	         WEXITSTATUS(status) == AUDIT_EXIT_HALT;
 	if (r != &M->roles[ROLE_BROKER] && !halted &&
 	    M->nready == ROLE__COUNT) {
-		log_warnx("%s is down: every call it serves is refused with "
-		          "%s_unavailable",
-		    r->name, r == &M->roles[ROLE_POLICYD] ? "policy" : "audit");
+		if (r == &M->roles[ROLE_NETPROXY])
+			log_warnx("netproxy is down: no call reaches the "
+			          "network until it is back");
+		else
+			log_warnx("%s is down: every call it serves is "
+			          "refused with %s_unavailable",
+			    r->name,
+			    r == &M->roles[ROLE_POLICYD] ? "policy" : "audit");
 		proc_schedule_restart(r);
 		return 1;
 	}

@@ -46,6 +46,7 @@ struct worker {
 	int holds_work; /* its session's work dir is its, until released */
 	struct peer ctl;
 	int pipes[RUN_STARTED_FDS]; /* the broker's ends */
+	int net_fd; /* the proxy's listener in the worker's namespace, or -1 */
 	struct event *timer;
 	uint64_t audit_ref, t_go;
 	struct msg_run_exited x; /* what the worker and the clock said */
@@ -162,6 +163,64 @@ worker_audit_start(struct worker *w)
 		worker_fail(w, ERR_AUDIT_UNAVAILABLE, "auditd is not running");
 }
 
+/* The egress proxy serves w's call: its allow list, its listener. */
+static void
+worker_net_open(struct worker *w)
+{
+	struct msg_net_open o = {w->g.grant_id, w->g.skill, w->g.session,
+	    w->g.principal_uid, w->g.perm[PERM_NETWORK],
+	    w->g.nperm[PERM_NETWORK]};
+	int fd;
+
+	if ((fd = fcntl(w->net_fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		log_warn("dup of a proxy listener");
+		return;
+	}
+	PEER_SEND_FDS(
+	    &M->roles[ROLE_NETPROXY].peer, &fd, 1, msg_net_open_enc, &o);
+}
+
+/* A restarted proxy learns every call it serves again. */
+void
+worker_net_reopen(void)
+{
+	size_t i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].st != W_FREE && workers[i].net_fd != -1)
+			worker_net_open(&workers[i]);
+}
+
+/*
+ * A proxied call's READY carries the listener the worker made in its
+ * network namespace (a listening TCP socket, or it is a violation); any
+ * other READY carries none. Without a proxy running, it cannot start.
+ */
+static int
+worker_net_ready(struct worker *w)
+{
+	int fd = chan_take_fd(&w->ctl.ch), v = 0, dom = 0;
+	socklen_t l = sizeof(v), ld = sizeof(dom);
+
+	if (w->g.net != NET_PROXY)
+		return fd == -1 ? 0 : (close(fd), -1);
+	if (fd == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == -1 || !v ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &ld) == -1 ||
+	    dom != AF_INET) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	w->net_fd = fd;
+	if (!M->roles[ROLE_NETPROXY].peer.alive)
+		worker_fail(
+		    w, ERR_SANDBOX_FAILED, "the egress proxy is not running");
+	else
+		worker_net_open(w);
+	return 0;
+}
+
 /* READY: the sandbox is built; it waits for RUN, or RUN came already. */
 static int
 worker_ctl_ready(struct peer *p, const struct mp_doc *d)
@@ -169,8 +228,11 @@ worker_ctl_ready(struct peer *p, const struct mp_doc *d)
 	struct worker *w = p->arg;
 	struct error e;
 
-	if (msg_empty_dec(d, &e) == -1 || w->st != W_BUILDING)
+	if (msg_empty_dec(d, &e) == -1 || w->st != W_BUILDING ||
+	    worker_net_ready(w) == -1)
 		return -1;
+	if (w->fail != ERR_NONE) /* no proxy: it is being ended */
+		return 0;
 	if (w->ref != 0)
 		worker_audit_start(w);
 	else {
@@ -257,7 +319,7 @@ worker_spawn(struct worker *w, int work, int data, struct error *e)
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
 	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 2 + (data != -1),
 	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-	        (w->g.net_host ? 0 : CLONE_NEWNET));
+	        (w->g.net == NET_HOST ? 0 : CLONE_NEWNET));
 	free(path);
 	if (w->pid == -1) {
 		for (i = 0; i <= RUN_STARTED_FDS; i++)
@@ -306,6 +368,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 		w = &workers[i];
 		memset(w, 0, sizeof(*w));
 		memset(w->pipes, -1, sizeof(w->pipes));
+		w->net_fd = -1;
 		w->g = g;
 		memset(&g, 0, sizeof(g));
 		spec_fill(&w->g, &M->cfg,
@@ -481,6 +544,11 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	}
 	if (w->holds_work)
 		workdir_release(w->g.principal_uid, w->g.session);
+	if (w->net_fd != -1) { /* its connections end with it */
+		PEER_SEND(&M->roles[ROLE_NETPROXY].peer, msg_net_close_enc,
+		    w->g.grant_id);
+		close(w->net_fd);
+	}
 	peer_kill(&w->ctl, "reaped");
 	event_free(w->timer);
 	for (i = 0; i < RUN_STARTED_FDS; i++)

@@ -367,7 +367,7 @@ main(int argc, char *argv[])
 	skills_dirs = conf.skills_dirs;
 	nskills_dirs = conf.nskills_dirs;
 	policy_dir = conf.policy_dir;
-	penv.net_host = conf.net_host;
+	penv.net = conf.net;
 	penv.limits = conf.limits;
 	perms_protect(conf.protect, conf.nprotect);
 	/* A policy that does not validate at start is fatal: fail closed. */

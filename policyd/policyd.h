@@ -85,7 +85,7 @@ struct policy_env {
 	const struct registry *reg;
 	const struct policy *pol;
 	struct limits limits; /* daemon defaults and maxima */
-	int net_host;         /* worker.network: host; else no network */
+	uint64_t net;         /* worker.network: enum net_mode */
 };
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,

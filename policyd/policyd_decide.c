@@ -201,7 +201,7 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		    req->skill, r->name, missing);
 		return;
 	}
-	if (d->skill->perms.n[PERM_NETWORK] > 0 && !pe->net_host) {
+	if (d->skill->perms.n[PERM_NETWORK] > 0 && pe->net == NET_NONE) {
 		deny(d, ERR_PERMISSION_DENIED,
 		    "skill \"%s\" declares network "
 		    "access, and this host gives workers none (worker.network: "

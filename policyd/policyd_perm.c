@@ -188,6 +188,34 @@ fs_respelled(const char *s)
 	       (len >= 2 && strcmp(s + len - 2, "/.") == 0);
 }
 
+/*
+ * A network entry with a non-ASCII host becomes its IDNA A-labels, as
+ * the proxy compares names; one that IDNA refuses is invalid (-1).
+ */
+static int
+net_item_ascii(char **item)
+{
+	char host[HOSTPORT_HOST_MAX], *colon = strrchr(*item, ':'), *s;
+	const char *h = *item;
+	size_t i, wild;
+
+	for (i = 0; (*item)[i] != '\0' && (unsigned char)(*item)[i] < 0x80; i++)
+		;
+	if ((*item)[i] == '\0')
+		return 0;
+	if (colon == NULL || colon == h || (size_t)(colon - h) >= sizeof(host))
+		return -1;
+	wild = strncmp(h, "*.", 2) == 0 ? 2 : 0;
+	memcpy(host, h + wild, (size_t)(colon - h) - wild);
+	host[(size_t)(colon - h) - wild] = '\0';
+	if (hostport_host_ascii(host, host, sizeof(host)) == -1)
+		return -1;
+	xasprintf(&s, "%s%s%s", wild ? "*." : "", host, colon);
+	free(*item);
+	*item = s;
+	return 0;
+}
+
 static int
 perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
     struct perms *p, struct error *e)
@@ -210,7 +238,8 @@ perms_list(struct ydoc *y, struct ynode *n, enum perm_kind k, int ceiling,
 			    "\".\" component cannot be granted: write it one "
 			    "way only",
 			    kind_names[k], p->v[k][i]);
-		if (!item_ok(k, p->v[k][i], ceiling))
+		if ((k == PERM_NETWORK && net_item_ascii(&p->v[k][i]) == -1) ||
+		    !item_ok(k, p->v[k][i], ceiling))
 			return yerr(y, at, e, "%s: invalid entry \"%s\"",
 			    kind_names[k], p->v[k][i]);
 		/* a skill's declaration; a ceiling's globs only match */

@@ -6,7 +6,7 @@
 #ifndef SB_FDS_H
 #define SB_FDS_H
 
-/* broker, policyd, auditd */
+/* broker, policyd, auditd, netproxy */
 #define FD_MASTER 3 /* the channel to the master */
 
 /* broker */
@@ -16,6 +16,12 @@
 
 /* policyd, auditd */
 #define FD_PEER_BROKER 4 /* the channel to the broker */
+
+/* auditd */
+#define FD_PEER_NETPROXY 5 /* the channel to the egress proxy */
+
+/* netproxy */
+#define FD_NETPROXY_AUDITD 4 /* the channel to auditd */
 
 /* worker: 0, 1, 2 are the skill's stdin, stdout and stderr pipes */
 #define FD_WORKER_CTL 3    /* the channel to the master */

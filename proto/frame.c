@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
@@ -57,6 +58,41 @@ frame_send(int fd, const void *body, size_t len, struct error *e)
 		return error_set(e, ERR_INTERNAL, "bad frame length %zu", len);
 	frame_put_len(hdr, len);
 	if (write_full(fd, hdr, sizeof(hdr)) == -1 ||
+	    write_full(fd, body, len) == -1)
+		return error_set(e, ERR_INTERNAL, "write: %s", strerror(errno));
+	return 0;
+}
+
+int
+frame_send_fd(int fd, const void *body, size_t len, int pass, struct error *e)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	uint8_t hdr[FRAME_HDR_LEN];
+	struct iovec iov = {hdr, 1};
+	struct msghdr mh;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (len == 0 || len > UINT32_MAX)
+		return error_set(e, ERR_INTERNAL, "bad frame length %zu", len);
+	frame_put_len(hdr, len);
+	memset(&mh, 0, sizeof(mh));
+	memset(&cm, 0, sizeof(cm));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	while ((n = sendmsg(fd, &mh, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	if (n != 1 || write_full(fd, hdr + 1, sizeof(hdr) - 1) == -1 ||
 	    write_full(fd, body, len) == -1)
 		return error_set(e, ERR_INTERNAL, "write: %s", strerror(errno));
 	return 0;

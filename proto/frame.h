@@ -25,6 +25,9 @@ uint32_t frame_get_len(const uint8_t hdr[FRAME_HDR_LEN]);
 
 /* Blocking helpers for simple peers (skillctl, the worker's spec pipe). */
 int frame_send(int fd, const void *body, size_t len, struct error *e);
+/* frame_send, with pass (an fd) attached to the frame's first byte. */
+int frame_send_fd(
+    int fd, const void *body, size_t len, int pass, struct error *e);
 int frame_recv(
     int fd, size_t max, uint8_t **body, size_t *len, struct error *e);
 

@@ -268,7 +268,8 @@ msg_peer_channel_dec(
 	if (mp_only_keys(d->root, keys, e) ||
 	    mp_str(d->root, "role", 1, ROLE_MAX_LEN, &p->role, e))
 		goto bad;
-	if (strcmp(p->role, "policyd") != 0 && strcmp(p->role, "auditd") != 0) {
+	if (strcmp(p->role, "policyd") != 0 && strcmp(p->role, "auditd") != 0 &&
+	    strcmp(p->role, "netproxy") != 0) {
 		error_set(e, ERR_BAD_REQUEST, "unknown role");
 		goto bad;
 	}

@@ -22,10 +22,11 @@
 
 enum msg_type {
 	/* start-up: master <-> each child */
-	MSG_READY = 1,        /* child -> master: {v, role} */
-	MSG_CONF_BROKER = 2,  /* master -> broker: its settings */
-	MSG_CONF_POLICYD = 3, /* master -> policyd: its settings */
-	MSG_CONF_AUDITD = 4,  /* master -> auditd: its settings */
+	MSG_READY = 1,         /* child -> master: {v, role} */
+	MSG_CONF_BROKER = 2,   /* master -> broker: its settings */
+	MSG_CONF_POLICYD = 3,  /* master -> policyd: its settings */
+	MSG_CONF_AUDITD = 4,   /* master -> auditd: its settings */
+	MSG_CONF_NETPROXY = 5, /* master -> netproxy: its settings */
 	/* broker <-> policyd */
 	MSG_AUTHZ_REQ = 16,
 	MSG_AUTHZ_ANS = 17,
@@ -59,9 +60,18 @@ enum msg_type {
 	MSG_WORKER_GO = 98,    /* master -> worker: the start is durable */
 	MSG_WORKER_FAIL = 99, /* worker -> master: a step failed: nothing ran */
 	MSG_WORKER_EXIT = 100, /* worker -> master: how the skill ended */
+	/* master -> netproxy */
+	MSG_NET_OPEN = 112,  /* a call's allow list + its listener in the
+	                        worker's network namespace */
+	MSG_NET_CLOSE = 113, /* that call is over: end its connections */
 };
 
 #define GRANT_ID_LEN 32 /* hex chars of a 128-bit random id */
+/* Where a call with a network grant finds the egress proxy. */
+#define NET_PROXY_ADDR "127.0.0.1"
+#define NET_PROXY_PORT 3128
+#define NET_PROXY_URL "http://127.0.0.1:3128"
+#define NET_PROXY_BACKLOG 64
 #define ARGS_MAX 256
 #define ARG_MAX_LEN 4096
 #define ENV_MAX 64
@@ -127,10 +137,17 @@ struct conf_policyd {
 	char **skills_dirs;
 	size_t nskills_dirs;
 	char *policy_dir;
-	int net_host; /* worker.network: host */
+	uint64_t net; /* worker.network: enum net_mode */
 	struct limits limits;
 	char **protect; /* the daemon's own paths: never granted */
 	size_t nprotect;
+};
+
+/* CONF_NETPROXY */
+struct conf_netproxy {
+	uint64_t uid, gid;
+	char *root;                   /* chroot: an empty directory */
+	struct netproxy_settings set; /* hosts_file NULL: none */
 };
 
 /* CONF_AUDITD */
@@ -302,7 +319,8 @@ struct grant {
 	size_t nsys_paths;
 	uint64_t tmp_mb;
 	uint64_t as_mb; /* RLIMIT_AS: the memory limit, or a backstop */
-	int net_host;   /* keep the host network (no new net namespace) */
+	uint64_t net;   /* enum net_mode this call gets: NET_NONE without a
+	                   network grant; NET_HOST: no new net namespace */
 };
 
 /* GRANT_ACK: the master builds a worker for the grant, or says why not. */
@@ -384,10 +402,31 @@ int msg_session_end_dec(
     const struct mp_doc *d, struct msg_session_end *s, struct error *e);
 void msg_session_end_free(struct msg_session_end *s);
 
-/* PEER_CHANNEL */
+/* PEER_CHANNEL: a restarted role's end of a channel to the receiver. */
 struct msg_peer_channel {
-	char *role; /* "policyd" or "auditd" */
+	char *role; /* "policyd", "auditd" or "netproxy" */
 };
+
+/*
+ * NET_OPEN: the egress proxy serves one call: the listener the worker
+ * made in its network namespace (the one fd) and what the grant allows,
+ * from policyd through the master, never from the worker.
+ */
+struct msg_net_open {
+	char *grant_id, *skill, *session;
+	uint64_t uid; /* the principal */
+	char **allow; /* network.allow: host:port patterns */
+	size_t nallow;
+};
+void msg_net_open_enc(struct mp_enc *m, const struct msg_net_open *o);
+int msg_net_open_dec(
+    const struct mp_doc *d, struct msg_net_open *o, struct error *e);
+void msg_net_open_free(struct msg_net_open *o);
+
+/* NET_CLOSE: the call of grant_id is over (struct msg_cancel's shape). */
+void msg_net_close_enc(struct mp_enc *m, const char *grant_id);
+int msg_net_close_dec(
+    const struct mp_doc *d, struct msg_cancel *c, struct error *e);
 
 /* AUDIT_ACK */
 struct msg_audit_ack {
@@ -443,6 +482,10 @@ void conf_auditd_enc(struct mp_enc *m, const struct conf_auditd *c);
 int conf_auditd_dec(
     const struct mp_doc *d, struct conf_auditd *c, struct error *e);
 void conf_auditd_free(struct conf_auditd *c);
+void conf_netproxy_enc(struct mp_enc *m, const struct conf_netproxy *c);
+int conf_netproxy_dec(
+    const struct mp_doc *d, struct conf_netproxy *c, struct error *e);
+void conf_netproxy_free(struct conf_netproxy *c);
 
 void msg_authz_req_enc(struct mp_enc *m, const struct msg_authz_req *r);
 int msg_authz_req_dec(
@@ -581,6 +624,23 @@ void msg_audit_policy(
     struct mp_enc *m, uint64_t ref, const struct msg_policy_event *pe);
 void msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
     int64_t pid, const struct msg_run_exited *x);
+/*
+ * network.connect, by the egress proxy: one connection of a call, when
+ * it ended or was refused (err_code NULL: it was allowed and ran).
+ * refused > 0: a summary of that many connections refused at a limit.
+ */
+struct audit_net {
+	const char *grant_id, *skill, *session;
+	uint64_t uid;
+	const char *domain; /* as asked, lower-case; NULL: never parsed */
+	uint64_t port;      /* 0: none */
+	const char *ip;     /* where it went; NULL: nowhere */
+	const char *method; /* NULL: never parsed */
+	uint64_t bytes_up, bytes_down, duration_ns;
+	const char *err_code, *err_msg;
+	uint64_t refused;
+};
+void msg_audit_net(struct mp_enc *m, uint64_t ref, const struct audit_net *n);
 /* *event points into d; valid while d is. */
 int msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e);

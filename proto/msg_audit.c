@@ -132,6 +132,36 @@ msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
 	msg_audit_end(m);
 }
 
+void
+msg_audit_net(struct mp_enc *m, uint64_t ref, const struct audit_net *n)
+{
+	msg_audit_begin(m, ref, "network.connect", "connection",
+	    n->err_code == NULL ? "success" : "failure");
+	enc_kstr(m, "grant.id", n->grant_id);
+	enc_kuintstr(m, "user.id", n->uid);
+	enc_kstr(m, "session.id", n->session);
+	enc_kstr(m, "skill.name", n->skill);
+	enc_kstr(m, "network.transport", "tcp");
+	if (n->domain != NULL)
+		enc_kstr(m, "destination.domain", n->domain);
+	if (n->port != 0)
+		enc_kuint(m, "destination.port", n->port);
+	if (n->ip != NULL)
+		enc_kstr(m, "destination.ip", n->ip);
+	if (n->method != NULL)
+		enc_kstr(m, "http.request.method", n->method);
+	enc_kuint(m, "source.bytes", n->bytes_up);
+	enc_kuint(m, "destination.bytes", n->bytes_down);
+	enc_kuint(m, "event.duration", n->duration_ns);
+	if (n->refused > 0)
+		enc_kuint(m, "network.refused_connections", n->refused);
+	if (n->err_code != NULL) {
+		enc_kstr(m, "error.type", n->err_code);
+		enc_kstr(m, "error.message", n->err_msg ? n->err_msg : "");
+	}
+	msg_audit_end(m);
+}
+
 /* Dotted segments of [a-z0-9_]. */
 static int
 audit_key_valid(const msgpack_object *k)

@@ -179,6 +179,9 @@ limits_dec(const msgpack_object *o, struct limits *l, struct error *e)
 	return 0;
 }
 
+static int keyword_dec(const msgpack_object *o, const char *k,
+    const char *const *names, int *out, struct error *e);
+
 void
 conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 {
@@ -187,7 +190,7 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	enc_kuint(m, "gid", c->gid);
 	enc_kstrarr(m, "skills_dirs", c->skills_dirs, c->nskills_dirs);
 	enc_kstr(m, "policy_dir", c->policy_dir);
-	enc_kbool(m, "net_host", c->net_host);
+	enc_kstr(m, "net", config_net_names[c->net]);
 	limits_enc(m, &c->limits);
 	enc_kstrarr(m, "protect", c->protect, c->nprotect);
 	msg_end(m);
@@ -198,20 +201,22 @@ conf_policyd_dec(
     const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
-	    "policy_dir", "net_host", "limits", "protect", NULL};
+	    "policy_dir", "net", "limits", "protect", NULL};
 	const msgpack_object *o = d->root;
 	size_t i;
+	int net;
 
 	memset(c, 0, sizeof(*c));
 	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
 	    mp_strarr(o, "skills_dirs", 1, SKILLS_DIRS_MAX, PATH_MAX_LEN,
 	        &c->skills_dirs, &c->nskills_dirs, e) ||
 	    abspath_dec(o, "policy_dir", &c->policy_dir, e) ||
-	    mp_bool(o, "net_host", 1, &c->net_host, e) ||
+	    keyword_dec(o, "net", config_net_names, &net, e) ||
 	    limits_dec(o, &c->limits, e) ||
 	    mp_strarr(o, "protect", 1, SKILLS_DIRS_MAX + 4, PATH_MAX_LEN,
 	        &c->protect, &c->nprotect, e))
 		goto bad;
+	c->net = (uint64_t)net;
 	for (i = 0; i < c->nskills_dirs; i++)
 		if (c->skills_dirs[i][0] != '/') {
 			error_set(
@@ -340,19 +345,87 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	    c->session_idle_s, config_nworkers(c), c->limits.max_timeout_ms,
 	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
-	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
-	    c->worker_network_host, c->limits, NULL, 0};
+	    c->skills_dirs, c->nskills_dirs, c->policy_dir, c->worker_network,
+	    c->limits, NULL, 0};
 	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
 	    c->audit_path, c->audit_head, c->audit};
+	struct conf_netproxy cn = {
+	    c->uid[USER_NETPROXY], c->gid[USER_NETPROXY], NULL, c->netproxy};
 
 	xasprintf(&cb.root, "%s/empty", c->state_dir);
+	cn.root = cb.root;
 	cp.protect = config_protected(c, &cp.nprotect);
 	if (t == MSG_CONF_BROKER)
 		conf_broker_enc(m, &cb);
 	else if (t == MSG_CONF_POLICYD)
 		conf_policyd_enc(m, &cp);
+	else if (t == MSG_CONF_NETPROXY)
+		conf_netproxy_enc(m, &cn);
 	else
 		conf_auditd_enc(m, &ca);
 	free(cb.root);
 	strarr_free(cp.protect, cp.nprotect);
+}
+
+void
+conf_netproxy_enc(struct mp_enc *m, const struct conf_netproxy *c)
+{
+	const struct netproxy_settings *s = &c->set;
+
+	msg_begin(m, MSG_CONF_NETPROXY);
+	enc_kuint(m, "uid", c->uid);
+	enc_kuint(m, "gid", c->gid);
+	enc_kstr(m, "root", c->root);
+	enc_kstr(m, "hosts_file", s->hosts_file ? s->hosts_file : "");
+	enc_kuint(m, "max_connections", s->max_connections);
+	enc_kuint(m, "max_total_connections", s->max_total_connections);
+	enc_kuint(m, "max_bytes", s->max_bytes);
+	enc_kuint(m, "connect_timeout_s", s->connect_timeout_s);
+	enc_kuint(m, "header_timeout_s", s->header_timeout_s);
+	enc_kuint(m, "idle_s", s->idle_s);
+	msg_end(m);
+}
+
+int
+conf_netproxy_dec(
+    const struct mp_doc *d, struct conf_netproxy *c, struct error *e)
+{
+	static const char *const keys[] = {"t", "uid", "gid", "root",
+	    "hosts_file", "max_connections", "max_total_connections",
+	    "max_bytes", "connect_timeout_s", "header_timeout_s", "idle_s",
+	    NULL};
+	const msgpack_object *o = d->root;
+	struct netproxy_settings *s = &c->set;
+
+	memset(c, 0, sizeof(*c));
+	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
+	    abspath_dec(o, "root", &c->root, e) ||
+	    mp_str(o, "hosts_file", 1, PATH_MAX_LEN, &s->hosts_file, e) ||
+	    mp_uint(o, "max_connections", 1, 4096, &s->max_connections, e) ||
+	    mp_uint(o, "max_total_connections", 1, 65536,
+	        &s->max_total_connections, e) ||
+	    mp_uint(o, "max_bytes", 1024, 1ULL << 40, &s->max_bytes, e) ||
+	    mp_uint(o, "connect_timeout_s", 1, 600, &s->connect_timeout_s, e) ||
+	    mp_uint(o, "header_timeout_s", 1, 600, &s->header_timeout_s, e) ||
+	    mp_uint(o, "idle_s", 1, 86400, &s->idle_s, e))
+		goto bad;
+	if (s->hosts_file[0] == '\0') {
+		free(s->hosts_file);
+		s->hosts_file = NULL;
+	} else if (s->hosts_file[0] != '/') {
+		error_set(e, ERR_BAD_REQUEST, "hosts_file must be absolute");
+		goto bad;
+	}
+	return 0;
+bad:
+	conf_netproxy_free(c);
+	return -1;
+}
+
+void
+conf_netproxy_free(struct conf_netproxy *c)
+{
+	free(c->root);
+	free(c->set.hosts_file);
+	memset(c, 0, sizeof(*c));
 }

@@ -21,7 +21,7 @@ static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
     "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v",
     "worker_uid", "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
-    "net_host", NULL};
+    "net", NULL};
 
 /* The fields policyd decides. */
 static void
@@ -130,7 +130,7 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
 	enc_kuint(m, "tmp_mb", g->tmp_mb);
 	enc_kuint(m, "as_mb", g->as_mb);
-	enc_kbool(m, "net_host", g->net_host);
+	enc_kuint(m, "net", g->net);
 	msg_end(m);
 }
 
@@ -149,7 +149,7 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	        &g->sys_paths, &g->nsys_paths, e) ||
 	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
-	    mp_bool(o, "net_host", 1, &g->net_host, e))
+	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e))
 		goto bad;
 	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
@@ -206,7 +206,7 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	g->nsys_paths = c->nsys_paths;
 	g->tmp_mb = c->worker_tmp_mb;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
-	g->net_host = g->nperm[PERM_NETWORK] > 0 && c->worker_network_host;
+	g->net = g->nperm[PERM_NETWORK] > 0 ? c->worker_network : NET_NONE;
 }
 
 /* -1 no data dir, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
@@ -236,7 +236,7 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 {
 	if (g->timeout_ms == 0 || g->timeout_ms > c->limits.max_timeout_ms)
 		return error_set(e, ERR_INTERNAL, "grant timeout out of range");
-	if (g->nperm[PERM_NETWORK] > 0 && !c->worker_network_host)
+	if (g->nperm[PERM_NETWORK] > 0 && c->worker_network == NET_NONE)
 		return error_set(e, ERR_SANDBOX_FAILED,
 		    "the grant asks for network access, which this host does "
 		    "not provide");

@@ -88,6 +88,18 @@ build_argv(const struct grant *g, char **path)
 	return argv;
 }
 
+/* Does KEY=VALUE entry name a variable one of list's entries sets? */
+static int
+env_named(const char *entry, const char *const *list)
+{
+	size_t k;
+
+	for (k = 0; list[k] != NULL; k++)
+		if (strncmp(entry, list[k], strcspn(list[k], "=") + 1) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The environment: the directory variables, where the sandbox shows them
  * (the host paths stay hidden); HOME on this call's own /tmp, so no
@@ -100,26 +112,33 @@ build_argv(const struct grant *g, char **path)
 static char **
 build_env(const struct grant *g)
 {
+	/* Where the egress proxy listens, for every client that honours
+	 * these; loopback itself (the skill's own servers) is direct. */
+	static const char *const proxy[] = {"HTTP_PROXY=" NET_PROXY_URL,
+	    "HTTPS_PROXY=" NET_PROXY_URL, "http_proxy=" NET_PROXY_URL,
+	    "https_proxy=" NET_PROXY_URL, "ALL_PROXY=" NET_PROXY_URL,
+	    "all_proxy=" NET_PROXY_URL, "NO_PROXY=localhost,127.0.0.1,::1",
+	    "no_proxy=localhost,127.0.0.1,::1", NULL};
 	static const char *const fixed[] = {"HOME=/tmp", "WORK_DIR=/work",
 	    "SKILL_DIR=/skill", "DATA_DIR=/data", "PYTHONNOUSERSITE=1",
 	    "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=core.hooksPath",
 	    "GIT_CONFIG_VALUE_0=/dev/null", "GIT_CONFIG_KEY_1=core.fsmonitor",
 	    "GIT_CONFIG_VALUE_1=false", NULL};
-	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]) - 1;
-	char **envp = xcalloc(g->nenv + nfixed + 1, sizeof(char *));
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]) - 1,
+	       nproxy = sizeof(proxy) / sizeof(proxy[0]) - 1;
+	char **envp = xcalloc(g->nenv + nfixed + nproxy + 1, sizeof(char *));
 	size_t i, k, n = 0;
 
 	for (k = 0; fixed[k] != NULL; k++)
 		envp[n++] = (char *)fixed[k];
-	for (i = 0; i < g->nenv; i++) {
-		for (k = 0; fixed[k] != NULL; k++)
-			if (strncmp(g->env[i], fixed[k],
-			        strcspn(fixed[k], "=") + 1) == 0)
-				break;
-		if (fixed[k] == NULL && strncmp(g->env[i], "LD_", 3) != 0 &&
+	for (k = 0; g->net == NET_PROXY && proxy[k] != NULL; k++)
+		envp[n++] = (char *)proxy[k];
+	for (i = 0; i < g->nenv; i++)
+		if (!env_named(g->env[i], fixed) &&
+		    !env_named(g->env[i], proxy) &&
+		    strncmp(g->env[i], "LD_", 3) != 0 &&
 		    strncmp(g->env[i], "GIT_CONFIG", 10) != 0)
 			envp[n++] = g->env[i];
-	}
 	return envp;
 }
 
@@ -232,6 +251,7 @@ main(int argc, char *argv[])
 	char *path, **xargv, **envp;
 	struct mp_enc m;
 	struct mp_doc d;
+	int lfd;
 
 	log_init(
 	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
@@ -252,7 +272,12 @@ main(int argc, char *argv[])
 	envp = build_env(&g);
 	enc_init(&m);
 	msg_empty_enc(&m, MSG_WORKER_READY);
-	if (ctl_send(&m) == -1)
+	/* The proxy's listener goes with READY; none stays in here. */
+	if ((lfd = sandbox_net_listener()) != -1
+	        ? frame_send_fd(FD_WORKER_CTL, m.sb.data, m.sb.size, lfd, &e) ==
+	                  -1 ||
+	              close(lfd) == -1
+	        : ctl_send(&m) == -1)
 		_exit(127);
 	enc_free(&m);
 	/* Wait for the durable audit record; anything else: do not run. */

@@ -13,6 +13,12 @@ int sandbox_final_limits(const struct grant *g, struct error *e);
 /* Give the work tree to the worker uid without following symlinks. */
 int workdir_prepare(const struct grant *g, struct error *e);
 int datadir_prepare(const struct grant *g, struct error *e);
+/*
+ * worker_net.c: under worker.network: proxy, loopback up and the
+ * proxy's listener; sandbox_net_listener hands it over once (-1: none).
+ */
+int sandbox_net(const struct grant *g, struct error *e);
+int sandbox_net_listener(void);
 /* worker_mount.c: the private root, entered with pivot_root. */
 int sandbox_mounts(const struct grant *g, struct error *e);
 /* worker_landlock.c: writes only beneath the granted places. */

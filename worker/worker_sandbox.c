@@ -129,6 +129,7 @@ static const struct {
 	int (*fn)(const struct grant *, struct error *);
 } steps[] = {
     {"names", step_names},
+    {"network", sandbox_net},
     {"session", step_session},
     {"workdir", step_workdir},
     {"mounts", step_mounts},

@@ -122,7 +122,8 @@ sandbox_seccomp(const struct grant *g, struct error *e)
 		        __NR_SCMP_ERROR &&
 		    deny(ctx, nr, 0, NULL) < 0)
 			goto out;
-	if (deny_clone_ns(ctx) == -1 || deny_families(ctx, g->net_host) == -1 ||
+	if (deny_clone_ns(ctx) == -1 ||
+	    deny_families(ctx, g->net != NET_NONE) == -1 ||
 	    deny_misc(ctx) == -1)
 		goto out;
 	r = seccomp_load(ctx) < 0 ? -1 : 0;

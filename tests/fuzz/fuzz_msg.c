@@ -191,8 +191,7 @@ same_conf_policyd(const struct conf_policyd *a, const struct conf_policyd *b)
 	CHECK(a->uid == b->uid && a->gid == b->gid &&
 	      same_strarr(a->skills_dirs, a->nskills_dirs, b->skills_dirs,
 	          b->nskills_dirs) &&
-	      strcmp(a->policy_dir, b->policy_dir) == 0 &&
-	      a->net_host == b->net_host &&
+	      strcmp(a->policy_dir, b->policy_dir) == 0 && a->net == b->net &&
 	      same_strarr(a->protect, a->nprotect, b->protect, b->nprotect) &&
 	      memcmp(&a->limits, &b->limits, sizeof(a->limits)) == 0);
 }
@@ -463,7 +462,7 @@ check_grant(const struct grant *g)
 	/* No field only the master may set. */
 	CHECK(g->worker_uid == 0 && g->worker_gid == 0 && g->root_dir == NULL &&
 	      g->sys_paths == NULL && g->tmp_mb == 0 && g->as_mb == 0 &&
-	      g->net_host == 0);
+	      g->net == 0);
 }
 static void
 same_grant(const struct grant *a, const struct grant *b)
@@ -504,13 +503,12 @@ static void
 same_spec(const struct grant *a, const struct grant *b)
 {
 	same_grant(a, b);
-	CHECK(a->worker_uid == b->worker_uid &&
-	      a->worker_gid == b->worker_gid &&
-	      strcmp(a->root_dir, b->root_dir) == 0 &&
-	      same_strarr(
-	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
-	      a->tmp_mb == b->tmp_mb && a->as_mb == b->as_mb &&
-	      a->net_host == b->net_host);
+	CHECK(
+	    a->worker_uid == b->worker_uid && a->worker_gid == b->worker_gid &&
+	    strcmp(a->root_dir, b->root_dir) == 0 &&
+	    same_strarr(
+	        a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
+	    a->tmp_mb == b->tmp_mb && a->as_mb == b->as_mb && a->net == b->net);
 }
 FUZZ_TYPE(spec, struct grant, spec_dec, spec_enc, grant_free)
 

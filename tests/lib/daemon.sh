@@ -288,6 +288,7 @@ sb_role_uid() {
 	broker) id -u _sb-broker 2>/dev/null || echo 64290 ;;
 	policyd) id -u _sb-policyd 2>/dev/null || echo 64291 ;;
 	auditd) id -u _sb-auditd 2>/dev/null || echo 64292 ;;
+	netproxy) id -u _sb-netproxy 2>/dev/null || echo 64293 ;;
 	esac
 }
 

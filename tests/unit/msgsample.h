@@ -57,7 +57,7 @@ sample_conf_policyd(void)
 	    .skills_dirs = dirs,
 	    .nskills_dirs = 2,
 	    .policy_dir = "/etc/skillbroker/policy.d",
-	    .net_host = 1,
+	    .net = NET_PROXY,
 	    .limits =
 	        {
 	            .timeout_ms = 10000,
@@ -94,6 +94,43 @@ sample_conf_auditd(void)
 	};
 
 	return c;
+}
+
+static inline struct conf_netproxy
+sample_conf_netproxy(void)
+{
+	struct conf_netproxy c = {
+	    .uid = 64293,
+	    .gid = 64294,
+	    .root = "/var/lib/skillbroker/empty",
+	    .set =
+	        {
+	            .hosts_file = "/etc/skillbroker/hosts",
+	            .max_connections = 8,
+	            .max_total_connections = 512,
+	            .max_bytes = 1024 * 1024,
+	            .connect_timeout_s = 7,
+	            .header_timeout_s = 3,
+	            .idle_s = 90,
+	        },
+	};
+
+	return c;
+}
+
+static inline struct msg_net_open
+sample_net_open(void)
+{
+	static char *allow[] = {
+	    "api.example.com:443", "*.github.com:443", "[::1]:8080", NULL};
+	struct msg_net_open o = {.grant_id = SAMPLE_GID,
+	    .skill = "web-fetch",
+	    .session = "s-1",
+	    .uid = 1000,
+	    .allow = allow,
+	    .nallow = 3};
+
+	return o;
 }
 
 static inline struct msg_authz_req
@@ -322,7 +359,7 @@ sample_spec(void)
 	g.nsys_paths = 3;
 	g.tmp_mb = 64;
 	g.as_mb = 512;
-	g.net_host = 1;
+	g.net = NET_HOST;
 	return g;
 }
 
@@ -503,6 +540,7 @@ static const struct {
     {MSG_CONF_BROKER, "conf_broker"},
     {MSG_CONF_POLICYD, "conf_policyd"},
     {MSG_CONF_AUDITD, "conf_auditd"},
+    {MSG_CONF_NETPROXY, "conf_netproxy"},
     {MSG_AUTHZ_REQ, "authz_req"},
     {MSG_AUTHZ_ANS, "authz_ans"},
     {MSG_SKILLS_REQ, "skills_req"},
@@ -530,6 +568,8 @@ static const struct {
     {MSG_WORKER_GO, "worker_go"},
     {MSG_WORKER_FAIL, "worker_fail"},
     {MSG_WORKER_EXIT, "worker_exit"},
+    {MSG_NET_OPEN, "net_open"},
+    {MSG_NET_CLOSE, "net_close"},
 };
 #define SAMPLE_NTYPES (sizeof(sample_types) / sizeof(sample_types[0]))
 
@@ -541,6 +581,8 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 		struct conf_broker cb;
 		struct conf_policyd cp;
 		struct conf_auditd ca;
+		struct conf_netproxy cn;
+		struct msg_net_open no;
 		struct msg_authz_req aq;
 		struct msg_authz_ans aa;
 		struct msg_skills_ans sa;
@@ -579,6 +621,17 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 	case MSG_CONF_AUDITD:
 		u.ca = sample_conf_auditd();
 		conf_auditd_enc(m, &u.ca);
+		return 0;
+	case MSG_CONF_NETPROXY:
+		u.cn = sample_conf_netproxy();
+		conf_netproxy_enc(m, &u.cn);
+		return 0;
+	case MSG_NET_OPEN:
+		u.no = sample_net_open();
+		msg_net_open_enc(m, &u.no);
+		return 0;
+	case MSG_NET_CLOSE:
+		msg_net_close_enc(m, SAMPLE_GID);
 		return 0;
 	case MSG_AUTHZ_REQ:
 		u.aq = sample_authz_req();

@@ -160,9 +160,14 @@ test_network_needs_host(void **state)
 	g.perm[PERM_NETWORK] = xcalloc(2, sizeof(char *));
 	g.perm[PERM_NETWORK][0] = xstrdup("example.com:443");
 	g.nperm[PERM_NETWORK] = 1;
+	M->cfg.worker_network = NET_NONE;
 	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
 	assert_int_equal(e.type, ERR_SANDBOX_FAILED);
-	M->cfg.worker_network_host = 1;
+	M->cfg.worker_network = NET_PROXY;
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), 0);
+	spec_fill(&g, &M->cfg, 61007, 1);
+	assert_int_equal(g.net, NET_PROXY); /* its own netns, the proxy */
+	M->cfg.worker_network = NET_HOST;
 	assert_int_equal(grant_fits(&g, &M->cfg, &e), 0);
 	grant_free(&g);
 }
@@ -180,7 +185,7 @@ test_spec_paths_from_config(void **state)
 	assert_int_equal(g.worker_uid, 61007);
 	assert_int_equal(g.worker_gid, 61007);
 	assert_int_equal(g.as_mb, 4 * g.memory_mb); /* a backstop to cgroups */
-	assert_int_equal(g.net_host, 0);
+	assert_int_equal(g.net, NET_NONE);          /* no network grant */
 	grant_free(&g);
 	grant_make(&g);
 	spec_fill(&g, &M->cfg, 61007, 0);

@@ -54,6 +54,10 @@ ADAPTER(conf_broker, struct conf_broker, conf_broker_dec, conf_broker_enc,
     conf_broker_free)
 ADAPTER(conf_policyd, struct conf_policyd, conf_policyd_dec, conf_policyd_enc,
     conf_policyd_free)
+ADAPTER(conf_netproxy, struct conf_netproxy, conf_netproxy_dec,
+    conf_netproxy_enc, conf_netproxy_free)
+ADAPTER(net_open, struct msg_net_open, msg_net_open_dec, msg_net_open_enc,
+    msg_net_open_free)
 ADAPTER(conf_auditd, struct conf_auditd, conf_auditd_dec, conf_auditd_enc,
     conf_auditd_free)
 ADAPTER(authz_req, struct msg_authz_req, msg_authz_req_dec, msg_authz_req_enc,
@@ -90,6 +94,19 @@ ADAPTER(
     cancel, struct msg_cancel, msg_cancel_dec, msg_cancel_enc, msg_cancel_free)
 ADAPTER(worker_fail, struct msg_worker_fail, msg_worker_fail_dec,
     msg_worker_fail_enc, msg_worker_fail_free)
+
+static int
+dec_net_close(const struct mp_doc *d, struct mp_enc *again, struct error *e)
+{
+	struct msg_cancel c;
+
+	if (msg_net_close_dec(d, &c, e) == -1)
+		return -1;
+	if (again != NULL)
+		msg_net_close_enc(again, c.grant_id);
+	msg_cancel_free(&c);
+	return 0;
+}
 
 /* The decoders that own no memory. */
 static int
@@ -183,6 +200,7 @@ static const struct codec {
     {MSG_CONF_BROKER, dec_conf_broker},
     {MSG_CONF_POLICYD, dec_conf_policyd},
     {MSG_CONF_AUDITD, dec_conf_auditd},
+    {MSG_CONF_NETPROXY, dec_conf_netproxy},
     {MSG_AUTHZ_REQ, dec_authz_req},
     {MSG_AUTHZ_ANS, dec_authz_ans},
     {MSG_SKILLS_REQ, dec_skills_req},
@@ -210,6 +228,8 @@ static const struct codec {
     {MSG_WORKER_GO, dec_empty},
     {MSG_WORKER_FAIL, dec_worker_fail},
     {MSG_WORKER_EXIT, dec_worker_exit},
+    {MSG_NET_OPEN, dec_net_open},
+    {MSG_NET_CLOSE, dec_net_close},
 };
 #define NCODECS (sizeof(codecs) / sizeof(codecs[0]))
 
@@ -685,7 +705,7 @@ test_every_type_has_a_codec(void **state)
 		close_msg(&m, &d);
 	}
 	enc_init(&m);
-	assert_int_equal(sample_enc(&m, (enum msg_type)5), -1);
+	assert_int_equal(sample_enc(&m, (enum msg_type)6), -1);
 	enc_free(&m);
 }
 
@@ -955,7 +975,7 @@ test_conf_policyd(void **state)
 	assert_string_equal(out.skills_dirs[1], "/srv/skills");
 	assert_null(out.skills_dirs[2]);
 	assert_string_equal(out.policy_dir, "/etc/skillbroker/policy.d");
-	assert_int_equal(out.net_host, 1);
+	assert_int_equal(out.net, NET_PROXY);
 	assert_memory_equal(&out.limits, &in.limits, sizeof(in.limits));
 	assert_int_equal(out.nprotect, 2);
 	assert_string_equal(out.protect[0], "/var/lib/skillbroker");
@@ -1802,7 +1822,7 @@ static void
 test_grant(void **state)
 {
 	static const char *const master_only[] = {"worker_uid", "worker_gid",
-	    "root_dir", "sys_paths", "tmp_mb", "as_mb", "net_host"};
+	    "root_dir", "sys_paths", "tmp_mb", "as_mb", "net"};
 	struct grant in = sample_grant(), out;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1824,7 +1844,7 @@ test_grant(void **state)
 	assert_int_equal(out.nsys_paths, 0);
 	assert_int_equal(out.tmp_mb, 0);
 	assert_int_equal(out.as_mb, 0);
-	assert_int_equal(out.net_host, 0);
+	assert_int_equal(out.net, NET_NONE);
 	grant_free(&out);
 	assert_null(out.grant_id);
 	close_msg(&m, &d);
@@ -1865,7 +1885,7 @@ test_spec(void **state)
 	assert_null(out.sys_paths[3]);
 	assert_int_equal(out.tmp_mb, 64);
 	assert_int_equal(out.as_mb, 512);
-	assert_int_equal(out.net_host, 1);
+	assert_int_equal(out.net, NET_HOST);
 	grant_free(&out);
 	close_msg(&m, &d);
 

@@ -131,8 +131,8 @@ group_setup(void **state)
 		return -1;
 	F->pe.reg = &F->reg;
 	F->pe.pol = &F->pol;
-	F->pe.net_host =
-	    1; /* network grants are weighed; see test_no_network */
+	F->pe.net = NET_PROXY; /* network grants are weighed; see
+	                          test_no_network */
 	return 0;
 }
 
@@ -917,9 +917,11 @@ test_no_network(void **state)
 	      "    ceiling:\n"
 	      "      fs: { write: [\"$DATA_DIR/**\"] }\n"
 	      "      network: { allow: [\"*.example.com:443\"] }\n");
-	F->pe.net_host = 0;
+	F->pe.net = NET_NONE;
 	check(&r, 1, ERR_PERMISSION_DENIED, "declares network access", NULL);
-	F->pe.net_host = 1;
+	F->pe.net = NET_PROXY;
+	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
+	F->pe.net = NET_HOST;
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
 }
 
