@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -63,8 +64,8 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 		return -1;
 	}
 	peer_kill(&np.auditd, "replaced by a restarted process");
-	peer_init(&np.auditd, np.base, fd, "auditd", auditd_table, on_dead,
-	    NULL);
+	peer_init(
+	    &np.auditd, np.base, fd, "auditd", auditd_table, on_dead, NULL);
 	npaudit_flush();
 	log_info("auditd is back");
 	return 0;
@@ -77,6 +78,28 @@ on_sigterm(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 	call_close_all();
 	peer_drain(&np.auditd);
 	exit(0);
+}
+
+/*
+ * Enough fds for every connection's two sockets and every call's
+ * listener (one per worker at most), set as root since it may exceed
+ * the hard limit we inherited.
+ */
+static void
+fds_setup(void)
+{
+	rlim_t want = 2 * np.conf.set.max_total_connections + 1024 + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want;
+	if (rl.rlim_max < want)
+		rl.rlim_max = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit NOFILE %llu", (unsigned long long)want);
 }
 
 /*
@@ -130,6 +153,7 @@ main(int argc, char *argv[])
 	if ((np.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	dns_setup();
+	fds_setup();
 	pd = (struct privdrop){
 	    (uid_t)np.conf.uid, (gid_t)np.conf.gid, np.conf.root};
 	if (privdrop(&pd, &e) == -1)
@@ -139,8 +163,8 @@ main(int argc, char *argv[])
 	    on_dead, NULL);
 	peer_init(&np.auditd, np.base, FD_NETPROXY_AUDITD, "auditd",
 	    auditd_table, on_dead, NULL);
-	if (evsignal_add(evsignal_new(np.base, SIGTERM, on_sigterm, NULL),
-	        NULL) == -1)
+	if (evsignal_add(
+	        evsignal_new(np.base, SIGTERM, on_sigterm, NULL), NULL) == -1)
 		fatalx("signal setup");
 	PEER_SEND(&np.master, msg_ready_enc, "netproxy");
 	event_base_dispatch(np.base);

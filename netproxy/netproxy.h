@@ -24,10 +24,10 @@
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 
-#define HTTP_HEAD_MAX 8192       /* bytes of a request head */
-#define NP_BUF_HIGH (64 * 1024)  /* bytes queued toward one side */
-#define NP_LIMIT_RECORDS 4       /* limit refusals of a call, each logged */
-#define NP_ADDRS_MAX 8           /* resolved addresses tried, in order */
+#define HTTP_HEAD_MAX 8192      /* bytes of a request head */
+#define NP_BUF_HIGH (64 * 1024) /* bytes queued toward one side */
+#define NP_LIMIT_RECORDS 4      /* limit refusals of a call, each logged */
+#define NP_ADDRS_MAX 8          /* resolved addresses tried, in order */
 
 /* netproxy_http.c: what a skill asked for. */
 struct http_req {
@@ -55,8 +55,8 @@ int addr_internal(const struct sockaddr *sa);
 /* The literal of sa: "10.0.0.1" or "[fe80::1]". */
 void addr_literal(const struct sockaddr *sa, char *out, size_t len);
 /* Does an entry of allow (host:port patterns) let host:port through? */
-int addr_allowed(char *const *allow, size_t n, const char *host,
-    unsigned port, int literal_only);
+int addr_allowed(char *const *allow, size_t n, const char *host, unsigned port,
+    int literal_only);
 
 struct np_conn;
 TAILQ_HEAD(np_conns, np_conn);
@@ -69,6 +69,7 @@ struct np_call {
 	char **allow;
 	size_t nallow;
 	struct evconnlistener *lev;
+	struct event *pause; /* accept failed: a moment before the next */
 	struct np_conns conns;
 	size_t nconns;
 	uint64_t bytes;   /* both directions, all its connections */
@@ -98,8 +99,8 @@ void conn_start(struct np_call *call, int fd);
 /* End conn (its record written): why NULL for a normal end. */
 void conn_end(struct np_conn *c, const char *code, const char *why);
 /* Refuse a connection at once, before reading it (a limit). */
-void conn_refuse_now(struct np_call *call, int fd, int status,
-    const char *code, const char *why);
+void conn_refuse_now(struct np_call *call, int fd, int status, const char *code,
+    const char *why);
 /* The call is over, or over its byte budget: end every connection. */
 void conn_end_call(struct np_call *call, const char *code, const char *why);
 

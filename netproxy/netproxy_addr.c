@@ -45,8 +45,8 @@ v4_is_internal(uint32_t a)
 int
 addr_internal(const struct sockaddr *sa)
 {
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
-	    0xff};
+	static const uint8_t mapped[12] = {
+	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
 	const uint8_t *b;
 	uint32_t v4;
@@ -68,9 +68,9 @@ addr_internal(const struct sockaddr *sa)
 	       (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || /* fe80::/10 */
 	       (b[0] & 0xfe) == 0xfc ||                   /* fc00::/7 */
 	       b[0] == 0xff ||                            /* multicast */
-	       (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 &&
-	           b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 &&
-	           b[8] == 0 && b[9] == 0 && b[10] == 0 &&
+	       (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 &&
+	           b[5] == 0 && b[6] == 0 && b[7] == 0 && b[8] == 0 &&
+	           b[9] == 0 && b[10] == 0 &&
 	           b[11] == 0); /* ::/96, IPv4-compatible */
 }
 

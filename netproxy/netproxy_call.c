@@ -21,9 +21,9 @@ call_find(const char *grant_id)
 {
 	struct np_call *c;
 
-	TAILQ_FOREACH(c, &NP->calls, entry)
-	if (strcmp(c->grant_id, grant_id) == 0)
-		return c;
+	TAILQ_FOREACH (c, &NP->calls, entry)
+		if (strcmp(c->grant_id, grant_id) == 0)
+			return c;
 	return NULL;
 }
 
@@ -46,13 +46,25 @@ on_accept(struct evconnlistener *l UNUSED, evutil_socket_t fd,
 		conn_start(call, (int)fd);
 }
 
-/* accept() failed: out of fds, say; pause a moment rather than spin. */
 static void
-on_accept_error(struct evconnlistener *l, void *arg UNUSED)
+accept_resume(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
-	log_warn("accept");
-	evconnlistener_disable(l);
-	evconnlistener_enable(l);
+	struct np_call *call = arg;
+
+	(void)evconnlistener_enable(call->lev);
+}
+
+/* accept() failed (out of fds, say): pause 100 ms rather than spin. */
+static void
+on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct np_call *call = arg;
+	struct timeval tv = {0, 100000};
+
+	log_warn("accept for grant %s", call->grant_id);
+	(void)evconnlistener_disable(l);
+	if (evtimer_add(call->pause, &tv) == -1)
+		(void)evconnlistener_enable(l);
 }
 
 static void
@@ -69,6 +81,8 @@ call_free(struct np_call *c)
 		npaudit_send(&n);
 	if (c->lev != NULL)
 		evconnlistener_free(c->lev);
+	if (c->pause != NULL)
+		event_free(c->pause);
 	TAILQ_REMOVE(&NP->calls, c, entry);
 	free(c->grant_id);
 	free(c->skill);
@@ -106,6 +120,7 @@ call_on_open(struct peer *p, const struct mp_doc *d)
 	TAILQ_INIT(&c->conns);
 	TAILQ_INSERT_TAIL(&NP->calls, c, entry);
 	if (set_nonblock(fd) == -1 ||
+	    (c->pause = evtimer_new(NP->base, accept_resume, c)) == NULL ||
 	    (c->lev = evconnlistener_new(NP->base, on_accept, c,
 	         LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd)) ==
 	        NULL) {

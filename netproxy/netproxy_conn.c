@@ -88,8 +88,8 @@ code_status(const char *code, enum conn_state st)
 
 /* The refusal a client sees: status, X-Skillbroker-Error, one line. */
 static void
-refusal_text(struct evbuffer *out, int status, const char *code,
-    const char *why)
+refusal_text(
+    struct evbuffer *out, int status, const char *code, const char *why)
 {
 	size_t blen = strlen("skillbroker proxy: \n") + strlen(why);
 
@@ -171,7 +171,8 @@ conn_linger(struct np_conn *c)
 	bufferevent_disable(c->down, EV_READ);
 	bufferevent_setwatermark(c->down, EV_WRITE, 0, 0);
 	bufferevent_setcb(c->down, NULL, closing_write, closing_event, c);
-	evtimer_assign(c->timer, bufferevent_get_base(c->down), closing_timer, c);
+	evtimer_assign(
+	    c->timer, bufferevent_get_base(c->down), closing_timer, c);
 	if (evtimer_add(c->timer, &tv) == -1)
 		conn_free(c);
 }
@@ -206,8 +207,8 @@ conn_end_call(struct np_call *call, const char *code, const char *why)
 }
 
 void
-conn_refuse_now(struct np_call *call, int fd, int status, const char *code,
-    const char *why)
+conn_refuse_now(
+    struct np_call *call, int fd, int status, const char *code, const char *why)
 {
 	struct evbuffer *b = evbuffer_new();
 	struct audit_net n = {call->grant_id, call->skill, call->session,
@@ -267,8 +268,8 @@ relay_read(struct bufferevent *from, void *arg)
 		return;
 	}
 	if (call->bytes > NP->conf.set.max_bytes) {
-		conn_end_call(call, "limit",
-		    "the call reached its network byte limit");
+		conn_end_call(
+		    call, "limit", "the call reached its network byte limit");
 		return;
 	}
 	if (evbuffer_get_length(bufferevent_get_output(to)) >= NP_BUF_HIGH)
@@ -424,8 +425,8 @@ head_read(struct bufferevent *bev, void *arg)
 	c->parsed = 1;
 	(void)evbuffer_drain(in, end);
 	bufferevent_disable(bev, EV_READ); /* the rest waits for the relay */
-	if (!addr_allowed(c->call->allow, c->call->nallow, c->req.host,
-	        c->req.port, 0)) {
+	if (!addr_allowed(
+	        c->call->allow, c->call->nallow, c->req.host, c->req.port, 0)) {
 		snprintf(why, sizeof(why),
 		    "%s:%u is not in this call's network.allow", c->req.host,
 		    c->req.port);
@@ -513,7 +514,8 @@ conn_to(struct np_conn *c, enum conn_state st)
 		len = c->candlen[c->icand++];
 		/* a resolved address has no port; ours is the request's */
 		if (ss.ss_family == AF_INET)
-			((struct sockaddr_in *)&ss)->sin_port = htons(c->req.port);
+			((struct sockaddr_in *)&ss)->sin_port =
+			    htons(c->req.port);
 		else
 			((struct sockaddr_in6 *)&ss)->sin6_port =
 			    htons(c->req.port);
@@ -532,7 +534,8 @@ conn_to(struct np_conn *c, enum conn_state st)
 		evtimer_del(c->timer);
 		c->last_ms = now_mono_ms();
 		if (c->req.connect)
-			(void)evbuffer_add_printf(bufferevent_get_output(c->down),
+			(void)evbuffer_add_printf(
+			    bufferevent_get_output(c->down),
 			    "HTTP/1.1 200 Connection established\r\n\r\n");
 		else {
 			c->bytes_up += evbuffer_get_length(c->head);
@@ -542,7 +545,8 @@ conn_to(struct np_conn *c, enum conn_state st)
 				return;
 			}
 		}
-		bufferevent_setcb(c->down, relay_read, relay_write, down_event, c);
+		bufferevent_setcb(
+		    c->down, relay_read, relay_write, down_event, c);
 		bufferevent_setwatermark(c->down, EV_WRITE, NP_BUF_HIGH / 2, 0);
 		bufferevent_setwatermark(c->up, EV_WRITE, NP_BUF_HIGH / 2, 0);
 		(void)bufferevent_set_timeouts(c->down, &idle, NULL);

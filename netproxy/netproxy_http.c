@@ -93,10 +93,12 @@ authority_parse(const char *s, size_t n, uint16_t defport, struct http_req *r)
 	if (s[0] == '[') {
 		const char *rb = memchr(s, ']', n);
 		if (rb == NULL)
-			return refuse(r, 400, "bad_request", "bad IPv6 literal");
+			return refuse(
+			    r, 400, "bad_request", "bad IPv6 literal");
 		hl = (size_t)(rb - s) + 1;
 		if (hl < n && s[hl] != ':')
-			return refuse(r, 400, "bad_request", "bad IPv6 literal");
+			return refuse(
+			    r, 400, "bad_request", "bad IPv6 literal");
 		colon = hl < n ? s + hl : NULL;
 	} else {
 		colon = memchr(s, ':', n);
@@ -116,7 +118,8 @@ authority_parse(const char *s, size_t n, uint16_t defport, struct http_req *r)
 	raw[hl] = '\0';
 	if (raw[0] == '[') {
 		if (!hostport_is_literal(raw))
-			return refuse(r, 400, "bad_request", "bad IPv6 literal");
+			return refuse(
+			    r, 400, "bad_request", "bad IPv6 literal");
 		for (i = 0; i <= hl; i++)
 			r->host[i] = (char)tolower((unsigned char)raw[i]);
 		return 0;
@@ -137,8 +140,7 @@ authority_parse(const char *s, size_t n, uint16_t defport, struct http_req *r)
 		    ++hl > 63)
 			break;
 	}
-	if (r->host[i] != '\0' || hl == 0 || i > 253 ||
-	    r->host[i - 1] == '-')
+	if (r->host[i] != '\0' || hl == 0 || i > 253 || r->host[i - 1] == '-')
 		return refuse(r, 403, "bad_host", "not a valid host name");
 	return 0;
 }
@@ -171,7 +173,8 @@ header_ok(const char *s, size_t n)
 	if (colon == NULL || colon == s)
 		return 0;
 	for (i = 0; s + i < colon; i++)
-		if (!isalnum((unsigned char)s[i]) && strchr(tchar, s[i]) == NULL)
+		if (!isalnum((unsigned char)s[i]) &&
+		    strchr(tchar, s[i]) == NULL)
 			return 0;
 	for (i++; i < n; i++)
 		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') ||
@@ -200,7 +203,8 @@ http_head_parse(
 	        NULL ||
 	    memchr(sp2 + 1, ' ', (size_t)(line + n - sp2 - 1)) != NULL ||
 	    (size_t)(sp1 - line) >= sizeof(r->method) || sp1 == line)
-		return refuse(r, 400, "bad_request", "not an HTTP request line");
+		return refuse(
+		    r, 400, "bad_request", "not an HTTP request line");
 	if ((size_t)(line + n - sp2 - 1) != 8 ||
 	    (strncmp(sp2 + 1, "HTTP/1.1", 8) != 0 &&
 	        strncmp(sp2 + 1, "HTTP/1.0", 8) != 0))
@@ -216,7 +220,8 @@ http_head_parse(
 	/* every header, checked, whatever the method */
 	for (a = p; (line = next_line(&p, end, &n)) != NULL;)
 		if (line[0] == ' ' || line[0] == '\t' || !header_ok(line, n))
-			return refuse(r, 400, "bad_request", "a malformed header");
+			return refuse(
+			    r, 400, "bad_request", "a malformed header");
 	if (r->connect)
 		return authority_parse(t, tl, 0, r);
 	if (tl < 7 || strncasecmp(t, "http://", 7) != 0)
