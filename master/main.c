@@ -154,6 +154,10 @@ main(int argc, char *argv[])
 	log_info("at most %llu sessions keep a work dir of %llu MiB",
 	    (unsigned long long)M->cfg.max_sessions,
 	    (unsigned long long)M->cfg.work_mb);
+	if (M->cfg.worker_network == NET_HOST)
+		log_warnx("worker.network: host: a call with a network grant "
+		          "gets the host's network unfiltered (unsafe: "
+		          "docs/network.md)");
 	worker_init();
 	proc_start_all();
 	event_base_dispatch(M->base);
