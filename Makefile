@@ -233,7 +233,8 @@ clean:
 
 # libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
 FUZZ_TIME ?= 30
-FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml
+FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml \
+	build/fuzz/fuzz_http
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # fuzz_yaml reads YAML as policyd reads a policy file.
@@ -244,6 +245,14 @@ build/fuzz/fuzz_yaml: tests/fuzz/fuzz_yaml.c $(COMMON_SRC) $(FUZZ_YAML_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
 		$(FUZZ_YAML_SRC) $(PKG_LIBS)
+
+# fuzz_http reads request heads as the egress proxy does.
+FUZZ_HTTP_SRC = netproxy/netproxy_http.c netproxy/netproxy_addr.c
+
+build/fuzz/fuzz_http: tests/fuzz/fuzz_http.c $(COMMON_SRC) $(FUZZ_HTTP_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
+		$(FUZZ_HTTP_SRC) $(PKG_LIBS)
 
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
 	@mkdir -p $(dir $@)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/hostport.h"
 #include "../../lib/util.h"
 #include "../../proto/msg.h"
 
@@ -214,6 +215,41 @@ same_conf_auditd(const struct conf_auditd *a, const struct conf_auditd *b)
 }
 FUZZ_TYPE(conf_auditd, struct conf_auditd, conf_auditd_dec, conf_auditd_enc,
     conf_auditd_free)
+
+/* The config loader's bounds (config_netproxy): what the proxy relies on. */
+static void
+check_conf_netproxy(const struct conf_netproxy *c)
+{
+	const struct netproxy_settings *s = &c->set;
+
+	CHECK(c->uid != 0 && c->gid != 0 && absolute(c->root));
+	CHECK(s->hosts_file == NULL || absolute(s->hosts_file));
+	CHECK(s->max_connections >= 1 && s->max_connections <= 4096 &&
+	      s->max_total_connections >= 1 &&
+	      s->max_total_connections <= 65536 &&
+	      s->max_connections <= s->max_total_connections);
+	CHECK(s->max_bytes >= 1024 && s->max_bytes <= 1ULL << 40);
+	CHECK(s->connect_timeout_s >= 1 && s->connect_timeout_s <= 600 &&
+	      s->header_timeout_s >= 1 && s->header_timeout_s <= 600 &&
+	      s->idle_s >= 1 && s->idle_s <= 86400);
+}
+static void
+same_conf_netproxy(const struct conf_netproxy *a, const struct conf_netproxy *b)
+{
+	const struct netproxy_settings *x = &a->set, *y = &b->set;
+
+	CHECK(a->uid == b->uid && a->gid == b->gid &&
+	      strcmp(a->root, b->root) == 0 &&
+	      same_str(x->hosts_file, y->hosts_file) &&
+	      x->max_connections == y->max_connections &&
+	      x->max_total_connections == y->max_total_connections &&
+	      x->max_bytes == y->max_bytes &&
+	      x->connect_timeout_s == y->connect_timeout_s &&
+	      x->header_timeout_s == y->header_timeout_s &&
+	      x->idle_s == y->idle_s);
+}
+FUZZ_TYPE(conf_netproxy, struct conf_netproxy, conf_netproxy_dec,
+    conf_netproxy_enc, conf_netproxy_free)
 
 static void
 check_authz_req(const struct msg_authz_req *r)
@@ -685,6 +721,56 @@ same_cancel(const struct msg_cancel *a, const struct msg_cancel *b)
 FUZZ_TYPE(
     cancel, struct msg_cancel, msg_cancel_dec, msg_cancel_enc, msg_cancel_free)
 
+/*
+ * What the proxy relies on in a call: its names, and an allow list of
+ * 1..PERM_ITEMS_MAX entries that each parse and each cover themselves.
+ */
+static void
+check_net_open(const struct msg_net_open *o)
+{
+	char host[HOSTPORT_HOST_MAX], port[8];
+	size_t i;
+
+	CHECK(grant_id_valid(o->grant_id) &&
+	      ident_valid(o->skill, NAME_MAX_LEN) &&
+	      ident_valid(o->session, SESSION_MAX_LEN) && o->uid <= UINT32_MAX);
+	CHECK(o->nallow >= 1 && o->nallow <= PERM_ITEMS_MAX);
+	for (i = 0; i < o->nallow; i++) {
+		CHECK(hostport_parse(o->allow[i], host, sizeof(host), port,
+		          sizeof(port)) == 0);
+		CHECK(hostport_covers(o->allow[i], o->allow[i]));
+	}
+}
+static void
+same_net_open(const struct msg_net_open *a, const struct msg_net_open *b)
+{
+	CHECK(strcmp(a->grant_id, b->grant_id) == 0 &&
+	      strcmp(a->skill, b->skill) == 0 &&
+	      strcmp(a->session, b->session) == 0 && a->uid == b->uid &&
+	      same_strarr(a->allow, a->nallow, b->allow, b->nallow));
+}
+FUZZ_TYPE(net_open, struct msg_net_open, msg_net_open_dec, msg_net_open_enc,
+    msg_net_open_free)
+
+/* NET_CLOSE has CANCEL's shape and CANCEL's promise. */
+static void
+check_net_close(const struct msg_cancel *c)
+{
+	check_cancel(c);
+}
+static void
+same_net_close(const struct msg_cancel *a, const struct msg_cancel *b)
+{
+	same_cancel(a, b);
+}
+static void
+net_close_enc(struct mp_enc *m, const struct msg_cancel *c)
+{
+	msg_net_close_enc(m, c->grant_id);
+}
+FUZZ_TYPE(net_close, struct msg_cancel, msg_net_close_dec, net_close_enc,
+    msg_cancel_free)
+
 static void
 check_worker_fail(const struct msg_worker_fail *f)
 {
@@ -841,6 +927,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case MSG_CONF_AUDITD:
 		fuzz_conf_auditd(&d, t);
 		break;
+	case MSG_CONF_NETPROXY:
+		fuzz_conf_netproxy(&d, t);
+		break;
 	case MSG_AUTHZ_REQ:
 		fuzz_authz_req(&d, t);
 		break;
@@ -919,6 +1008,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case MSG_SPEC:
 		fuzz_spec(&d, t);
 		grant_or_spec(&d);
+		break;
+	case MSG_NET_OPEN:
+		fuzz_net_open(&d, t);
+		break;
+	case MSG_NET_CLOSE:
+		fuzz_net_close(&d, t);
 		break;
 	default:
 		break;
