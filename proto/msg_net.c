@@ -39,8 +39,8 @@ msg_net_open_dec(
 	    mp_str(r, "skill", 1, NAME_MAX_LEN, &o->skill, e) ||
 	    mp_str(r, "session", 1, SESSION_MAX_LEN, &o->session, e) ||
 	    mp_uint(r, "uid", 1, UINT32_MAX, &o->uid, e) ||
-	    mp_strarr(r, "allow", 1, PERM_ITEMS_MAX, 1024, &o->allow,
-	        &o->nallow, e))
+	    mp_strarr(
+	        r, "allow", 1, PERM_ITEMS_MAX, 1024, &o->allow, &o->nallow, e))
 		goto bad;
 	if (!grant_id_valid(o->grant_id) ||
 	    !ident_valid(o->skill, NAME_MAX_LEN) ||

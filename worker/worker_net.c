@@ -37,8 +37,8 @@ loopback_up(struct error *e)
 	}
 	close(s);
 	if (r == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "loopback up: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "loopback up: %s", strerror(errno));
 	return 0;
 }
 
@@ -56,10 +56,9 @@ sandbox_net(const struct grant *g, struct error *e)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons(NET_PROXY_PORT);
 	if (inet_pton(AF_INET, NET_PROXY_ADDR, &sin.sin_addr) != 1 ||
-	    (listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+	    (listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ==
 	        -1 ||
-	    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one,
-	        sizeof(one)) == -1 ||
 	    bind(listener, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
 	    listen(listener, NET_PROXY_BACKLOG) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED,

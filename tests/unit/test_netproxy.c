@@ -51,14 +51,14 @@ test_connect(void **state)
 
 	(void)state;
 	assert_int_equal(
-	    parse("CONNECT Api.Example.COM:443 HTTP/1.1\r\nHost: x\r\n\r\n",
-	        &r, NULL, 0),
+	    parse("CONNECT Api.Example.COM:443 HTTP/1.1\r\nHost: x\r\n\r\n", &r,
+	        NULL, 0),
 	    0);
 	assert_true(r.connect);
 	assert_string_equal(r.host, "api.example.com");
 	assert_int_equal(r.port, 443);
-	assert_int_equal(parse("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n", &r, NULL, 0),
-	    0);
+	assert_int_equal(
+	    parse("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n", &r, NULL, 0), 0);
 	assert_string_equal(r.host, "[::1]");
 	assert_int_equal(r.port, 8443);
 	assert_int_equal(
@@ -74,23 +74,25 @@ test_plain_rewritten(void **state)
 	char out[1024];
 
 	(void)state;
-	assert_int_equal(parse("GET http://Example.org:8080/a/b?q=1 HTTP/1.1\r\n"
-	                       "Host: evil.test\r\nProxy-Connection: keep-alive\r\n"
-	                       "Proxy-Authorization: Basic eA==\r\n"
-	                       "Accept: */*\r\nConnection: keep-alive\r\n\r\n",
-	                     &r, out, sizeof(out)),
+	assert_int_equal(
+	    parse("GET http://Example.org:8080/a/b?q=1 HTTP/1.1\r\n"
+	          "Host: evil.test\r\nProxy-Connection: keep-alive\r\n"
+	          "Proxy-Authorization: Basic eA==\r\n"
+	          "Accept: */*\r\nConnection: keep-alive\r\n\r\n",
+	        &r, out, sizeof(out)),
 	    0);
 	assert_false(r.connect);
 	assert_string_equal(r.host, "example.org");
 	assert_int_equal(r.port, 8080);
-	assert_string_equal(out, "GET /a/b?q=1 HTTP/1.1\r\nHost: example.org:8080\r\n"
-	                         "Accept: */*\r\nConnection: close\r\n\r\n");
-	assert_int_equal(
-	    parse("HEAD http://example.org HTTP/1.1\r\n\r\n", &r, out, sizeof(out)),
+	assert_string_equal(out,
+	    "GET /a/b?q=1 HTTP/1.1\r\nHost: example.org:8080\r\n"
+	    "Accept: */*\r\nConnection: close\r\n\r\n");
+	assert_int_equal(parse("HEAD http://example.org HTTP/1.1\r\n\r\n", &r,
+	                     out, sizeof(out)),
 	    0);
 	assert_int_equal(r.port, 80);
-	assert_string_equal(
-	    out, "HEAD / HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n");
+	assert_string_equal(out, "HEAD / HTTP/1.1\r\nHost: "
+	                         "example.org\r\nConnection: close\r\n\r\n");
 }
 
 /* Every malformed head is refused with its status, never let through. */
@@ -123,7 +125,8 @@ test_refused(void **state)
 	    {"CONNECT \xff\xfe:443 HTTP/1.1\r\n\r\n", 403, "bad_host"},
 	    {"GET https://example.org/ HTTP/1.1\r\n\r\n", 400, "bad_request"},
 	    {"GET /relative HTTP/1.1\r\n\r\n", 400, "bad_request"},
-	    {"GET http://u:p@example.org/ HTTP/1.1\r\n\r\n", 400, "bad_request"},
+	    {"GET http://u:p@example.org/ HTTP/1.1\r\n\r\n", 400,
+	        "bad_request"},
 	    {"GET http://example.org:99999/ HTTP/1.1\r\n\r\n", 400,
 	        "bad_request"},
 	    {"GET http:///x HTTP/1.1\r\n\r\n", 400, "bad_request"},
