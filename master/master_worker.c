@@ -164,7 +164,7 @@ worker_audit_start(struct worker *w)
 }
 
 /* The egress proxy serves w's call: its allow list, its listener. */
-static void
+static int
 worker_net_open(struct worker *w)
 {
 	struct msg_net_open o = {w->g.grant_id, w->g.skill, w->g.session,
@@ -174,10 +174,11 @@ worker_net_open(struct worker *w)
 
 	if ((fd = fcntl(w->net_fd, F_DUPFD_CLOEXEC, 3)) == -1) {
 		log_warn("dup of a proxy listener");
-		return;
+		return -1;
 	}
 	PEER_SEND_FDS(
 	    &M->roles[ROLE_NETPROXY].peer, &fd, 1, msg_net_open_enc, &o);
+	return 0;
 }
 
 /* A restarted proxy learns every call it serves again. */
@@ -187,8 +188,10 @@ worker_net_reopen(void)
 	size_t i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE && workers[i].net_fd != -1)
-			worker_net_open(&workers[i]);
+		if (workers[i].st != W_FREE && workers[i].net_fd != -1 &&
+		    worker_net_open(&workers[i]) == -1)
+			worker_fail(&workers[i], ERR_SANDBOX_FAILED,
+			    "the egress proxy cannot serve the call");
 }
 
 /*
@@ -216,8 +219,9 @@ worker_net_ready(struct worker *w)
 	if (!M->roles[ROLE_NETPROXY].peer.alive)
 		worker_fail(
 		    w, ERR_SANDBOX_FAILED, "the egress proxy is not running");
-	else
-		worker_net_open(w);
+	else if (worker_net_open(w) == -1)
+		worker_fail(w, ERR_SANDBOX_FAILED,
+		    "the egress proxy cannot serve the call");
 	return 0;
 }
 

@@ -63,9 +63,16 @@ addr_internal(const struct sockaddr *sa)
 		     (uint32_t)b[14] << 8 | b[15];
 		return v4_is_internal(v4);
 	}
+	if (b[0] == 0x20 && b[1] == 0x02) { /* 6to4: 2002:V4V4::/48 */
+		v4 = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 |
+		     (uint32_t)b[4] << 8 | b[5];
+		if (v4_is_internal(v4))
+			return 1;
+	}
 	return IN6_IS_ADDR_UNSPECIFIED((const struct in6_addr *)b) ||
 	       IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)b) ||
 	       (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || /* fe80::/10 */
+	       (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) || /* fec0::/10 */
 	       (b[0] & 0xfe) == 0xfc ||                   /* fc00::/7 */
 	       b[0] == 0xff ||                            /* multicast */
 	       (b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 &&

@@ -68,8 +68,10 @@ npaudit_on_ack(struct peer *p UNUSED, const struct mp_doc *d)
 	return 0;
 }
 
+/* auditd there, taking records, and not too far behind. */
 int
 npaudit_ok(void)
 {
-	return NP->auditd.alive && !NP->audit_failing;
+	return NP->auditd.alive && !NP->audit_failing &&
+	       NP->audit_ref - NP->audit_acked < NPAUDIT_QUEUE_MAX;
 }

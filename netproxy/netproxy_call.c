@@ -36,6 +36,9 @@ on_accept(struct evconnlistener *l UNUSED, evutil_socket_t fd,
 	if (!npaudit_ok())
 		conn_refuse_now(call, (int)fd, 503, "audit_unavailable",
 		    "the audit log cannot take records: no connection now");
+	else if (call->bytes >= NP->conf.set.max_bytes)
+		conn_refuse_now(call, (int)fd, 429, "limit",
+		    "the call reached its network byte limit");
 	else if (call->nconns >= NP->conf.set.max_connections)
 		conn_refuse_now(call, (int)fd, 429, "limit",
 		    "this call has as many connections open as it may");
@@ -72,8 +75,8 @@ call_free(struct np_call *c)
 {
 	struct audit_net n = {c->grant_id, c->skill, c->session, c->uid, NULL,
 	    0, NULL, NULL, 0, 0, 0, "limit",
-	    "connections refused at a limit, beyond those recorded one by "
-	    "one",
+	    "connections refused before their request was read (a limit, or "
+	    "no audit log), beyond those recorded one by one",
 	    c->refused};
 
 	conn_end_call(c, NULL, "the call is over");

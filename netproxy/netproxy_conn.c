@@ -221,8 +221,7 @@ conn_refuse_now(
 		evbuffer_free(b);
 	}
 	close(fd);
-	if (strcmp(code, "limit") == 0 &&
-	    call->limit_logged++ >= NP_LIMIT_RECORDS) {
+	if (call->limit_logged++ >= NP_LIMIT_RECORDS) {
 		call->refused++; /* summed up when the call ends */
 		return;
 	}

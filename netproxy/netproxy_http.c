@@ -142,6 +142,13 @@ authority_parse(const char *s, size_t n, uint16_t defport, struct http_req *r)
 	}
 	if (r->host[i] != '\0' || hl == 0 || i > 253 || r->host[i - 1] == '-')
 		return refuse(r, 403, "bad_host", "not a valid host name");
+	/* No top-level label is all digits: such a "name" is an IPv4
+	 * address spelled another way (8.8.8.08, 127.1), which a resolver
+	 * may read as one; only the dotted-quad literal itself passes. */
+	if (strspn(r->host + i - hl, "0123456789") == hl &&
+	    !hostport_is_literal(r->host))
+		return refuse(r, 403, "bad_host",
+		    "an IP address must be written as a plain dotted quad");
 	return 0;
 }
 
@@ -154,6 +161,8 @@ header_dropped(const char *s, size_t n)
 	    "proxy-authenticate", "te", "upgrade", NULL};
 	size_t i, l;
 
+	if (n > 6 && strncasecmp(s, "proxy-", 6) == 0) /* ours, not theirs */
+		return 1;
 	for (i = 0; drop[i] != NULL; i++) {
 		l = strlen(drop[i]);
 		if (n > l && s[l] == ':' && strncasecmp(s, drop[i], l) == 0)
@@ -174,7 +183,7 @@ header_ok(const char *s, size_t n)
 		return 0;
 	for (i = 0; s + i < colon; i++)
 		if (!isalnum((unsigned char)s[i]) &&
-		    strchr(tchar, s[i]) == NULL)
+		    (s[i] == '\0' || strchr(tchar, s[i]) == NULL))
 			return 0;
 	for (i++; i < n; i++)
 		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') ||

@@ -409,6 +409,13 @@ conf_netproxy_dec(
 	    mp_uint(o, "header_timeout_s", 1, 600, &s->header_timeout_s, e) ||
 	    mp_uint(o, "idle_s", 1, 86400, &s->idle_s, e))
 		goto bad;
+	if (s->max_connections == 0 || s->max_total_connections == 0 ||
+	    s->max_connections > s->max_total_connections ||
+	    s->max_bytes < 1024 || s->connect_timeout_s == 0 ||
+	    s->header_timeout_s == 0 || s->idle_s == 0) {
+		error_set(e, ERR_BAD_REQUEST, "netproxy settings out of range");
+		goto bad;
+	}
 	if (s->hosts_file[0] == '\0') {
 		free(s->hosts_file);
 		s->hosts_file = NULL;

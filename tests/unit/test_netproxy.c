@@ -77,7 +77,7 @@ test_plain_rewritten(void **state)
 	assert_int_equal(
 	    parse("GET http://Example.org:8080/a/b?q=1 HTTP/1.1\r\n"
 	          "Host: evil.test\r\nProxy-Connection: keep-alive\r\n"
-	          "Proxy-Authorization: Basic eA==\r\n"
+	          "Proxy-Authorization: Basic eA==\r\nproxy-anything: x\r\n"
 	          "Accept: */*\r\nConnection: keep-alive\r\n\r\n",
 	        &r, out, sizeof(out)),
 	    0);
@@ -137,6 +137,11 @@ test_refused(void **state)
 	    {"GET http://example.org/ HTTP/1.1\r\nX: a\x01"
 	     "b\r\n\r\n",
 	        400, "bad_request"},
+	    /* an address spelled as a name: a resolver may read it so */
+	    {"CONNECT 8.8.8.08:443 HTTP/1.1\r\n\r\n", 403, "bad_host"},
+	    {"CONNECT 127.1:443 HTTP/1.1\r\n\r\n", 403, "bad_host"},
+	    {"CONNECT 2130706433:443 HTTP/1.1\r\n\r\n", 403, "bad_host"},
+	    {"CONNECT 127.0.0.01:443 HTTP/1.1\r\n\r\n", 403, "bad_host"},
 	    {"GET http://example.org/ HTTP/1.1\r\n: v\r\n\r\n", 400,
 	        "bad_request"},
 	};
@@ -162,8 +167,15 @@ test_nul_refused(void **state)
 	struct http_req r;
 
 	(void)state;
+	static const char name[] = "GET http://a.example/ HTTP/1.1\r\n"
+	                           "Host\0: evil.example\r\n\r\n";
+
 	assert_int_equal(http_head_parse(head, sizeof(head) - 1, &r, b), -1);
 	assert_int_equal(r.status, 400);
+	/* in a header's name too: it would pass for another Host line */
+	assert_int_equal(http_head_parse(name, sizeof(name) - 1, &r, b), -1);
+	assert_int_equal(r.status, 400);
+	assert_int_equal(evbuffer_get_length(b), 0);
 	evbuffer_free(b);
 }
 
@@ -200,10 +212,11 @@ test_internal_ranges(void **state)
 	    "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
 	    "198.18.0.1", "[::1]", "[::]", "[fe80::1]", "[fd00:ec2::254]",
 	    "[fc00::1]", "[ff02::1]", "[::ffff:127.0.0.1]", "[::ffff:10.0.0.1]",
-	    "[64:ff9b::a9fe:a9fe]", NULL};
+	    "[64:ff9b::a9fe:a9fe]", "[fec0::1]", "[2002:7f00:1::1]",
+	    "[2002:a9fe:a9fe::1]", NULL};
 	static const char *const out[] = {"93.184.216.34", "8.8.8.8",
 	    "172.32.0.1", "172.15.255.255", "100.128.0.1", "192.169.0.1",
-	    "[2606:4700::1111]", "[::ffff:8.8.8.8]", NULL};
+	    "[2606:4700::1111]", "[::ffff:8.8.8.8]", "[2002:808:808::1]", NULL};
 	size_t i;
 
 	(void)state;
