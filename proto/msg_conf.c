@@ -190,6 +190,7 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	enc_kbool(m, "net_host", c->net_host);
 	limits_enc(m, &c->limits);
 	enc_kstrarr(m, "protect", c->protect, c->nprotect);
+	enc_kstrarr(m, "sys_paths", c->sys_paths, c->nsys_paths);
 	msg_end(m);
 }
 
@@ -198,7 +199,7 @@ conf_policyd_dec(
     const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
-	    "policy_dir", "net_host", "limits", "protect", NULL};
+	    "policy_dir", "net_host", "limits", "protect", "sys_paths", NULL};
 	const msgpack_object *o = d->root;
 	size_t i;
 
@@ -210,7 +211,9 @@ conf_policyd_dec(
 	    mp_bool(o, "net_host", 1, &c->net_host, e) ||
 	    limits_dec(o, &c->limits, e) ||
 	    mp_strarr(o, "protect", 1, SKILLS_DIRS_MAX + 4, PATH_MAX_LEN,
-	        &c->protect, &c->nprotect, e))
+	        &c->protect, &c->nprotect, e) ||
+	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
+	        &c->sys_paths, &c->nsys_paths, e))
 		goto bad;
 	for (i = 0; i < c->nskills_dirs; i++)
 		if (c->skills_dirs[i][0] != '/') {
@@ -224,6 +227,12 @@ conf_policyd_dec(
 			    e, ERR_BAD_REQUEST, "protect must be absolute");
 			goto bad;
 		}
+	for (i = 0; i < c->nsys_paths; i++)
+		if (c->sys_paths[i][0] != '/') {
+			error_set(
+			    e, ERR_BAD_REQUEST, "sys_paths must be absolute");
+			goto bad;
+		}
 	return 0;
 bad:
 	conf_policyd_free(c);
@@ -235,6 +244,7 @@ conf_policyd_free(struct conf_policyd *c)
 {
 	strarr_free(c->skills_dirs, c->nskills_dirs);
 	strarr_free(c->protect, c->nprotect);
+	strarr_free(c->sys_paths, c->nsys_paths);
 	free(c->policy_dir);
 	memset(c, 0, sizeof(*c));
 }
@@ -341,7 +351,8 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir,
-	    c->worker_network_host, c->limits, NULL, 0};
+	    c->worker_network_host, c->limits, NULL, 0, c->sys_paths,
+	    c->nsys_paths};
 	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
 	    c->audit_path, c->audit_head, c->audit};
 
