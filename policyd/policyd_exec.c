@@ -85,8 +85,8 @@ exec_in_system(const char *real)
 }
 
 int
-exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
-    char *arg, size_t alen, struct error *e)
+exec_shebang(const char *buf, size_t len, char *interp, size_t ilen, char *arg,
+    size_t alen, struct error *e)
 {
 	size_t i, start, end, lineend;
 
@@ -94,8 +94,8 @@ exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
 		return 0;
 	if (len > EXEC_SHEBANG_MAX)
 		len = EXEC_SHEBANG_MAX;
-	for (lineend = 2; lineend < len && buf[lineend] != '\n' &&
-	                  buf[lineend] != '\0';
+	for (lineend = 2;
+	     lineend < len && buf[lineend] != '\n' && buf[lineend] != '\0';
 	     lineend++)
 		;
 	for (i = 2; i < lineend && (buf[i] == ' ' || buf[i] == '\t'); i++)
@@ -104,8 +104,9 @@ exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
 	while (i < lineend && buf[i] != ' ' && buf[i] != '\t')
 		i++;
 	end = i;
-	/* The kernel refuses a name cut at the end of its buffer. */
-	if (end == len)
+	/* The kernel refuses a name cut at the end of its buffer (a
+	 * shorter file ends in zeros there, which end the name). */
+	if (end == len && len == EXEC_SHEBANG_MAX)
 		return error_set(e, ERR_SANDBOX_FAILED,
 		    "its \"#!\" line names no whole interpreter within %d "
 		    "bytes",
@@ -114,19 +115,19 @@ exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
 		return error_set(e, ERR_SANDBOX_FAILED,
 		    "its \"#!\" line names no absolute interpreter");
 	if (end - start >= ilen)
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "its \"#!\" interpreter is too long");
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "its \"#!\" interpreter is too long");
 	memcpy(interp, buf + start, end - start);
 	interp[end - start] = '\0';
 	while (end < lineend && (buf[end] == ' ' || buf[end] == '\t'))
 		end++;
 	i = lineend;
-	while (i > end && (buf[i - 1] == ' ' || buf[i - 1] == '\t' ||
-	                      buf[i - 1] == '\r'))
+	while (i > end &&
+	       (buf[i - 1] == ' ' || buf[i - 1] == '\t' || buf[i - 1] == '\r'))
 		i--;
 	if (i - end >= alen)
-		return error_set(e, ERR_SANDBOX_FAILED,
-		    "its \"#!\" argument is too long");
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "its \"#!\" argument is too long");
 	memcpy(arg, buf + end, i - end);
 	arg[i - end] = '\0';
 	return 1;
@@ -157,8 +158,8 @@ exec_pread(int fd, void *buf, size_t len, uint64_t off)
  * program; -1 (e set) for a file the kernel could not load as named.
  */
 static int
-exec_elf_interp(int fd, const char *label, char *interp, size_t ilen,
-    struct error *e)
+exec_elf_interp(
+    int fd, const char *label, char *interp, size_t ilen, struct error *e)
 {
 	Elf64_Ehdr h;
 	Elf32_Ehdr h32;
@@ -168,8 +169,8 @@ exec_elf_interp(int fd, const char *label, char *interp, size_t ilen,
 
 	interp[0] = '\0';
 	if (exec_pread(fd, h.e_ident, EI_NIDENT, 0) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "%s: a cut ELF header",
-		    label);
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "%s: a cut ELF header", label);
 	is64 = h.e_ident[EI_CLASS] == ELFCLASS64;
 	if ((!is64 && h.e_ident[EI_CLASS] != ELFCLASS32) ||
 	    h.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -179,8 +180,8 @@ exec_elf_interp(int fd, const char *label, char *interp, size_t ilen,
 		    "%s: an ELF file of another machine", label);
 	if (is64 ? exec_pread(fd, &h, sizeof(h), 0)
 	         : exec_pread(fd, &h32, sizeof(h32), 0))
-		return error_set(e, ERR_SANDBOX_FAILED, "%s: a cut ELF header",
-		    label);
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "%s: a cut ELF header", label);
 	phoff = is64 ? h.e_phoff : h32.e_phoff;
 	phnum = is64 ? h.e_phnum : h32.e_phnum;
 	phent = is64 ? h.e_phentsize : h32.e_phentsize;
@@ -342,7 +343,7 @@ static int
 exec_add_interp(struct exec_set *s, const char *label, const char *interp,
     const char *arg, int depth, struct error *e)
 {
-	char name[NAME_MAX + 1], found[PATH_MAX];
+	char name[NAME_MAX + 1], found[PATH_MAX], what[PATH_MAX];
 	const char *base = strrchr(interp, '/');
 	size_t n = strcspn(arg, " \t");
 
@@ -356,13 +357,15 @@ exec_add_interp(struct exec_set *s, const char *label, const char *interp,
 	if (strcmp(base + 1, "env") != 0 || n == 0 || arg[0] == '-')
 		return 0;
 	if (n >= sizeof(name))
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "%s: env's program name too long", label);
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "%s: env's program name too long", label);
 	memcpy(name, arg, n);
 	name[n] = '\0';
-	if (exec_search(label, name, found, sizeof(found), e) == -1)
+	snprintf(what, sizeof(what), "%.200s: %s's program \"%s\"", label,
+	    interp, name);
+	if (exec_search(what, name, found, sizeof(found), e) == -1)
 		return -1;
-	return exec_add(s, label, found, depth, 1, e);
+	return exec_add(s, what, found, depth, 1, e);
 }
 
 /*
@@ -384,8 +387,8 @@ exec_add(struct exec_set *s, const char *label, const char *path, int depth,
 	close(fd);
 	if (r == -1 || exec_set_add(s, real, e) == -1)
 		return -1;
-	if (kind == EXEC_ELF && interp[0] != '\0')
-		return exec_add_interp(s, label, interp, "", depth + 1, e);
+	if (kind == EXEC_ELF && interp[0] != '\0') /* not a nesting */
+		return exec_add_interp(s, label, interp, "", depth, e);
 	if (kind == EXEC_SCRIPT && follow)
 		return exec_add_interp(s, label, interp, arg, depth + 1, e);
 	return 0;
@@ -393,8 +396,8 @@ exec_add(struct exec_set *s, const char *label, const char *path, int depth,
 
 /* A declared script runs only if what runs it is among the programs. */
 static int
-exec_check_script(const struct exec_set *s, const char *label,
-    const char *path, struct error *e)
+exec_check_script(const struct exec_set *s, const char *label, const char *path,
+    struct error *e)
 {
 	char real[PATH_MAX], interp[PATH_MAX], arg[EXEC_SHEBANG_MAX];
 	char ireal[PATH_MAX], found[PATH_MAX], name[NAME_MAX + 1];
@@ -443,16 +446,16 @@ exec_entry(struct exec_set *s, const char *skill_dir, const char *entry,
 
 	snprintf(label, sizeof(label), "entry %s", entry);
 	if ((dfd = open(skill_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "skill dir: %s",
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "skill dir: %s", strerror(errno));
 	memset(&how, 0, sizeof(how));
 	how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
 	fd = (int)syscall(SYS_openat2, dfd, entry, &how, sizeof(how));
 	close(dfd);
 	if (fd == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "%s: %s", label,
-		    strerror(errno));
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "%s: %s", label, strerror(errno));
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return error_set(

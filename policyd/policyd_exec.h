@@ -35,8 +35,7 @@ int exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
  * repeats (the caller frees it with strarr_free). -1 (e set,
  * ERR_SANDBOX_FAILED) names the program that cannot be run and why.
  */
-int exec_resolve(const char *skill_dir, const char *entry,
-    char *const *names, size_t nnames, char ***out, size_t *nout,
-    struct error *e);
+int exec_resolve(const char *skill_dir, const char *entry, char *const *names,
+    size_t nnames, char ***out, size_t *nout, struct error *e);
 
 #endif

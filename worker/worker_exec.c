@@ -65,8 +65,7 @@ exec_lib_add(const struct grant *g, const char *dir, char **v, size_t *n,
 }
 
 int
-exec_lib_dirs(const struct grant *g, char ***out, size_t *nout,
-    struct error *e)
+exec_lib_dirs(const struct grant *g, char ***out, size_t *nout, struct error *e)
 {
 	char **v = xcalloc(EXEC_LIB_DIRS_MAX + 1, sizeof(char *));
 	size_t i, k, n = 0;
@@ -75,7 +74,8 @@ exec_lib_dirs(const struct grant *g, char ***out, size_t *nout,
 
 	for (i = 0; i < g->nlib_paths; i++) {
 		memset(&gl, 0, sizeof(gl));
-		r = glob(g->lib_paths[i], GLOB_ONLYDIR | GLOB_NOSORT, NULL, &gl);
+		r = glob(
+		    g->lib_paths[i], GLOB_ONLYDIR | GLOB_NOSORT, NULL, &gl);
 		if (r == GLOB_NOMATCH)
 			continue;
 		if (r != 0) {
