@@ -4,9 +4,11 @@
  * skill at /skill (read-only), the session's work dir at /work and, as
  * granted, the skill's data dir at /data (both mounts the master made,
  * attached from fds), a fresh /proc for the new pid
- * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid and
- * nodev; after pivot_root the old root is detached and "/" made
- * read-only. Host paths the grant does not name do not exist inside.
+ * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid,
+ * nodev and noexec; over it, the exec view (library directories, the
+ * grant's programs, the entry point) is bound read-only and executable.
+ * After pivot_root the old root is detached and "/" made read-only.
+ * Host paths the grant does not name do not exist inside.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -15,11 +15,11 @@ print("IMPORTED ssl %s json %s sha256 %s" % (
 sys.stdout.flush()
 
 
-def attempt(what, argv):
+def attempt(what, argv, marker="sb-ran"):
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
         out = (r.stdout + r.stderr).strip().replace("\n", " ")[:160]
-        if "sb-ran" in r.stdout:
+        if marker in r.stdout:
             print("ESCAPED %s: %s" % (what, out))
         else:
             print("BLOCKED %s: exit %d %s" % (what, r.returncode, out))
@@ -30,7 +30,7 @@ def attempt(what, argv):
 
 attempt("subprocess /bin/sh", ["/bin/sh", "-c", "echo sb-ran"])
 attempt("subprocess env sh", ["/usr/bin/env", "sh", "-c", "echo sb-ran"])
-attempt("subprocess id", ["id"])
+attempt("subprocess id", ["id"], "uid=")
 rc = os.system("echo sb-ran")
 print("BLOCKED os.system: %d" % rc if rc != 0 else "ESCAPED os.system ran")
 sys.stdout.flush()

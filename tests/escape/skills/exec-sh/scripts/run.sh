@@ -13,8 +13,11 @@ try() {
 loader=$1
 try "python3" python3 -c 'print("sb-ran")'
 try "perl" perl -e 'print "sb-ran\n"'
-try "curl" curl --version
-case $(curl --version 2>&1) in curl*) echo "ESCAPED curl ran" ;; esac
+out=$(curl --version 2>&1)
+case $out in
+*libcurl*) echo "ESCAPED curl ran" ;;
+*) echo "BLOCKED curl: $(printf '%.160s' "$out")" ;;
+esac
 try "env python3" /usr/bin/env python3 -c 'print("sb-ran")'
 try "loader python3" "$loader" /usr/bin/python3 -c 'print("sb-ran")'
 try "loader perl" "$loader" /usr/bin/perl -e 'print "sb-ran\n"'
