@@ -69,8 +69,8 @@ teardown(void **state)
 
 /* Resolve; on success *v holds the programs. */
 static int
-resolve(const char *entry, char *const *names, size_t n, char ***v,
-    size_t *nv, struct error *e)
+resolve(const char *entry, char *const *names, size_t n, char ***v, size_t *nv,
+    struct error *e)
 {
 	memset(e, 0, sizeof(*e));
 	return exec_resolve(skill, entry, names, n, v, nv, e);
@@ -107,8 +107,8 @@ static int
 shebang(const char *text, char *interp, char *arg, struct error *e)
 {
 	memset(e, 0, sizeof(*e));
-	return exec_shebang(text, strlen(text), interp, PATH_MAX, arg,
-	    EXEC_SHEBANG_MAX, e);
+	return exec_shebang(
+	    text, strlen(text), interp, PATH_MAX, arg, EXEC_SHEBANG_MAX, e);
 }
 
 /* "#!" lines as the kernel splits them: one interpreter, one argument. */
@@ -294,7 +294,8 @@ test_scripts(void **state)
 
 		snprintf(name, sizeof(name), "i%d", i);
 		if (i < 5)
-			snprintf(line, sizeof(line), "#!%s/i%d\n", tools, i + 1);
+			snprintf(
+			    line, sizeof(line), "#!%s/i%d\n", tools, i + 1);
 		else
 			snprintf(line, sizeof(line), "#!/bin/sh\n");
 		put(tools, name, line, 0755);
