@@ -138,13 +138,35 @@ config_clients(
 	return config_uints(y, n, "clients", f, sizeof(f) / sizeof(f[0]), e);
 }
 
+/* worker.library_paths: absolute globs, each one spelling of its place. */
+static int
+config_lib_paths(
+    struct ydoc *y, struct ynode *u, struct config *c, struct error *e)
+{
+	size_t i;
+
+	strarr_free(c->lib_paths, c->nlib_paths);
+	c->lib_paths = NULL;
+	c->nlib_paths = 0;
+	if (ystrlist(y, u, 64, &c->lib_paths, &c->nlib_paths, e))
+		return -1;
+	for (i = 0; i < c->nlib_paths; i++)
+		if (c->lib_paths[i][0] != '/' ||
+		    path_has_dot(c->lib_paths[i]) ||
+		    strstr(c->lib_paths[i], "//") != NULL)
+			return yerr(y, u, e,
+			    "worker.library_paths: absolute paths "
+			    "without \".\", \"..\" or \"//\"");
+	return 0;
+}
+
 static int
 config_worker(
     struct ydoc *y, struct ynode *n, struct config *c, struct error *e)
 {
 	static const char *const keys[] = {"uids", "network", "system_paths",
 	    "tmp_mb", "work_mb", "data_mb", "total_memory_mb", "max_sessions",
-	    "session_idle_s", NULL};
+	    "session_idle_s", "library_paths", NULL};
 	struct ynode *u;
 	uint64_t first, last;
 	const char *net;
@@ -185,6 +207,9 @@ config_worker(
 				    "worker.system_paths: "
 				    "absolute paths without \"..\"");
 	}
+	if ((u = ymap_get(y, n, "library_paths")) != NULL &&
+	    config_lib_paths(y, u, c, e) == -1)
+		return -1;
 	if ((u = ymap_get(y, n, "uids")) == NULL)
 		return 0;
 	if (u->type != YNODE_SEQ || u->n != 2)
@@ -533,6 +558,15 @@ static const char *const default_sys_paths[] = {"/usr", "/bin", "/sbin", "/lib",
     "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/ssl/certs",
     NULL};
 
+/*
+ * Where shared objects are mapped from, as globs the worker expands:
+ * the loader's multiarch and biarch directories, /usr/local/lib, and
+ * Python's C extension modules. Every other place is noexec.
+ */
+static const char *const default_lib_paths[] = {"/usr/lib/*-linux-gnu*",
+    "/usr/lib64", "/usr/lib32", "/usr/libx32", "/usr/local/lib",
+    "/usr/lib/python3*/lib-dynload", "/usr/lib/python3/dist-packages", NULL};
+
 /* Defaults that need the config's directory. */
 static void
 config_defaults(struct config *c, const char *base)
@@ -565,6 +599,12 @@ config_defaults(struct config *c, const char *base)
 	c->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
 	for (size_t i = 0; i < c->nsys_paths; i++)
 		c->sys_paths[i] = xstrdup(default_sys_paths[i]);
+	for (c->nlib_paths = 0; default_lib_paths[c->nlib_paths] != NULL;
+	     c->nlib_paths++)
+		;
+	c->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
+	for (size_t i = 0; i < c->nlib_paths; i++)
+		c->lib_paths[i] = xstrdup(default_lib_paths[i]);
 }
 
 int
@@ -681,6 +721,7 @@ config_free(struct config *c)
 		free(c->users[i]);
 	strarr_free(c->sys_paths, c->nsys_paths);
 	free(c->netproxy.hosts_file);
+	strarr_free(c->lib_paths, c->nlib_paths);
 	memset(c, 0, sizeof(*c));
 }
 

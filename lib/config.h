@@ -109,6 +109,8 @@ struct config {
 	struct netproxy_settings netproxy;
 	char **sys_paths; /* worker.system_paths: read-only binds */
 	size_t nsys_paths;
+	char **lib_paths; /* worker.library_paths: code the loader may map */
+	size_t nlib_paths;
 	uint64_t worker_tmp_mb;   /* worker.tmp_mb: the sandbox's /tmp */
 	uint64_t work_mb;         /* worker.work_mb: each session's work dir */
 	uint64_t data_mb;         /* worker.data_mb: each skill's data image */

@@ -19,6 +19,7 @@
 #include "../proto/frame.h"
 #include "../proto/peer.h"
 #include "policyd.h"
+#include "policyd_exec.h"
 
 #define PENDING_MAX 1024
 #define SKILLS_ANS_BUDGET (FRAME_MAX_INTERNAL - 64 * 1024)
@@ -128,6 +129,7 @@ on_authz(struct peer *p UNUSED, const struct mp_doc *d)
 		}
 		grant_free(&g);
 	}
+	decision_free(&dec);
 	msg_authz_req_free(&req);
 	return 0;
 }
@@ -370,6 +372,7 @@ main(int argc, char *argv[])
 	penv.net = conf.net;
 	penv.limits = conf.limits;
 	perms_protect(conf.protect, conf.nprotect);
+	exec_system_paths(conf.sys_paths, conf.nsys_paths);
 	/* A policy that does not validate at start is fatal: fail closed. */
 	if (policy_load(&pol, policy_dir, &e) == -1)
 		fatalx("policy: %s", e.msg);

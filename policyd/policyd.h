@@ -79,6 +79,8 @@ struct decision {
 	struct plimits limits; /* effective */
 	int ask; /* an ask rule decided: approval_denied until a human says yes
 	          */
+	char **programs; /* what the call may execute (policyd_exec.c) */
+	size_t nprograms;
 };
 
 struct policy_env {
@@ -90,6 +92,8 @@ struct policy_env {
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,
     uint64_t now_ms, struct decision *out);
+/* What a decision holds (its programs). */
+void decision_free(struct decision *d);
 /* "file:line name" for each matched rule, or the builtin gate. */
 char **decision_rules(const struct decision *d, size_t *n);
 /* The effective permissions and limits, as a msgpack map. */

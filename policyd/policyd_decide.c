@@ -15,6 +15,7 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "policyd.h"
+#include "policyd_exec.h"
 #include "policyd_match.h"
 #include "policyd_rate.h"
 
@@ -192,6 +193,7 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
     const struct rule *r, uint64_t now_ms, int ask, struct decision *d)
 {
 	char missing[REASON_MAX_LEN - 128];
+	struct error e;
 
 	if (perms_missing(
 	        &d->skill->perms, &r->ceiling, missing, sizeof(missing)) > 0) {
@@ -207,6 +209,14 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		    "access, and this host gives workers none (worker.network: "
 		    "none)",
 		    req->skill);
+		return;
+	}
+	/* What it may execute: a program that is not there refuses it. */
+	if (exec_resolve(d->skill->dir, d->cmd->path,
+	        d->skill->perms.v[PERM_EXEC], d->skill->perms.n[PERM_EXEC],
+	        &d->programs, &d->nprograms, &e) == -1) {
+		deny(d, e.type, "skill \"%s\" cannot run: %s", req->skill,
+		    e.msg);
 		return;
 	}
 	effective_limits(pe, req, r, d);
@@ -285,6 +295,14 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 	weigh_allow(pe, req, hits[0], now_ms, 0, d);
 }
 
+void
+decision_free(struct decision *d)
+{
+	strarr_free(d->programs, d->nprograms);
+	d->programs = NULL;
+	d->nprograms = 0;
+}
+
 char **
 decision_rules(const struct decision *d, size_t *n)
 {
@@ -320,7 +338,21 @@ decision_permissions_enc(struct mp_enc *m, const struct decision *d)
 	}
 }
 
-/* What an authorize reply shows: the permissions and the limits. */
+/* The entry point first, then what the grant lets it execute. */
+static void
+decision_programs_enc(struct mp_enc *m, const struct decision *d)
+{
+	char entry[PATH_MAX_LEN + 8];
+	size_t i;
+
+	snprintf(entry, sizeof(entry), "/skill/%s", d->cmd->path);
+	enc_array(m, d->nprograms + 1);
+	enc_str(m, entry);
+	for (i = 0; i < d->nprograms; i++)
+		enc_str(m, d->programs[i]);
+}
+
+/* What an authorize reply shows: the permissions, limits and programs. */
 void
 decision_effective_enc(struct mp_enc *m, const struct decision *d)
 {
@@ -330,6 +362,8 @@ decision_effective_enc(struct mp_enc *m, const struct decision *d)
 		decision_permissions_enc(m, d);
 		enc_key(m, "limits");
 		plimits_enc(m, &d->limits);
+		enc_key(m, "programs");
+		decision_programs_enc(m, d);
 	}
 	enc_map_close(m);
 }
@@ -343,7 +377,7 @@ grant_env(
 	size_t i, k, nl;
 
 	g->env = xcalloc(3 + req->nenv, sizeof(char *));
-	g->env[g->nenv++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	g->env[g->nenv++] = xstrdup("PATH=" EXEC_SANDBOX_PATH);
 	g->env[g->nenv++] = xstrdup("LANG=C.UTF-8");
 	for (i = 0; i < req->nenv; i++) {
 		nl = strcspn(req->env[i], "=");
@@ -391,6 +425,10 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	g->output_bytes = d->limits.output_bytes;
 	g->memory_mb = d->limits.memory_mb;
 	g->pids = d->limits.pids;
+	g->programs = xcalloc(d->nprograms + 1, sizeof(char *));
+	for (i = 0; i < d->nprograms; i++)
+		g->programs[i] = xstrdup(d->programs[i]);
+	g->nprograms = d->nprograms;
 	g->fsize_mb = pe->limits.fsize_mb;
 	g->nofile = pe->limits.nofile;
 }

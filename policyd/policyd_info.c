@@ -85,12 +85,15 @@ info_decide(const struct policy_env *pe, const struct msg_skill_info_req *req,
 		a->ncommands++;
 		if (d.err == ERR_NONE && !any++)
 			first = d;
+		else
+			decision_free(&d);
 	}
 	if (!any)
 		return error_set(
 		    e, ERR_UNKNOWN_SKILL, INFO_UNKNOWN, req->skill);
 	enc_init(&m);
 	decision_permissions_enc(&m, &first);
+	decision_free(&first);
 	a->permissions = xmalloc(m.sb.size);
 	memcpy(a->permissions, m.sb.data, m.sb.size);
 	a->permissions_len = m.sb.size;

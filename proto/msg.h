@@ -87,6 +87,8 @@ enum msg_type {
 #define FILES_WRITTEN_MAX 256
 #define SKILLS_DIRS_MAX 32
 #define SYS_PATHS_MAX 64
+#define GRANT_PROGRAMS_MAX 96 /* resolved programs a call may execute */
+#define LIB_PATHS_MAX 64      /* worker.library_paths */
 
 /* The kinds of permission a skill declares, in this order everywhere. */
 enum perm_kind {
@@ -141,6 +143,8 @@ struct conf_policyd {
 	struct limits limits;
 	char **protect; /* the daemon's own paths: never granted */
 	size_t nprotect;
+	char **sys_paths; /* worker.system_paths: where programs must lie */
+	size_t nsys_paths;
 };
 
 /* CONF_NETPROXY */
@@ -312,15 +316,19 @@ struct grant {
 	uint64_t principal_uid;
 	char *session;
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
+	char **programs; /* real paths the call may execute, beside the entry */
+	size_t nprograms;
 	/* set by the master for the worker only */
 	uint64_t worker_uid, worker_gid;
 	char *root_dir;   /* empty mount point for the private root */
 	char **sys_paths; /* host paths bound read-only */
 	size_t nsys_paths;
 	uint64_t tmp_mb;
-	uint64_t as_mb; /* RLIMIT_AS: the memory limit, or a backstop */
-	uint64_t net;   /* enum net_mode this call gets: NET_NONE without a
-	                   network grant; NET_HOST: no new net namespace */
+	uint64_t as_mb;   /* RLIMIT_AS: the memory limit, or a backstop */
+	uint64_t net;     /* enum net_mode this call gets: NET_NONE without a
+	                     network grant; NET_HOST: no new net namespace */
+	char **lib_paths; /* worker.library_paths: mappable code, as globs */
+	size_t nlib_paths;
 };
 
 /* GRANT_ACK: the master builds a worker for the grant, or says why not. */

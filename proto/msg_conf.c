@@ -193,6 +193,7 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	enc_kstr(m, "net", config_net_names[c->net]);
 	limits_enc(m, &c->limits);
 	enc_kstrarr(m, "protect", c->protect, c->nprotect);
+	enc_kstrarr(m, "sys_paths", c->sys_paths, c->nsys_paths);
 	msg_end(m);
 }
 
@@ -201,7 +202,7 @@ conf_policyd_dec(
     const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
-	    "policy_dir", "net", "limits", "protect", NULL};
+	    "policy_dir", "net", "limits", "protect", "sys_paths", NULL};
 	const msgpack_object *o = d->root;
 	size_t i;
 	int net;
@@ -214,7 +215,9 @@ conf_policyd_dec(
 	    keyword_dec(o, "net", config_net_names, &net, e) ||
 	    limits_dec(o, &c->limits, e) ||
 	    mp_strarr(o, "protect", 1, SKILLS_DIRS_MAX + 4, PATH_MAX_LEN,
-	        &c->protect, &c->nprotect, e))
+	        &c->protect, &c->nprotect, e) ||
+	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
+	        &c->sys_paths, &c->nsys_paths, e))
 		goto bad;
 	c->net = (uint64_t)net;
 	for (i = 0; i < c->nskills_dirs; i++)
@@ -229,6 +232,12 @@ conf_policyd_dec(
 			    e, ERR_BAD_REQUEST, "protect must be absolute");
 			goto bad;
 		}
+	for (i = 0; i < c->nsys_paths; i++)
+		if (c->sys_paths[i][0] != '/') {
+			error_set(
+			    e, ERR_BAD_REQUEST, "sys_paths must be absolute");
+			goto bad;
+		}
 	return 0;
 bad:
 	conf_policyd_free(c);
@@ -240,6 +249,7 @@ conf_policyd_free(struct conf_policyd *c)
 {
 	strarr_free(c->skills_dirs, c->nskills_dirs);
 	strarr_free(c->protect, c->nprotect);
+	strarr_free(c->sys_paths, c->nsys_paths);
 	free(c->policy_dir);
 	memset(c, 0, sizeof(*c));
 }
@@ -346,7 +356,7 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir, c->worker_network,
-	    c->limits, NULL, 0};
+	    c->limits, NULL, 0, c->sys_paths, c->nsys_paths};
 	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
 	    c->audit_path, c->audit_head, c->audit};
 	struct conf_netproxy cn = {

@@ -15,13 +15,14 @@
 static const char *const grant_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
-    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v", NULL};
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs", "v",
+    NULL};
 static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
-    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "v",
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs", "v",
     "worker_uid", "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
-    "net", NULL};
+    "net", "lib_paths", NULL};
 
 /* The fields policyd decides. */
 static void
@@ -47,6 +48,7 @@ grant_fields_enc(struct mp_enc *m, const struct grant *g)
 	enc_kuint(m, "pids", g->pids);
 	enc_kuint(m, "fsize_mb", g->fsize_mb);
 	enc_kuint(m, "nofile", g->nofile);
+	enc_kstrarr(m, "programs", g->programs, g->nprograms);
 	enc_kuint(m, "v", PROTO_VERSION);
 }
 
@@ -60,6 +62,20 @@ grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
 		        PERM_ITEMS_MAX, 1024, &g->perm[i], &g->nperm[i], e))
 			return -1;
 	return 0;
+}
+
+/* Real paths of the host's programs: absolute, one spelling, no /skill. */
+static int
+grant_programs_valid(const struct grant *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nprograms; i++)
+		if (g->programs[i][0] != '/' || path_has_dot(g->programs[i]) ||
+		    strstr(g->programs[i], "//") != NULL ||
+		    strncmp(g->programs[i], "/skill/", 7) == 0)
+			return 0;
+	return 1;
 }
 
 static int
@@ -86,8 +102,14 @@ grant_fields_dec(const msgpack_object *o, struct grant *g, struct error *e)
 	    mp_uint(o, "memory_mb", 1, 1024 * 1024, &g->memory_mb, e) ||
 	    mp_uint(o, "pids", 1, 65536, &g->pids, e) ||
 	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
-	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e))
+	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e) ||
+	    mp_strarr(o, "programs", 1, GRANT_PROGRAMS_MAX, PATH_MAX_LEN,
+	        &g->programs, &g->nprograms, e))
 		return -1;
+	if (!grant_programs_valid(g))
+		return error_set(e, ERR_BAD_REQUEST,
+		    "field \"programs\": absolute paths without \".\" or "
+		    "\"..\", outside /skill");
 	/* skill and session name directories of the master's (no "/"). */
 	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
 	    !ident_valid(g->skill, NAME_MAX_LEN) ||
@@ -131,6 +153,7 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 	enc_kuint(m, "tmp_mb", g->tmp_mb);
 	enc_kuint(m, "as_mb", g->as_mb);
 	enc_kuint(m, "net", g->net);
+	enc_kstrarr(m, "lib_paths", g->lib_paths, g->nlib_paths);
 	msg_end(m);
 }
 
@@ -149,7 +172,9 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	        &g->sys_paths, &g->nsys_paths, e) ||
 	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
-	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e))
+	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e) ||
+	    mp_strarr(o, "lib_paths", 1, LIB_PATHS_MAX, PATH_MAX_LEN,
+	        &g->lib_paths, &g->nlib_paths, e))
 		goto bad;
 	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
@@ -159,6 +184,14 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 		if (g->sys_paths[i][0] != '/') {
 			error_set(e, ERR_BAD_REQUEST,
 			    "field \"sys_paths\" must be absolute");
+			goto bad;
+		}
+	for (i = 0; i < g->nlib_paths; i++)
+		if (g->lib_paths[i][0] != '/' ||
+		    path_has_dot(g->lib_paths[i])) {
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"lib_paths\" must be absolute, without "
+			    "\".\" or \"..\"");
 			goto bad;
 		}
 	return 0;
@@ -184,6 +217,8 @@ grant_free(struct grant *g)
 	free(g->session);
 	free(g->root_dir);
 	strarr_free(g->sys_paths, g->nsys_paths);
+	strarr_free(g->programs, g->nprograms);
+	strarr_free(g->lib_paths, g->nlib_paths);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -207,6 +242,10 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	g->tmp_mb = c->worker_tmp_mb;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
 	g->net = g->nperm[PERM_NETWORK] > 0 ? c->worker_network : NET_NONE;
+	g->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
+	for (i = 0; i < c->nlib_paths; i++)
+		g->lib_paths[i] = xstrdup(c->lib_paths[i]);
+	g->nlib_paths = c->nlib_paths;
 }
 
 /* -1 no data dir, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
@@ -227,6 +266,28 @@ grant_data_access(const struct grant *g)
 	return mode;
 }
 
+/* Every program lies beneath one of the config's system paths. */
+static int
+grant_programs_fit(
+    const struct grant *g, const struct config *c, struct error *e)
+{
+	size_t i, k, l;
+
+	for (i = 0; i < g->nprograms; i++) {
+		for (k = 0; k < c->nsys_paths; k++) {
+			l = strlen(c->sys_paths[k]);
+			if (strncmp(g->programs[i], c->sys_paths[k], l) == 0 &&
+			    (g->programs[i][l] == '/' || l == 1))
+				break;
+		}
+		if (k == c->nsys_paths)
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "the grant allows %s, outside the system paths",
+			    g->programs[i]);
+	}
+	return 0;
+}
+
 /*
  * The master's own checks on a grant against its config, whatever
  * policyd said (the decoder checked its names and paths).
@@ -240,5 +301,5 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 		return error_set(e, ERR_SANDBOX_FAILED,
 		    "the grant asks for network access, which this host does "
 		    "not provide");
-	return 0;
+	return grant_programs_fit(g, c, e);
 }

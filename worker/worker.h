@@ -21,7 +21,13 @@ int sandbox_net(const struct grant *g, struct error *e);
 int sandbox_net_listener(void);
 /* worker_mount.c: the private root, entered with pivot_root. */
 int sandbox_mounts(const struct grant *g, struct error *e);
-/* worker_landlock.c: writes only beneath the granted places. */
+/* worker_exec.c: where executable code may lie. */
+int exec_in_system(const struct grant *g, const char *real);
+/* The real directories of worker.library_paths (caller frees). */
+int exec_lib_dirs(
+    const struct grant *g, char ***out, size_t *nout, struct error *e);
+/* worker_landlock.c: writes only beneath the granted places, and
+ * execution only of the entry and the grant's programs. */
 int sandbox_landlock(const struct grant *g, struct error *e);
 /* worker_seccomp.c: the syscall filter, installed last. */
 int sandbox_seccomp(const struct grant *g, struct error *e);

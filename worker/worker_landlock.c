@@ -2,8 +2,10 @@
  * worker_landlock.c: Landlock mirroring the write grant, as defense in
  * depth behind the mounts. Writes (create, remove, write, rename across
  * dirs, truncate) are allowed only beneath /work, /tmp, /dev, /data when
- * granted read-write, and granted write paths; reads are left to the
- * private root. A kernel without Landlock gets the mounts alone.
+ * granted read-write, and granted write paths; execution only of the
+ * entry point and the grant's programs (each file by itself: its loader
+ * is one of them); reads are left to the private root. A kernel without
+ * Landlock gets the mounts alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +29,7 @@
 	    LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |      \
 	    LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
 
-/* Allow the handled (write) accesses beneath path, if it exists. */
+/* Allow access beneath path (or on the file path), if it exists. */
 static int
 allow_beneath(int ruleset, const char *path, uint64_t access, struct error *e)
 {
@@ -86,6 +88,24 @@ allow_writes(
 	return 0;
 }
 
+/* Execution of the entry and of each program the grant resolved. */
+static int
+allow_execs(int ruleset, const struct grant *g, struct error *e)
+{
+	char path[PATH_MAX_LEN];
+	size_t i;
+
+	if (fmt_path(path, sizeof(path), "/skill/%s", g->entry) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "entry: too long");
+	if (allow_beneath(ruleset, path, LANDLOCK_ACCESS_FS_EXECUTE, e) == -1)
+		return -1;
+	for (i = 0; i < g->nprograms; i++)
+		if (allow_beneath(ruleset, g->programs[i],
+		        LANDLOCK_ACCESS_FS_EXECUTE, e) == -1)
+			return -1;
+	return 0;
+}
+
 int
 sandbox_landlock(const struct grant *g, struct error *e)
 {
@@ -102,13 +122,15 @@ sandbox_landlock(const struct grant *g, struct error *e)
 	if (abi >= 3)
 		access |= LANDLOCK_ACCESS_FS_TRUNCATE;
 	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = access;
+	attr.handled_access_fs = access | LANDLOCK_ACCESS_FS_EXECUTE;
 	ruleset =
 	    (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (ruleset == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "landlock ruleset: %s",
 		    strerror(errno));
 	r = allow_writes(ruleset, g, access, e);
+	if (r == 0)
+		r = allow_execs(ruleset, g, e);
 	if (r == 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) == -1)
 		r = error_set(e, ERR_SANDBOX_FAILED, "landlock restrict: %s",
 		    strerror(errno));

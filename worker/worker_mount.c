@@ -4,9 +4,11 @@
  * skill at /skill (read-only), the session's work dir at /work and, as
  * granted, the skill's data dir at /data (both mounts the master made,
  * attached from fds), a fresh /proc for the new pid
- * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid and
- * nodev; after pivot_root the old root is detached and "/" made
- * read-only. Host paths the grant does not name do not exist inside.
+ * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid,
+ * nodev and noexec; over it, the exec view (library directories, the
+ * grant's programs, the entry point) is bound read-only and executable.
+ * After pivot_root the old root is detached and "/" made read-only.
+ * Host paths the grant does not name do not exist inside.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,17 +139,24 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 	return dfd;
 }
 
+#define BIND_RO 0
+#define BIND_RW 1   /* else read-only */
+#define BIND_EXEC 2 /* else noexec: only what may run is executable */
+
 /*
  * Bind what srcfd refers to at rel (beneath the new root), sealed: a
  * recursive clone whose every submount gets the same flags, so a read
- * grant is read-only all the way down and nosuid, nodev everywhere.
+ * grant is read-only all the way down, and nosuid, nodev and (unless
+ * BIND_EXEC) noexec everywhere.
  */
 static int
-bind_fd(int srcfd, const char *rel, int rw, struct error *e)
+bind_fd(int srcfd, const char *rel, int how, struct error *e)
 {
 	struct mount_attr seal = {
 	    .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-	                (rw ? 0 : MOUNT_ATTR_RDONLY),
+	                (how & BIND_RW ? 0 : MOUNT_ATTR_RDONLY) |
+	                (how & BIND_EXEC ? 0 : MOUNT_ATTR_NOEXEC),
+	    .attr_clr = how & BIND_EXEC ? MOUNT_ATTR_NOEXEC : 0,
 	};
 	struct stat st;
 	int tree, dfd, r;
@@ -206,7 +215,7 @@ bind_system(const char *path, struct error *e)
 	}
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
 		return merr(e, "open", path);
-	r = bind_fd(fd, path + 1, 0, e);
+	r = bind_fd(fd, path + 1, BIND_RO, e);
 	close(fd);
 	return r;
 }
@@ -238,12 +247,13 @@ mount_skill(const char *dir, struct error *e)
 	    "redirect_dir=nofollow,index=off,metacopy=off",
 	    fd, empty);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
-	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY, opts) == 0)
+	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY | MS_NOEXEC,
+	        opts) == 0)
 		r = 0;
 	else {
 		log_info("skill %s: overlay refused (%s): bound instead", dir,
 		    strerror(errno));
-		r = bind_fd(fd, "skill", 0, e);
+		r = bind_fd(fd, "skill", BIND_RO, e);
 	}
 	close(dfd);
 	close(empty);
@@ -259,12 +269,13 @@ mount_skill(const char *dir, struct error *e)
 static int
 attach_fd(int fd, const char *rel, int rw, struct error *e)
 {
-	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	struct mount_attr attr = {
+	    .attr_set = MOUNT_ATTR_NOEXEC | (rw ? 0 : MOUNT_ATTR_RDONLY)};
 	int dfd, r;
 
-	if (!rw && syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &ro,
-	               sizeof(ro)) == -1)
-		return merr(e, "read-only", rel);
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr,
+	        sizeof(attr)) == -1)
+		return merr(e, rw ? "noexec" : "read-only", rel);
 	if ((dfd = mountpoint_at(rel, 1, e)) == -1)
 		return -1;
 	r = move_mount(
@@ -313,7 +324,7 @@ bind_grant_path(
 		    errno == ELOOP ? "a symlink on the way: refused"
 		                   : strerror(errno));
 	}
-	r = bind_fd(fd, rel, rw, e);
+	r = bind_fd(fd, rel, rw ? BIND_RW : BIND_RO, e);
 	close(fd);
 	return r;
 }
@@ -343,6 +354,97 @@ bind_granted(const struct grant *g, struct error *e)
 		}
 	close(skillfd);
 	return r;
+}
+
+/*
+ * The entry point, executable over the noexec /skill: resolved inside
+ * the new root (a link in the skill stays in it) and bound onto itself.
+ */
+static int
+bind_entry(const struct grant *g, struct error *e)
+{
+	struct mount_attr attr = {
+	    .attr_set =
+	        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	    .attr_clr = MOUNT_ATTR_NOEXEC,
+	};
+	char rel[PATH_MAX];
+	struct open_how how;
+	struct stat st;
+	int fd, tree, r;
+
+	if (fmt_path(rel, sizeof(rel), "skill/%s", g->entry) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "entry: too long");
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how))) ==
+	    -1)
+		return merr(e, "open entry", g->entry);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "entry %s: not a regular file", g->entry);
+	}
+	if ((tree = open_tree(fd, "",
+	         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) == -1) {
+		close(fd);
+		return merr(e, "clone entry", g->entry);
+	}
+	r = (int)syscall(
+	    SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr));
+	if (r == 0)
+		r = move_mount(tree, "", fd, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(tree);
+	close(fd);
+	return r == -1 ? merr(e, "bind entry", g->entry) : 0;
+}
+
+/* One host file or directory made executable (read-only) at its place. */
+static int
+bind_exec(
+    const struct grant *g, const char *path, int want_dir, struct error *e)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!exec_in_system(g, path))
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "program %s: outside the system paths", path);
+	if ((fd = open_nolinks(AT_FDCWD, path, 0)) == -1)
+		return merr(e, "open program", path);
+	if (fstat(fd, &st) == -1 ||
+	    (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+		close(fd);
+		return error_set(e, ERR_SANDBOX_FAILED, "%s: not a %s", path,
+		    want_dir ? "directory" : "regular file");
+	}
+	r = bind_fd(fd, path + 1, BIND_RO | BIND_EXEC, e);
+	close(fd);
+	return r;
+}
+
+/*
+ * The exec view, over everything else (all noexec): the library dirs
+ * the loader maps shared objects from, each program of the grant (and
+ * so its loader), and the entry point. All read-only.
+ */
+static int
+bind_exec_view(const struct grant *g, struct error *e)
+{
+	char **dirs;
+	size_t i, n;
+	int r = 0;
+
+	if (exec_lib_dirs(g, &dirs, &n, e) == -1)
+		return -1;
+	for (i = 0; i < n && r == 0; i++)
+		r = bind_exec(g, dirs[i], 1, e);
+	strarr_free(dirs, n);
+	for (i = 0; i < g->nprograms && r == 0; i++)
+		r = bind_exec(g, g->programs[i], 0, e);
+	return r == 0 ? bind_entry(g, e) : -1;
 }
 
 /* A minimal /dev: a few character devices bound from the host. */
@@ -391,6 +493,28 @@ make_dev(const char *root, struct error *e)
 	return 0;
 }
 
+/*
+ * No executable memfd in this pid namespace (vm.memfd_noexec 2, per pid
+ * namespace since Linux 6.3, and never lowered by a child namespace):
+ * a program cannot write code into a memfd and execute it, past the
+ * noexec mounts and Landlock. A kernel without it leaves that open.
+ */
+static int
+memfd_noexec(const char *proc, struct error *e)
+{
+	char path[PATH_MAX];
+	int fd;
+	ssize_t n;
+
+	if (fmt_path(path, sizeof(path), "%s/sys/vm/memfd_noexec", proc) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "memfd_noexec: path");
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : merr(e, "open", path);
+	n = write(fd, "2\n", 2);
+	close(fd);
+	return n == 2 ? 0 : merr(e, "write", path);
+}
+
 static int
 make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 {
@@ -403,6 +527,8 @@ make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 	close(fd);
 	if (mount("proc", path, "proc", MNT_SAFE | MS_NOEXEC, NULL) == -1)
 		return merr(e, "mount", "/proc");
+	if (memfd_noexec(path, e) == -1)
+		return -1;
 	if (fmt_path(path, sizeof(path), "%s/tmp", root) == -1 ||
 	    (fd = mountpoint_at("tmp", 1, e)) == -1)
 		return -1;
@@ -447,8 +573,8 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return merr(e, "make private", "/");
-	if (mount("sb-root", root, "tmpfs", MNT_SAFE, "size=1m,mode=0755") ==
-	    -1)
+	if (mount("sb-root", root, "tmpfs", MNT_SAFE | MS_NOEXEC,
+	        "size=1m,mode=0755") == -1)
 		return merr(e, "mount tmpfs", root);
 	if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    fstat(root_fd, &st) == -1)
@@ -469,7 +595,8 @@ sandbox_mounts(const struct grant *g, struct error *e)
 		r = make_dev(root, e) == -1 ||
 		            make_proc_tmp(
 		                root, g->tmp_mb ? g->tmp_mb : 64, e) == -1 ||
-		            bind_granted(g, e) == -1
+		            bind_granted(g, e) == -1 ||
+		            bind_exec_view(g, e) == -1
 		        ? -1
 		        : 0;
 	close(root_fd);

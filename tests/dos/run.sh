@@ -111,6 +111,7 @@ setup() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
+	    ceiling: { exec: ["*"] }
 	EOF
 	# One audit file for the whole run (the tests read it): no rotation.
 	sb_config "$CONF" "audit.max_log_file: 0" "max_clients: $MAX_CLIENTS" \

@@ -175,6 +175,7 @@ setup() {
 	      fs:
 	        read: ["/", "/**", "\$SKILL_DIR/**", "\$DATA_DIR", "\$DATA_DIR/**"]
 	        write: ["/", "/**", "\$SKILL_DIR/**", "\$DATA_DIR", "\$DATA_DIR/**"]
+	      exec: ["*"]
 	  - name: escape-allow-all
 	    principals: ["*"]
 	    skills: ["*"]
@@ -182,6 +183,7 @@ setup() {
 	    ceiling:
 	      env: [TZ, LD_PRELOAD, HOME, PYTHONNOUSERSITE]
 	      fs: { write: ["\$SKILL_DIR/**", "\$DATA_DIR/**"] }
+	      exec: ["*"]
 	EOF
 	# readable by anyone (sb_config): only the sandbox keeps it from a skill
 	sb_config "$CONF" "worker.work_mb: $WORK_MB"
@@ -581,7 +583,13 @@ t_setuid_root() {
 	if [ "$(j .error.type)" = skill_not_enabled ]; then
 		return 0        # the registry refuses setuid files: also safe
 	fi
-	attack_failed "BLOCKED setuid: no root ids" "BLOCKED su:" "BLOCKED passwd:"
+	attack_failed "BLOCKED su:" "BLOCKED passwd:"
+	# the setuid program as the entry point (the skill dir is noexec
+	# beside it), on a nosuid mount: no root ids
+	inv su setuid suid
+	printf '%s\n' "$SO" | grep -qF "BLOCKED setuid: no root ids" ||
+		fail "the setuid entry point: $(errinfo): $(short "$SO")"
+	! printf '%s\n' "$SO" | grep -q '^ESCAPED' || fail "setuid entry: $(short "$SO")"
 }
 
 t_mount_unshare_setns() {
@@ -1083,6 +1091,7 @@ t_master_killed_workers() {
 # host dirs the grants name are in FSH, not beneath the daemon's paths.
 
 FSPROBE_WROTE="sb-escape fs-probe wrote"
+FSPROBE_EXEC="head, cut, tr, ls, mknod, rm, awk" # what fs-probe runs
 FSH_MAIN="int main(void) { return 0; } /* sb-escape fs host main.c */"
 FSH_SECRET="sb-escape fs host secret"
 SHM_SECRET="sb-escape fs shm secret"
@@ -1100,6 +1109,7 @@ fs_skill() {
 		for e in "$@"; do
 			printf '      - "%s"\n' "$e"
 		done
+		printf '  exec: [%s]\n' "$FSPROBE_EXEC"
 	} >"$d/skill.yaml"
 }
 
@@ -1538,7 +1548,8 @@ t_fs_submount_ro() {
 			fail "wrote or opened through a read grant: $(printf '%s\n' "$SO" | grep -E '^(WROTE|OPENED) ' | tr '\n' '|')"
 		fs_mount_flags "$d" ro
 		fs_mount_flags "$d/mnt" ro
-		printf '%s\n' "$(probe_line "RAN $d/mnt/suid:")" | grep -q 'BLOCKED setuid: no root ids' ||
+		# granted paths are noexec: the setuid program does not run at all
+		printf '%s\n' "$(probe_line "RAN $d/mnt/suid:")" | grep -q 'Permission denied' ||
 			fail "the setuid program: $(short "$(probe_line "RAN $d/mnt/suid:")")"
 	fi
 	now=$(fs_tree_stat "$d")$'\n'$(fs_tree_stat "$d/mnt")
@@ -1548,12 +1559,12 @@ t_fs_submount_ro() {
 }
 
 # fs_mount_flags PATH FLAG...: the mount the skill sees at PATH has
-# nosuid, nodev and each FLAG among its options.
+# nosuid, nodev, noexec and each FLAG among its options.
 fs_mount_flags() {
 	local p=$1 l f
 	shift
 	l=$(probe_line "MOUNT $p ")
-	for f in nosuid nodev "$@"; do
+	for f in nosuid nodev noexec "$@"; do
 		case ,${l##* }, in
 		*,"$f",*) ;;
 		*) fail "the mount at $p inside lacks $f: '$l'" ;;
@@ -1588,7 +1599,7 @@ t_fs_submount_nosuid() {
 		fs_mount_flags "$d" rw
 		fs_mount_flags "$d/mnt" rw
 		for f in "$d/suid" "$d/mnt/suid"; do
-			probe_line "RAN $f:" | grep -q 'BLOCKED setuid: no root ids' ||
+			probe_line "RAN $f:" | grep -q 'Permission denied' ||
 				fail "the setuid program $f: $(short "$(probe_line "RAN $f:")")"
 			! probe_line "RAN $f:" | grep -q ESCAPED ||
 				fail "the setuid program $f: $(short "$(probe_line "RAN $f:")")"
@@ -1633,6 +1644,68 @@ t_fs_legit_grants() {
 
 # ------------------------------------------------------------------- main
 
+# ---------------------------------------------------------------- exec
+
+# The loader the host's programs name (PT_INTERP), as the skills call it.
+exec_loader() {
+	local l
+	l=$(readelf -l /bin/sh 2>/dev/null | sed -n 's/.*interpreter: \(\/[^]]*\)\]/\1/p')
+	printf '%s\n' "${l:-/lib64/ld-linux-x86-64.so.2}"
+}
+
+# A skill allowed only sh: python3, perl, curl, env, the loader on
+# python3 and perl, and copies of sh and python3 (made in the session's
+# work dir by exec-cp, which may run cp, and in its own /tmp) never run;
+# sh does. authorize shows the resolved programs.
+t_exec_sh_only() {
+	local loader sh
+	loader=$(exec_loader)
+	sh=$(readlink -f /bin/sh)
+	inv ex exec-cp -- "$loader"
+	attack_failed "INFO copied into /work" "INFO copied into /tmp" \
+	    "BLOCKED /work/sh-copy -c:" "BLOCKED /tmp/sh-copy -c:" \
+	    "BLOCKED $loader /work/py-copy -c:" "BLOCKED $loader /tmp/py-copy -c:" ||
+		return
+	inv ex exec-sh -- "$loader"
+	attack_failed "RAN sh" "INFO the copies are there" "BLOCKED python3:" \
+	    "BLOCKED perl:" "BLOCKED curl:" "BLOCKED env python3:" \
+	    "BLOCKED loader python3:" "BLOCKED loader perl:" \
+	    "BLOCKED work copy of sh:" "BLOCKED loader work copy of sh:" \
+	    "BLOCKED work copy of python3:" "BLOCKED loader work copy of python3:" \
+	    "BLOCKED another script of the skill:" || return
+	sb_ctl authorize exec-sh --json --phase execution
+	expect programs "$(printf '%s' "$OUT" | jq -c .effective.programs)" \
+	    "[\"/skill/scripts/run.sh\",\"$sh\",\"$(readlink -f "$loader")\"]"
+}
+
+# A python3 entry point (#!/usr/bin/env python3) that declares no
+# program: its C extensions load; sh, id, env's programs and an
+# executable memfd do not run.
+t_exec_python_entry() {
+	inv ep exec-py
+	attack_failed "IMPORTED ssl" "BLOCKED subprocess /bin/sh:" \
+	    "BLOCKED subprocess env sh:" "BLOCKED subprocess id:" "BLOCKED os.system:" \
+	    "BLOCKED memfd_create MFD_EXEC:" || return
+	printf '%s\n' "$SO" | grep -q "^BLOCKED memfd" || fail "memfd: $(short "$SO")"
+	printf '%s\n' "$SO" | grep -q "^uid=" && fail "the memfd program ran: $(short "$SO")"
+	[ -z "$WHY" ]
+}
+
+# A skill declaring a program the sandbox does not have is refused with
+# a clear error naming it and the PATH searched, and nothing runs.
+t_exec_missing_program() {
+	local started
+	started=$(sb_recs '.event.action == "worker.started" and .skill.name == "exec-missing"' | wc -l)
+	inv em exec-missing
+	expect error "$(j .error.type)" sandbox_failed || return
+	sb_contains message "$(j .error.message)" 'exec "sb-no-such-program": no such program in the sandbox'"'"'s PATH (/usr/local/bin:/usr/bin:/bin)'
+	! printf '%s\n' "$SO" | grep -q ESCAPED || fail "it ran: $(short "$SO")"
+	expect "worker.started records" \
+	    "$(sb_recs '.event.action == "worker.started" and .skill.name == "exec-missing"' | wc -l)" "$started"
+	sb_ctl authorize exec-missing --json --phase execution
+	expect "authorize error" "$(j .error.type)" sandbox_failed
+}
+
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
@@ -1643,7 +1716,8 @@ t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_total_memory t_master_killed t_master_killed_workers
 t_fs_glob_exact t_fs_glob_forms t_fs_glob_line t_fs_proc_never t_fs_dev_never
 t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
-t_fs_submount_nosuid t_fs_legit_grants"
+t_fs_submount_nosuid t_fs_legit_grants
+t_exec_sh_only t_exec_python_entry t_exec_missing_program"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them).
 SB_KNOWN_BUGS=""

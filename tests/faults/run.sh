@@ -79,10 +79,10 @@ now_ms() { sb_now_ms; }
 short() { sb_short "$@"; }
 say() { echo "# $T: $*"; }
 
-# A skill: NAME SCRIPT (its one command is run).
+# A skill: NAME SCRIPT (its one command is run; it may run sleep).
 mkskill() {
 	mkdir -p "$TMP/skills/$1/scripts"
-	printf -- '---\nname: %s\ndescription: fault suite skill %s\ncommands:\n  run: scripts/run.sh\n---\n' \
+	printf -- '---\nname: %s\ndescription: fault suite skill %s\ncommands:\n  run: scripts/run.sh\npermissions:\n  exec: [sleep]\n---\n' \
 	    "$1" "$1" >"$TMP/skills/$1/SKILL.md"
 	printf '#!/bin/sh\n%s\n' "$2" >"$TMP/skills/$1/scripts/run.sh"
 	chmod -R a+rX "$TMP/skills"
@@ -107,7 +107,7 @@ policy_version() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
-	    ceiling: { fs: { write: ["\$DATA_DIR/**"] } }
+	    ceiling: { fs: { write: ["\$DATA_DIR/**"] }, exec: [sleep] }
 	    limits: { timeout_ms: $t }
 	EOF
 }
@@ -123,7 +123,7 @@ setup() {
 	# The sleeper keeps its data dir (an image the master mounts
 	# through a loop device): one more thing a fault may leave behind.
 	mkskill sleeper 'sleep "$1"; echo "$1" >"$DATA_DIR/last"; echo slept'
-	printf -- '---\nname: sleeper\ndescription: fault suite skill sleeper\ncommands:\n  run: scripts/run.sh\npermissions:\n  fs:\n    write: ["$DATA_DIR/**"]\n---\n' \
+	printf -- '---\nname: sleeper\ndescription: fault suite skill sleeper\ncommands:\n  run: scripts/run.sh\npermissions:\n  fs:\n    write: ["$DATA_DIR/**"]\n  exec: [sleep]\n---\n' \
 	    >"$TMP/skills/sleeper/SKILL.md"
 	# Runs until the suite opens its gate: SIGUSR1 from the host. A
 	# broken pipe (its broker gone) does not end it: only the daemon may.

@@ -182,6 +182,8 @@ check_conf_policyd(const struct conf_policyd *c)
 		CHECK(absolute(c->skills_dirs[i]));
 	for (i = 0; i < c->nprotect; i++)
 		CHECK(absolute(c->protect[i]));
+	for (i = 0; i < c->nsys_paths; i++)
+		CHECK(absolute(c->sys_paths[i]));
 	CHECK(c->limits.timeout_ms >= 1 &&
 	      c->limits.timeout_ms <= c->limits.max_timeout_ms);
 	CHECK(c->limits.memory_mb >= 8 && c->limits.nofile >= 8);
@@ -194,6 +196,8 @@ same_conf_policyd(const struct conf_policyd *a, const struct conf_policyd *b)
 	          b->nskills_dirs) &&
 	      strcmp(a->policy_dir, b->policy_dir) == 0 && a->net == b->net &&
 	      same_strarr(a->protect, a->nprotect, b->protect, b->nprotect) &&
+	      same_strarr(
+	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
 	      memcmp(&a->limits, &b->limits, sizeof(a->limits)) == 0);
 }
 FUZZ_TYPE(conf_policyd, struct conf_policyd, conf_policyd_dec, conf_policyd_enc,
@@ -490,6 +494,12 @@ check_grant_fields(const struct grant *g)
 	CHECK(absolute(g->skill_dir) && !path_has_dot(g->skill_dir));
 	CHECK(g->entry[0] != '\0' && g->entry[0] != '/' &&
 	      strstr(g->entry, "..") == NULL);
+	/* What may run: real host paths, never the skill's own files. */
+	for (size_t i = 0; i < g->nprograms; i++)
+		CHECK(absolute(g->programs[i]) &&
+		      !path_has_dot(g->programs[i]) &&
+		      strstr(g->programs[i], "//") == NULL &&
+		      strncmp(g->programs[i], "/skill/", 7) != 0);
 }
 static void
 check_grant(const struct grant *g)
@@ -498,26 +508,28 @@ check_grant(const struct grant *g)
 	/* No field only the master may set. */
 	CHECK(g->worker_uid == 0 && g->worker_gid == 0 && g->root_dir == NULL &&
 	      g->sys_paths == NULL && g->tmp_mb == 0 && g->as_mb == 0 &&
-	      g->net == 0);
+	      g->net == 0 && g->lib_paths == NULL);
 }
 static void
 same_grant(const struct grant *a, const struct grant *b)
 {
 	int i;
 
-	CHECK(strcmp(a->grant_id, b->grant_id) == 0 &&
-	      strcmp(a->skill, b->skill) == 0 &&
-	      strcmp(a->command, b->command) == 0 &&
-	      strcmp(a->skill_dir, b->skill_dir) == 0 &&
-	      strcmp(a->entry, b->entry) == 0 &&
-	      same_strarr(a->args, a->nargs, b->args, b->nargs) &&
-	      same_strarr(a->env, a->nenv, b->env, b->nenv) &&
-	      a->principal_uid == b->principal_uid &&
-	      strcmp(a->session, b->session) == 0 &&
-	      a->timeout_ms == b->timeout_ms &&
-	      a->output_bytes == b->output_bytes &&
-	      a->memory_mb == b->memory_mb && a->pids == b->pids &&
-	      a->fsize_mb == b->fsize_mb && a->nofile == b->nofile);
+	CHECK(
+	    strcmp(a->grant_id, b->grant_id) == 0 &&
+	    strcmp(a->skill, b->skill) == 0 &&
+	    strcmp(a->command, b->command) == 0 &&
+	    strcmp(a->skill_dir, b->skill_dir) == 0 &&
+	    strcmp(a->entry, b->entry) == 0 &&
+	    same_strarr(a->args, a->nargs, b->args, b->nargs) &&
+	    same_strarr(a->env, a->nenv, b->env, b->nenv) &&
+	    a->principal_uid == b->principal_uid &&
+	    strcmp(a->session, b->session) == 0 &&
+	    a->timeout_ms == b->timeout_ms &&
+	    a->output_bytes == b->output_bytes &&
+	    a->memory_mb == b->memory_mb && a->pids == b->pids &&
+	    a->fsize_mb == b->fsize_mb && a->nofile == b->nofile &&
+	    same_strarr(a->programs, a->nprograms, b->programs, b->nprograms));
 	for (i = 0; i < PERM__COUNT; i++)
 		CHECK(same_strarr(
 		    a->perm[i], a->nperm[i], b->perm[i], b->nperm[i]));
@@ -534,17 +546,23 @@ check_spec(const struct grant *g)
 	    g->worker_uid != 0 && g->worker_gid != 0 && absolute(g->root_dir));
 	for (i = 0; i < g->nsys_paths; i++)
 		CHECK(absolute(g->sys_paths[i]));
+	for (i = 0; i < g->nlib_paths; i++)
+		CHECK(absolute(g->lib_paths[i]) &&
+		      !path_has_dot(g->lib_paths[i]));
 }
 static void
 same_spec(const struct grant *a, const struct grant *b)
 {
 	same_grant(a, b);
-	CHECK(
-	    a->worker_uid == b->worker_uid && a->worker_gid == b->worker_gid &&
-	    strcmp(a->root_dir, b->root_dir) == 0 &&
-	    same_strarr(
-	        a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
-	    a->tmp_mb == b->tmp_mb && a->as_mb == b->as_mb && a->net == b->net);
+	CHECK(a->worker_uid == b->worker_uid &&
+	      a->worker_gid == b->worker_gid &&
+	      strcmp(a->root_dir, b->root_dir) == 0 &&
+	      same_strarr(
+	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
+	      a->tmp_mb == b->tmp_mb && a->as_mb == b->as_mb &&
+	      a->net == b->net &&
+	      same_strarr(
+	          a->lib_paths, a->nlib_paths, b->lib_paths, b->nlib_paths));
 }
 FUZZ_TYPE(spec, struct grant, spec_dec, spec_enc, grant_free)
 

@@ -37,13 +37,14 @@ ctl() { sb_ctl "$@"; }
 start_daemon() { sb_start; }
 stop_daemon() { sb_stop; }
 
-# A skill: NAME SCRIPT
+# A skill: NAME SCRIPT [PROGRAM, ...] (what it runs besides sh)
 mkskill() {
 	mkdir -p "$TMP/skills/$1/bin"
 	printf -- '---\nname: %s\ndescription: audit test skill %s\n---\n' \
 	    "$1" "$1" >"$TMP/skills/$1/SKILL.md"
 	printf '#!/bin/sh\n%s\n' "$2" >"$TMP/skills/$1/bin/run"
-	printf 'commands:\n  run: bin/run\n' >"$TMP/skills/$1/skill.yaml"
+	printf 'commands:\n  run: bin/run\npermissions:\n  exec: [%s]\n' "${3:-}" \
+	    >"$TMP/skills/$1/skill.yaml"
 	chmod -R a+rX "$TMP/skills"
 	chmod 755 "$TMP/skills/$1/bin/run"
 }
@@ -54,7 +55,7 @@ setup_common() {
 	# A session's work dir has no host path: these plant a file in it
 	# and list it, for the tests to see whether a refused call ran.
 	mkskill plant 'echo here >"$WORK_DIR/planted"; echo planted'
-	mkskill look 'cd "$WORK_DIR" && ls -A | tr "\n" " "; echo'
+	mkskill look 'cd "$WORK_DIR" && ls -A | tr "\n" " "; echo' "ls, tr"
 	# Every call of this one asks a human first (a14).
 	mkskill confirm 'echo "$*"'
 	mkdir -p "$TMP/policy.d"
@@ -66,6 +67,7 @@ setup_common() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
+	    ceiling: { exec: ["*"] }
 	  - name: audit-confirm
 	    principals: ["*"]
 	    skills: [confirm]

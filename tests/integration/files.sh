@@ -81,6 +81,7 @@ write_policy() {
 	  - name: files-allow-all
 	    principals: ["*"]
 	    skills: ["*"]
+	    ceiling: { exec: ["*"] }
 	    action: allow$deny
 	EOF
 }

@@ -84,6 +84,7 @@ setup_fixtures() {
 	    principals: ["*"]
 	    skills: ["*"]
 	    action: allow
+	    ceiling: { exec: ["*"] }
 	EOF
 	# Approvals: every call of "confirm" asks a human; APPROVER is an
 	# admin principal (root stays none, as for the other tests).

@@ -49,7 +49,10 @@ sample_conf_policyd(void)
 {
 	static char *dirs[] = {"/usr/share/skillbroker/skills", "/srv/skills"};
 	static char *prot[] = {"/var/lib/skillbroker", "/run/skillbroker"};
+	static char *sys[] = {"/usr", "/bin"};
 	struct conf_policyd c = {
+	    .sys_paths = sys,
+	    .nsys_paths = 2,
 	    .protect = prot,
 	    .nprotect = 2,
 	    .uid = 64291,
@@ -320,6 +323,8 @@ sample_grant(void)
 	static char *net[] = {"example.org:443"};
 	static char *ex[] = {"/bin/sh"};
 	static char *envn[] = {"LANG", "TZ"};
+	static char *progs[] = {
+	    "/usr/bin/dash", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"};
 	struct grant g = {
 	    .grant_id = SAMPLE_GID,
 	    .skill = "hello",
@@ -340,6 +345,8 @@ sample_grant(void)
 	    .pids = 64,
 	    .fsize_mb = 16,
 	    .nofile = 128,
+	    .programs = progs,
+	    .nprograms = 2,
 	};
 
 	return g;
@@ -350,6 +357,7 @@ static inline struct grant
 sample_spec(void)
 {
 	static char *sys[] = {"/usr", "/lib", "/etc/ssl"};
+	static char *libs[] = {"/usr/lib/*-linux-gnu*", "/usr/local/lib"};
 	struct grant g = sample_grant();
 
 	g.worker_uid = 61000;
@@ -360,6 +368,8 @@ sample_spec(void)
 	g.tmp_mb = 64;
 	g.as_mb = 512;
 	g.net = NET_HOST;
+	g.lib_paths = libs;
+	g.nlib_paths = 2;
 	return g;
 }
 

@@ -172,6 +172,34 @@ test_network_needs_host(void **state)
 	grant_free(&g);
 }
 
+/* The master runs no program outside its own system paths. */
+static void
+test_programs_inside_system_paths(void **state)
+{
+	static char *sys[] = {"/usr", "/opt/tools"};
+	struct grant g;
+	struct error e;
+
+	(void)state;
+	M->cfg.sys_paths = sys;
+	M->cfg.nsys_paths = 2;
+	grant_make(&g);
+	g.programs = xcalloc(3, sizeof(char *));
+	g.programs[0] = xstrdup("/usr/bin/dash");
+	g.programs[1] = xstrdup("/opt/tools/bin/x");
+	g.nprograms = 2;
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), 0);
+	set(&g.programs[1], "/opt/toolsx/x"); /* a prefix, not a parent */
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
+	assert_non_null(strstr(e.msg, "/opt/toolsx/x, outside the system"));
+	set(&g.programs[1], "/srv/x");
+	assert_int_equal(grant_fits(&g, &M->cfg, &e), -1);
+	assert_int_equal(e.type, ERR_SANDBOX_FAILED);
+	grant_free(&g);
+	M->cfg.sys_paths = NULL;
+	M->cfg.nsys_paths = 0;
+}
+
 /* The SPEC's paths come from the config and the checked names. */
 static void
 test_spec_paths_from_config(void **state)
@@ -186,6 +214,7 @@ test_spec_paths_from_config(void **state)
 	assert_int_equal(g.worker_gid, 61007);
 	assert_int_equal(g.as_mb, 4 * g.memory_mb); /* a backstop to cgroups */
 	assert_int_equal(g.net, NET_NONE);          /* no network grant */
+	assert_int_equal(g.nlib_paths, M->cfg.nlib_paths);
 	grant_free(&g);
 	grant_make(&g);
 	spec_fill(&g, &M->cfg, 61007, 0);
@@ -239,6 +268,7 @@ main(void)
 	    T(test_names_and_paths_refused),
 	    T(test_timeout_bounds),
 	    T(test_network_needs_host),
+	    T(test_programs_inside_system_paths),
 	    T(test_spec_paths_from_config),
 	    T(test_data_access),
 	};

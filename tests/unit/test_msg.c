@@ -980,6 +980,9 @@ test_conf_policyd(void **state)
 	assert_int_equal(out.nprotect, 2);
 	assert_string_equal(out.protect[0], "/var/lib/skillbroker");
 	assert_string_equal(out.protect[1], "/run/skillbroker");
+	assert_int_equal(out.nsys_paths, 2);
+	assert_string_equal(out.sys_paths[0], "/usr");
+	assert_string_equal(out.sys_paths[1], "/bin");
 	conf_policyd_free(&out);
 	close_msg(&m, &d);
 
@@ -1005,6 +1008,11 @@ test_conf_policyd(void **state)
 	REFUSED(conf_policyd_enc, &c, "protect must be absolute");
 	refused_edit(MSG_CONF_POLICYD, "protect",
 	    vstrs(SKILLS_DIRS_MAX + 5, "/p"), "\"protect\" has more than 36");
+	c = in;
+	c.sys_paths = rel;
+	REFUSED(conf_policyd_enc, &c, "sys_paths must be absolute");
+	refused_edit(MSG_CONF_POLICYD, "sys_paths",
+	    vstrs(SYS_PATHS_MAX + 1, "/u"), "\"sys_paths\" has more than 64");
 	c = in;
 	c.policy_dir = "policy.d";
 	REFUSED(conf_policyd_enc, &c, "\"policy_dir\" must be absolute");
@@ -1715,6 +1723,11 @@ assert_sample_grant(const struct grant *g)
 	assert_string_equal(g->perm[PERM_ENV][1], "TZ");
 	assert_int_equal(g->principal_uid, 1000);
 	assert_string_equal(g->session, "s1");
+	assert_int_equal(g->nprograms, 2);
+	assert_string_equal(g->programs[0], "/usr/bin/dash");
+	assert_string_equal(
+	    g->programs[1], "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	assert_null(g->programs[2]);
 	assert_int_equal(g->timeout_ms, 30000);
 	assert_int_equal(g->output_bytes, 1 << 20);
 	assert_int_equal(g->memory_mb, 256);
@@ -1818,6 +1831,35 @@ check_grant_fields(void (*enc)(struct mp_enc *, const struct grant *),
 	}
 }
 
+/*
+ * The programs a grant lets run are real host paths: absolute, one
+ * spelling, never the skill's own (/skill), and bounded in number.
+ */
+static void
+check_grant_programs(
+    void (*enc)(struct mp_enc *, const struct grant *), struct grant in)
+{
+	static char *bad[][1] = {{"usr/bin/dash"}, {"/usr/bin/../bin/sh"},
+	    {"/usr/bin/./sh"}, {"/usr//bin/sh"}, {"/skill/scripts/run.sh"},
+	    {""}};
+	struct grant g;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		g = in;
+		g.programs = bad[i];
+		g.nprograms = 1;
+		REFUSED(enc, &g, "field \"programs\": absolute paths");
+	}
+	refused_edit(MSG_GRANT, "programs",
+	    vstrs(GRANT_PROGRAMS_MAX + 1, "/usr/bin/sh"),
+	    "\"programs\" has more than 96 items");
+	accepted_edit(
+	    MSG_GRANT, "programs", vstrs(GRANT_PROGRAMS_MAX, "/usr/bin/sh"));
+	refused_edit(MSG_GRANT, "programs", vuint(1),
+	    "\"programs\" must be an array of strings");
+}
+
 static void
 test_grant(void **state)
 {
@@ -1857,7 +1899,10 @@ test_grant(void **state)
 	}
 	/* A whole SPEC sent as a GRANT. */
 	refused_edit(MSG_SPEC, "t", vuint(MSG_GRANT), "unknown field");
+	refused_edit(MSG_GRANT, "lib_paths", vstrs(1, "/usr/lib"),
+	    "unknown field \"lib_paths\"");
 	check_grant_fields(grant_enc, in, MSG_GRANT);
+	check_grant_programs(grant_enc, in);
 }
 
 static void
@@ -1925,6 +1970,15 @@ test_spec(void **state)
 	accepted_edit(MSG_SPEC, "sys_paths", vstrs(SYS_PATHS_MAX, "/usr"));
 	refused_edit(MSG_SPEC, "root_dir", vlong(PATH_MAX_LEN + 1, '/'),
 	    "\"root_dir\" longer than 4096");
+	assert_int_equal(in.nlib_paths, 2);
+	g = in;
+	g.lib_paths = rel;
+	g.nlib_paths = 2;
+	REFUSED(spec_enc, &g, "\"lib_paths\" must be absolute");
+	refused_edit(MSG_SPEC, "lib_paths", vstrs(1, "/usr/lib/../../etc"),
+	    "\"lib_paths\" must be absolute");
+	refused_edit(MSG_SPEC, "lib_paths", vstrs(LIB_PATHS_MAX + 1, "/l"),
+	    "\"lib_paths\" has more than 64 items");
 	/* A GRANT is no SPEC: the master's fields are missing. */
 	refused_edit(MSG_GRANT, "t", vuint(MSG_SPEC), "missing field");
 	check_grant_fields(spec_enc, in, MSG_SPEC);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../policyd/policyd.h"
+#include "../../policyd/policyd_exec.h"
 #include "../../policyd/policyd_rate.h"
 
 struct fixture {
@@ -88,9 +89,11 @@ static const char principals_yaml[] =
 static int
 group_setup(void **state)
 {
+	static char *const sys_usr[] = {"/usr"}; /* where the skills' sh lies */
 	char *dirs[1];
 
 	(void)state;
+	exec_system_paths(sys_usr, 1);
 	F = calloc(1, sizeof(*F));
 	snprintf(F->root, sizeof(F->root), "/tmp/sb-test-decide.XXXXXX");
 	if (mkdtemp(F->root) == NULL)
@@ -219,12 +222,15 @@ static struct decision
 check(const struct msg_authz_req *r, uint64_t now, enum err_type err,
     const char *reason, const char *rule0)
 {
+	static struct decision last; /* holds the programs of the last */
 	struct decision d;
 	char **v;
 	size_t n;
 
+	decision_free(&last);
 	memset(&d, 0x5a, sizeof(d));
 	decide(&F->pe, r, now, &d);
+	last = d;
 	if (d.err != err)
 		fail_msg("%s %s by uid %llu: got %s (%s), want %s", r->skill,
 		    r->command, (unsigned long long)r->uid,

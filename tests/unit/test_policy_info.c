@@ -29,6 +29,7 @@
 
 #include "../../lib/util.h"
 #include "../../policyd/policyd.h"
+#include "../../policyd/policyd_exec.h"
 #include "../../policyd/policyd_rate.h"
 
 #define BIG (1024 * 1024)
@@ -39,6 +40,7 @@ static struct registry reg;
 static struct policy pol;
 static struct policy_env pe;
 static int loaded;
+static char *const sys_usr[] = {"/usr"};
 
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -64,6 +66,7 @@ setup(void **state)
 	pe.limits.timeout_ms = 8000;
 	pe.limits.max_timeout_ms = 20000;
 	pe.limits.output_bytes = 65536;
+	exec_system_paths(sys_usr, 1); /* where the skills' sh lies */
 	rate_reset();
 	return 0;
 }

