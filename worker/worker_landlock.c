@@ -22,6 +22,8 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+
 #define WRITE_V1                                                               \
 	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |       \
 	    LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |    \
@@ -109,7 +111,11 @@ allow_execs(int ruleset, const struct grant *g, struct error *e)
 int
 sandbox_landlock(const struct grant *g, struct error *e)
 {
-	struct landlock_ruleset_attr attr;
+	/* struct landlock_ruleset_attr as of ABI 6, which older headers lack */
+	struct {
+		uint64_t handled_access_fs, handled_access_net, scoped;
+	} attr;
+	size_t attr_size = sizeof(uint64_t); /* ABI 1-3: handled_access_fs */
 	uint64_t access = WRITE_V1;
 	int abi, ruleset, r;
 
@@ -123,8 +129,16 @@ sandbox_landlock(const struct grant *g, struct error *e)
 		access |= LANDLOCK_ACCESS_FS_TRUNCATE;
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = access | LANDLOCK_ACCESS_FS_EXECUTE;
+	if (abi >= 4)
+		attr_size = 2 * sizeof(uint64_t);
+	/* No abstract unix socket made outside the sandbox is reachable,
+	 * whatever network namespace the call has (worker.network: host). */
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET;
+		attr_size = sizeof(attr);
+	}
 	ruleset =
-	    (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	    (int)syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0);
 	if (ruleset == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "landlock ruleset: %s",
 		    strerror(errno));

@@ -85,7 +85,7 @@ sb_init network
 
 ALL="t_allowed_fetch t_not_allowed t_direct_connect t_udp_raw_abstract
 t_internal_addresses t_malformed_requests t_slow_clients t_connection_flood
-t_max_bytes t_no_grant_no_proxy"
+t_max_bytes t_no_grant_no_proxy t_host_mode_abstract"
 
 # Without the clients and the server's tools there is nothing to test.
 missing=""
@@ -967,6 +967,22 @@ t_max_bytes() {
 	curl_in t9-small2 "http://allowed.test:$HTTP/bytes/600000?t=$t-small2"
 	[ "$C_EXIT $C_HTTP $C_SIZE" = "0 200 600000" ] ||
 	    fail "a second call's 600000 bytes (its own budget): curl exit ${C_EXIT:-?}, HTTP ${C_HTTP:-?}, ${C_SIZE:-?} bytes"
+	write_config "$MAX_BYTES"
+	sb_restart
+}
+
+# worker.network: host (the unsafe mode: the host's network namespace)
+# still keeps the host's abstract unix sockets away: Landlock scopes
+# them (ABI 6), whatever namespace the call is in.
+t_host_mode_abstract() {
+	local mode=$NET_MODE
+	sb_require landlock_scope || return
+	NET_MODE=host
+	write_config "$MAX_BYTES"
+	sb_restart || { NET_MODE=$mode; return; }
+	inv t11 net-fetch probe -- abstract "$ABSTRACT"
+	attack_failed "BLOCKED abstract unix @$ABSTRACT:"
+	NET_MODE=$mode
 	write_config "$MAX_BYTES"
 	sb_restart
 }

@@ -520,7 +520,7 @@ sb_have() {
 	local var=SB_PROBE_${1}
 	if [ -z "${!var:-}" ]; then
 		case $1 in
-		i386 | x32 | landlock) _sb_hostprobe "$1" ;;
+		i386 | x32 | landlock | landlock_scope) _sb_hostprobe "$1" ;;
 		cgroups) _sb_probe_cgroups ;;
 		*) echo "$SB_SUITE: sb_have: no probe for '$1'" >&2; return 2 ;;
 		esac
@@ -585,6 +585,7 @@ sb_require() {
 	i386) what="i386 syscalls (int \$0x80)" ;;
 	x32) what="x32 syscalls" ;;
 	landlock) what="Landlock" ;;
+	landlock_scope) what="Landlock scoping of abstract unix sockets" ;;
 	cgroups) what="memory and pids cgroups" ;;
 	esac
 	sb_skip "the host has no $what even outside any sandbox: $SB_HAVE_WHY"

@@ -7,6 +7,7 @@
  *   hostprobe i386       int $0x80 getpid (IA32 emulation)
  *   hostprobe x32        getpid with __X32_SYSCALL_BIT (the x32 ABI)
  *   hostprobe landlock   the Landlock ABI version
+ *   hostprobe landlock_scope   ABI 6: abstract unix sockets scoped
  *
  * Prints one line saying what it found. Exit 0: the host has it; 1: it
  * does not; 2: usage or a local error.
@@ -123,6 +124,23 @@ landlock(void)
 	return 0;
 }
 
+/* Landlock scoping of abstract unix sockets: ABI 6 (Linux 6.12). */
+static int
+landlock_scope(void)
+{
+	long v = syscall(__NR_landlock_create_ruleset, NULL, 0,
+	    LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v < 6) {
+		printf("Landlock ABI %ld: no scoping of abstract unix sockets "
+		       "(ABI 6)\n",
+		    v < 0 ? 0 : v);
+		return 1;
+	}
+	printf("Landlock ABI %ld\n", v);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -143,6 +161,8 @@ main(int argc, char *argv[])
 	}
 	if (argc == 2 && strcmp(argv[1], "landlock") == 0)
 		return landlock();
-	fprintf(stderr, "usage: hostprobe i386|x32|landlock\n");
+	if (argc == 2 && strcmp(argv[1], "landlock_scope") == 0)
+		return landlock_scope();
+	fprintf(stderr, "usage: hostprobe i386|x32|landlock|landlock_scope\n");
 	return 2;
 }
