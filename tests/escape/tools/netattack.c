@@ -80,7 +80,8 @@ op_env(void)
 	int n = 0;
 
 	for (e = environ; *e != NULL; e++) {
-		for (i = 0; i < sizeof(lower) - 1 && (*e)[i] && (*e)[i] != '='; i++)
+		for (i = 0; i < sizeof(lower) - 1 && (*e)[i] && (*e)[i] != '=';
+		     i++)
 			lower[i] = (char)tolower((unsigned char)(*e)[i]);
 		lower[i] = '\0';
 		if (strstr(lower, "proxy") != NULL) {
@@ -126,8 +127,8 @@ op_tcp(const char *addr, const char *port)
 		}
 	}
 	if (r == -1) {
-		verdict(what, -1, errno, ECONNREFUSED, ENETUNREACH, EHOSTUNREACH,
-		    ETIMEDOUT, EPERM, EACCES, EADDRNOTAVAIL, 0);
+		verdict(what, -1, errno, ECONNREFUSED, ENETUNREACH,
+		    EHOSTUNREACH, ETIMEDOUT, EPERM, EACCES, EADDRNOTAVAIL, 0);
 		close(s);
 		return;
 	}
@@ -189,10 +190,14 @@ op_raw(void)
 		const char *what;
 		int fam, type, proto;
 	} k[] = {
-	    {"socket AF_INET SOCK_RAW IPPROTO_ICMP", AF_INET, SOCK_RAW, IPPROTO_ICMP},
-	    {"socket AF_INET SOCK_RAW IPPROTO_RAW", AF_INET, SOCK_RAW, IPPROTO_RAW},
-	    {"socket AF_INET SOCK_RAW IPPROTO_TCP", AF_INET, SOCK_RAW, IPPROTO_TCP},
-	    {"socket AF_INET6 SOCK_RAW IPPROTO_ICMPV6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6},
+	    {"socket AF_INET SOCK_RAW IPPROTO_ICMP", AF_INET, SOCK_RAW,
+	        IPPROTO_ICMP},
+	    {"socket AF_INET SOCK_RAW IPPROTO_RAW", AF_INET, SOCK_RAW,
+	        IPPROTO_RAW},
+	    {"socket AF_INET SOCK_RAW IPPROTO_TCP", AF_INET, SOCK_RAW,
+	        IPPROTO_TCP},
+	    {"socket AF_INET6 SOCK_RAW IPPROTO_ICMPV6", AF_INET6, SOCK_RAW,
+	        IPPROTO_ICMPV6},
 	    {"socket AF_PACKET SOCK_RAW", AF_PACKET, SOCK_RAW, 0},
 	    {"socket AF_PACKET SOCK_DGRAM", AF_PACKET, SOCK_DGRAM, 0},
 	};
@@ -202,7 +207,8 @@ op_raw(void)
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		proto = k[i].fam == AF_PACKET ? htons(ETH_P_ALL) : k[i].proto;
 		s = socket(k[i].fam, k[i].type, proto);
-		if (!verdict(k[i].what, s, errno, EPERM, EACCES, EAFNOSUPPORT, 0))
+		if (!verdict(
+		        k[i].what, s, errno, EPERM, EACCES, EAFNOSUPPORT, 0))
 			continue;
 		close(s);
 	}
@@ -221,13 +227,15 @@ op_abstract(const char *name)
 	memset(&au, 0, sizeof(au));
 	au.sun_family = AF_UNIX;
 	snprintf(au.sun_path + 1, sizeof(au.sun_path) - 1, "%s", name);
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	                  strlen(name));
 	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
 		say("INFO %s: socket: %s", what, ename(errno));
 		return;
 	}
 	if (connect(s, (struct sockaddr *)&au, len) == -1) {
-		verdict(what, -1, errno, ECONNREFUSED, ENOENT, EPERM, EACCES, 0);
+		verdict(
+		    what, -1, errno, ECONNREFUSED, ENOENT, EPERM, EACCES, 0);
 	} else {
 		if ((n = read(s, banner, sizeof(banner) - 1)) > 0)
 			banner[n] = '\0';
@@ -321,7 +329,8 @@ op_flood(int port, long total, long secs, char **targets, int ntargets)
 			if (fd == -1)
 				break; /* EMFILE: as many as NOFILE allows */
 			f.opened++;
-			if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == -1 &&
+			if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ==
+			        -1 &&
 			    errno != EINPROGRESS) {
 				f.connerr++;
 				close(fd);
@@ -339,7 +348,8 @@ op_flood(int port, long total, long secs, char **targets, int ntargets)
 		for (;;) {
 			for (i = 0, live = 0; i < n; i++) {
 				p[i].fd = c[i].state == 2 ? -1 : c[i].fd;
-				p[i].events = c[i].state == 0 ? POLLOUT : POLLIN;
+				p[i].events =
+				    c[i].state == 0 ? POLLOUT : POLLIN;
 				p[i].revents = 0;
 				live += c[i].state != 2;
 			}
@@ -352,7 +362,8 @@ op_flood(int port, long total, long secs, char **targets, int ntargets)
 					continue;
 				if (c[i].state == 0) {
 					err = 0;
-					getsockopt(c[i].fd, SOL_SOCKET, SO_ERROR, &err, &el);
+					getsockopt(c[i].fd, SOL_SOCKET,
+					    SO_ERROR, &err, &el);
 					if (err != 0) {
 						f.connerr++;
 						c[i].state = 2;
@@ -360,15 +371,18 @@ op_flood(int port, long total, long secs, char **targets, int ntargets)
 					}
 					f.connected++;
 					snprintf(req, sizeof(req),
-					    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+					    "CONNECT %s HTTP/1.1\r\nHost: "
+					    "%s\r\n\r\n",
 					    c[i].target, c[i].target);
-					if (write(c[i].fd, req, strlen(req)) < 0) {
+					if (write(c[i].fd, req, strlen(req)) <
+					    0) {
 						f.closed++;
 						c[i].state = 2;
 						continue;
 					}
 					c[i].state = 1;
-				} else if (p[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				} else if (p[i].revents &
+				           (POLLIN | POLLHUP | POLLERR)) {
 					flood_read(&c[i], &f);
 				}
 			}
