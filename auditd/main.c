@@ -213,21 +213,11 @@ on_audit(struct peer *p, const struct mp_doc *d)
 static int
 on_peer_channel(struct peer *p, const struct mp_doc *d)
 {
-	struct msg_peer_channel pc;
-	struct error e;
-	int fd = chan_take_fd(&p->ch), ours;
+	static const char *const roles[] = {"netproxy", NULL};
+	int fd, which;
 
-	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = peer_take_channel(p, d, roles, &which)) == -1)
 		return -1;
-	}
-	ours = strcmp(pc.role, "netproxy") == 0;
-	msg_peer_channel_free(&pc);
-	if (!ours) {
-		close(fd);
-		return -1;
-	}
 	commit(-1, 0, NULL);
 	peer_kill(&netproxy_peer, "replaced by a restarted process");
 	peer_init(

@@ -119,23 +119,12 @@ on_sigterm(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 static int
 on_peer_channel(struct peer *p, const struct mp_doc *d)
 {
-	struct msg_peer_channel pc;
+	static const char *const roles[] = {"auditd", "policyd", NULL};
 	struct peer *target;
-	struct error e;
-	int fd = chan_take_fd(&p->ch), pol;
+	int pol, fd;
 
-	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = peer_take_channel(p, d, roles, &pol)) == -1)
 		return -1;
-	}
-	pol = strcmp(pc.role, "policyd") == 0;
-	if (!pol && strcmp(pc.role, "auditd") != 0) { /* not ours to serve */
-		msg_peer_channel_free(&pc);
-		close(fd);
-		return -1;
-	}
-	msg_peer_channel_free(&pc);
 	target = pol ? &B->policyd : &B->auditd;
 	peer_kill(target, "replaced by a restarted process");
 	peer_init(target, B->base, fd, pol ? "policyd" : "auditd",

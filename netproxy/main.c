@@ -48,21 +48,11 @@ on_dead(struct peer *p, const char *why)
 static int
 on_peer_channel(struct peer *p, const struct mp_doc *d)
 {
-	struct msg_peer_channel pc;
-	struct error e;
-	int fd = chan_take_fd(&p->ch), ours;
+	static const char *const roles[] = {"auditd", NULL};
+	int fd, which;
 
-	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
-		if (fd != -1)
-			close(fd);
+	if ((fd = peer_take_channel(p, d, roles, &which)) == -1)
 		return -1;
-	}
-	ours = strcmp(pc.role, "auditd") == 0;
-	msg_peer_channel_free(&pc);
-	if (!ours) {
-		close(fd);
-		return -1;
-	}
 	peer_kill(&np.auditd, "replaced by a restarted process");
 	peer_init(
 	    &np.auditd, np.base, fd, "auditd", auditd_table, on_dead, NULL);

@@ -79,21 +79,9 @@ msg_net_close_enc(struct mp_enc *m, const char *grant_id)
 	msg_end(m);
 }
 
+/* CANCEL's fields exactly: its decoder (the type is the dispatcher's). */
 int
 msg_net_close_dec(const struct mp_doc *d, struct msg_cancel *c, struct error *e)
 {
-	static const char *const keys[] = {"t", "grant_id", NULL};
-
-	memset(c, 0, sizeof(*c));
-	if (mp_only_keys(d->root, keys, e) ||
-	    mp_str(d->root, "grant_id", 1, GRANT_ID_LEN, &c->grant_id, e))
-		goto bad;
-	if (!grant_id_valid(c->grant_id)) {
-		error_set(e, ERR_BAD_REQUEST, "malformed grant id");
-		goto bad;
-	}
-	return 0;
-bad:
-	msg_cancel_free(c);
-	return -1;
+	return msg_cancel_dec(d, c, e);
 }

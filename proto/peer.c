@@ -163,3 +163,27 @@ peer_kill(struct peer *p, const char *why)
 	if (p->on_dead)
 		p->on_dead(p, why);
 }
+
+int
+peer_take_channel(struct peer *p, const struct mp_doc *d,
+    const char *const *roles, int *which)
+{
+	struct msg_peer_channel pc;
+	struct error e;
+	int fd = chan_take_fd(&p->ch), i;
+
+	if (fd == -1 || msg_peer_channel_dec(d, &pc, &e) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	for (i = 0; roles[i] != NULL && strcmp(roles[i], pc.role) != 0; i++)
+		;
+	msg_peer_channel_free(&pc);
+	if (roles[i] == NULL) { /* not a channel this receiver serves */
+		close(fd);
+		return -1;
+	}
+	*which = i;
+	return fd;
+}

@@ -61,5 +61,12 @@ void peer_drain(struct peer *p);
 
 /* Close the channel; calls on_dead once with why. */
 void peer_kill(struct peer *p, const char *why);
+/*
+ * PEER_CHANNEL: the fd it carries, when its role is one of roles (a
+ * NULL-ended list; *which its index); else -1, the fd closed: the
+ * sender broke the protocol.
+ */
+int peer_take_channel(struct peer *p, const struct mp_doc *d,
+    const char *const *roles, int *which);
 
 #endif
