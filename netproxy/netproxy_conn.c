@@ -247,32 +247,41 @@ arm(struct np_conn *c, uint64_t s)
 		conn_end(c, "internal", "timer");
 }
 
-/* RELAY: what one side sent goes to the other, bounded by NP_BUF_HIGH. */
-static void
-relay_read(struct bufferevent *from, void *arg)
+/*
+ * RELAY: what one side sent goes to the other, bounded by NP_BUF_HIGH;
+ * -1 when that ended the connection (c may be gone).
+ */
+static int
+relay_pump(struct bufferevent *from, struct np_conn *c)
 {
-	struct np_conn *c = arg;
 	struct np_call *call = c->call;
 	struct bufferevent *to = from == c->down ? c->up : c->down;
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t n = evbuffer_get_length(in);
 
 	if (call == NULL || c->st != CS_RELAY)
-		return;
+		return -1;
 	*(from == c->down ? &c->bytes_up : &c->bytes_down) += n;
 	call->bytes += n;
 	c->last_ms = now_mono_ms();
 	if (bufferevent_write_buffer(to, in) == -1) {
 		conn_end(c, "internal", "out of memory");
-		return;
+		return -1;
 	}
 	if (call->bytes > NP->conf.set.max_bytes) {
 		conn_end_call(
 		    call, "limit", "the call reached its network byte limit");
-		return;
+		return -1;
 	}
 	if (evbuffer_get_length(bufferevent_get_output(to)) >= NP_BUF_HIGH)
 		bufferevent_disable(from, EV_READ);
+	return 0;
+}
+
+static void
+relay_read(struct bufferevent *from, void *arg)
+{
+	(void)relay_pump(from, arg);
 }
 
 /* to drained below half: read again from the other side. */
@@ -302,10 +311,11 @@ relay_event(struct bufferevent *bev, short what, void *arg)
 		conn_end(c, NULL, "idle");
 		return;
 	}
-	if (bev == c->up && evbuffer_get_length(bufferevent_get_input(bev)))
-		relay_read(bev, c);
-	if (c->call != NULL)
-		conn_end(c, NULL, NULL);
+	/* the destination's last bytes go first, unless that ended it */
+	if (bev == c->up && evbuffer_get_length(bufferevent_get_input(bev)) &&
+	    relay_pump(bev, c) == -1)
+		return;
+	conn_end(c, NULL, NULL);
 }
 
 /* CONNECT: the destination answered, or did not. */
@@ -553,7 +563,7 @@ conn_to(struct np_conn *c, enum conn_state st)
 		bufferevent_enable(c->up, EV_READ);
 		bufferevent_enable(c->down, EV_READ);
 		if (evbuffer_get_length(bufferevent_get_input(c->down)) > 0)
-			relay_read(c->down, c); /* sent with the head */
+			(void)relay_pump(c->down, c); /* sent with the head */
 		break;
 	case CS_DONE:
 		break;
