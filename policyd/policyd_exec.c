@@ -368,6 +368,22 @@ exec_add_interp(struct exec_set *s, const char *label, const char *interp,
 	return exec_add(s, what, found, depth, 1, e);
 }
 
+/* Open the program at path: its real path, what kind it is, what runs it. */
+static int
+exec_inspect(const char *label, const char *path, char real[PATH_MAX],
+    char interp[PATH_MAX], char arg[EXEC_SHEBANG_MAX], enum exec_kind *kind,
+    struct error *e)
+{
+	int fd, r;
+
+	if ((fd = exec_open_program(label, path, real, e)) == -1)
+		return -1;
+	r = exec_kind_of(
+	    fd, label, interp, PATH_MAX, arg, EXEC_SHEBANG_MAX, kind, e);
+	close(fd);
+	return r;
+}
+
 /*
  * Add the program at path and its loader; with follow, a script's
  * interpreter too (the entry's chain), else that is checked later.
@@ -378,14 +394,9 @@ exec_add(struct exec_set *s, const char *label, const char *path, int depth,
 {
 	char real[PATH_MAX], interp[PATH_MAX], arg[EXEC_SHEBANG_MAX];
 	enum exec_kind kind;
-	int fd, r;
 
-	if ((fd = exec_open_program(label, path, real, e)) == -1)
-		return -1;
-	r = exec_kind_of(
-	    fd, label, interp, sizeof(interp), arg, sizeof(arg), &kind, e);
-	close(fd);
-	if (r == -1 || exec_set_add(s, real, e) == -1)
+	if (exec_inspect(label, path, real, interp, arg, &kind, e) == -1 ||
+	    exec_set_add(s, real, e) == -1)
 		return -1;
 	if (kind == EXEC_ELF && interp[0] != '\0') /* not a nesting */
 		return exec_add_interp(s, label, interp, "", depth, e);
@@ -403,14 +414,11 @@ exec_check_script(const struct exec_set *s, const char *label, const char *path,
 	char ireal[PATH_MAX], found[PATH_MAX], name[NAME_MAX + 1];
 	enum exec_kind kind;
 	size_t n;
-	int fd, r;
+	int r;
 
-	if ((fd = exec_open_program(label, path, real, e)) == -1)
-		return -1;
-	r = exec_kind_of(
-	    fd, label, interp, sizeof(interp), arg, sizeof(arg), &kind, e);
-	close(fd);
-	if (r == -1 || kind != EXEC_SCRIPT)
+	if ((r = exec_inspect(label, path, real, interp, arg, &kind, e)) ==
+	        -1 ||
+	    kind != EXEC_SCRIPT)
 		return r;
 	if (realpath(interp, ireal) == NULL || !exec_set_has(s, ireal))
 		return error_set(e, ERR_SANDBOX_FAILED,
