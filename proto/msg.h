@@ -207,6 +207,8 @@ struct msg_skill {
 	char *error; /* why it is not valid; "" when it is */
 	char **commands;
 	size_t ncommands;
+	char **warnings; /* what loads but deserves a word, "file:line: why" */
+	size_t nwarnings;
 };
 
 struct msg_skills_ans {
