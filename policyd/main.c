@@ -195,7 +195,12 @@ on_skills(struct peer *p, const struct mp_doc *d)
 		}
 		budget -= cost;
 		s = &a.skills[a.nskills++];
-		s->name = k->name;
+		/* an invalid skill is named by its directory, which may be
+		 * longer than a name: the message carries a cut copy */
+		s->name =
+		    strlen(k->name) <= NAME_MAX_LEN
+		        ? k->name
+		        : xstrndup(k->name, utf8_cut(k->name, NAME_MAX_LEN));
 		s->description = k->description ? k->description : "";
 		s->valid = k->valid;
 		s->error = k->valid || k->error == NULL ? "" : k->error;
@@ -207,8 +212,11 @@ on_skills(struct peer *p, const struct mp_doc *d)
 	}
 	a.truncated |= i < reg.n;
 	PEER_SEND(p, msg_skills_ans_enc, &a);
-	for (i = 0; i < a.nskills; i++)
+	for (i = 0; i < a.nskills; i++) {
 		free(a.skills[i].commands); /* the strings are the registry's */
+		if (a.skills[i].name != reg.skills[i].name)
+			free(a.skills[i].name);
+	}
 	free(a.skills);
 	return 0;
 }

@@ -13,6 +13,8 @@ claim_uids 64100 5 10 policy
 sb_tmpdir sb-policy
 TMP=$SB_TMP
 
+LONG_NAME=$(printf 'x%.0s' $(seq 65))
+
 # A skill: NAME CMD SCRIPT [skill.yaml body]
 mkskill() {
 	mkdir -p "$TMP/skills/$1/bin"
@@ -375,6 +377,33 @@ t_skill_warnings() {
 	[ -z "$WHY" ]
 }
 
+# A skill directory named longer than a name may be (65 characters, the
+# spec's limit plus one): invalid, listed under its directory's name cut
+# to 64 bytes, and the skills answer still decodes (it once ended
+# policyd at every skills request).
+t_skill_long_name() {
+	local reloaded out rc
+	mkskill "$LONG_NAME" run 'echo long'
+	reloaded=$(nrec policy.reloaded)
+	kill -HUP "$SB_DPID"
+	if sb_wait_for 5 "no policy.reloaded record after SIGHUP" \
+	    more_recs policy.reloaded "$reloaded"; then
+		ctl skills
+		expect "skills exit status" "$RC" 0
+		contains "65 characters" "$(j '.skills[] |
+		    select(.name == "'"${LONG_NAME:1}"'") | .error')" \
+		    "Skill name '$LONG_NAME' exceeds 64 character limit (65 chars)"
+		ctl invoke limited --phase execution
+		expect "policyd still answers" "$(j .output.stdout)" "limited"
+	fi
+	out=$("$SB_BIN/skillctl" policy check "$TMP/policy.d" "$TMP/skills" 2>&1)
+	rc=$?
+	expect "policy check exit" "$rc" 1
+	contains "policy check" "$out" "skill $LONG_NAME: SKILL.md:2: Skill name"
+	rm -rf "${TMP:?}/skills/$LONG_NAME"
+	[ -z "$WHY" ]
+}
+
 # Last: the daemon outlived every test.
 t_daemon_still_alive() {
 	kill -0 "$SB_DPID" 2>/dev/null || sb_fail "the daemon died"
@@ -386,7 +415,7 @@ t_authorize_effective t_env_allowlist t_reload_admin_only
 t_sighup_broken_file_keeps_old t_policy_check_cli t_hostile_policy_check
 t_reload_rejects_fifo t_reload_rejects_alias_bomb t_reload_rejects_deep_nesting
 t_reload_rejects_second_document t_hostile_skill_dirs t_skill_warnings
-t_daemon_still_alive"
+t_skill_long_name t_daemon_still_alive"
 
 setup
 sb_start || exit 1
