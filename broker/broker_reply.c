@@ -119,6 +119,8 @@ reply_skills(struct mp_enc *m, const struct client_id *id,
 		enc_kstrarr(m, "commands", s->commands, s->ncommands);
 		if (!s->valid)
 			enc_kstr(m, "error", s->error);
+		if (s->nwarnings > 0)
+			enc_kstrarr(m, "warnings", s->warnings, s->nwarnings);
 		enc_map_close(m);
 	}
 	if (a->truncated)

@@ -41,7 +41,8 @@ check_policy_dir(const char *dir, struct policy *pol)
 	return bad;
 }
 
-/* Invalid skills are errors; enabled names with no skill are warnings. */
+/* Invalid skills are errors; a skill's warnings, and enabled names with
+ * no skill, are warnings. */
 static int
 check_skills(char **dirs, size_t ndirs, const struct policy *pol)
 {
@@ -54,12 +55,16 @@ check_skills(char **dirs, size_t ndirs, const struct policy *pol)
 		    REGISTRY_BUDGET_MS);
 		return 1;
 	}
-	for (i = 0; i < reg.n; i++)
+	for (i = 0; i < reg.n; i++) {
 		if (!reg.skills[i].valid) {
 			printf("skill %s: %s\n", reg.skills[i].name,
 			    reg.skills[i].error);
 			bad = 1;
 		}
+		for (j = 0; j < reg.skills[i].nwarnings; j++)
+			printf("warning: skill %s: %s\n", reg.skills[i].name,
+			    reg.skills[i].warnings[j]);
+	}
 	for (i = 0; i < pol->nenabled; i++) {
 		for (found = 0, j = 0; j < reg.n; j++)
 			found |=

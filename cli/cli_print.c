@@ -295,12 +295,14 @@ print_authorize(const msgpack_object *reply, FILE *out, struct error *e)
 	return 0;
 }
 
-/* skills: one line, name TAB commands TAB description [TAB INVALID]. */
+/* skills: one line, name TAB commands TAB description [TAB INVALID: why]
+ * [TAB WARNING: why]... */
 static int
 print_skill(const msgpack_object *s, FILE *out, struct error *e)
 {
 	char *name = NULL, *desc = NULL, *why = NULL, **cmds = NULL;
-	size_t ncmds = 0, i;
+	char **warns = NULL;
+	size_t ncmds = 0, nwarns = 0, i;
 	int valid = 1, r = -1;
 
 	if (s->type != MSGPACK_OBJECT_MAP) {
@@ -312,7 +314,9 @@ print_skill(const msgpack_object *s, FILE *out, struct error *e)
 	    mp_strarr(s, "commands", 0, 65536, FIELD_MAX, &cmds, &ncmds, e) ==
 	        -1 ||
 	    mp_bool(s, "valid", 0, &valid, e) == -1 ||
-	    mp_str(s, "error", 0, FIELD_MAX, &why, e) == -1)
+	    mp_str(s, "error", 0, FIELD_MAX, &why, e) == -1 ||
+	    mp_strarr(s, "warnings", 0, 65536, FIELD_MAX, &warns, &nwarns, e) ==
+	        -1)
 		goto out;
 	cli_put_safe(out, name);
 	fputc('\t', out);
@@ -327,6 +331,10 @@ print_skill(const msgpack_object *s, FILE *out, struct error *e)
 		fputs("\tINVALID: ", out);
 		cli_put_safe(out, why != NULL ? why : "unknown error");
 	}
+	for (i = 0; i < nwarns; i++) {
+		fputs("\tWARNING: ", out);
+		cli_put_safe(out, warns[i]);
+	}
 	fputc('\n', out);
 	r = 0;
 out:
@@ -334,6 +342,7 @@ out:
 	free(desc);
 	free(why);
 	strarr_free(cmds, ncmds);
+	strarr_free(warns, nwarns);
 	return r;
 }
 

@@ -176,7 +176,7 @@ on_skills(struct peer *p, const struct mp_doc *d)
 	struct msg_skills_ans a;
 	struct msg_skill *s;
 	struct error e;
-	size_t i, budget = SKILLS_ANS_BUDGET, cost;
+	size_t i, j, budget = SKILLS_ANS_BUDGET, cost;
 
 	memset(&a, 0, sizeof(a));
 	if (msg_skills_req_dec(d, &a.ref, &e) == -1)
@@ -187,24 +187,36 @@ on_skills(struct peer *p, const struct mp_doc *d)
 		cost = strlen(k->name) +
 		       (k->description ? strlen(k->description) : 0) +
 		       (k->error ? strlen(k->error) : 0) + 64 + 80 * k->ncmds;
+		for (j = 0; j < k->nwarnings; j++)
+			cost += strlen(k->warnings[j]) + 8;
 		if (cost > budget) {
 			a.truncated = 1;
 			break;
 		}
 		budget -= cost;
 		s = &a.skills[a.nskills++];
-		s->name = k->name;
+		/* an invalid skill is named by its directory, which may be
+		 * longer than a name: the message carries a cut copy */
+		s->name =
+		    strlen(k->name) <= NAME_MAX_LEN
+		        ? k->name
+		        : xstrndup(k->name, utf8_cut(k->name, NAME_MAX_LEN));
 		s->description = k->description ? k->description : "";
 		s->valid = k->valid;
 		s->error = k->valid || k->error == NULL ? "" : k->error;
 		s->commands = xcalloc(k->ncmds + 1, sizeof(char *));
 		for (s->ncommands = 0; s->ncommands < k->ncmds; s->ncommands++)
 			s->commands[s->ncommands] = k->cmds[s->ncommands].name;
+		s->warnings = k->warnings;
+		s->nwarnings = k->nwarnings;
 	}
 	a.truncated |= i < reg.n;
 	PEER_SEND(p, msg_skills_ans_enc, &a);
-	for (i = 0; i < a.nskills; i++)
+	for (i = 0; i < a.nskills; i++) {
 		free(a.skills[i].commands); /* the strings are the registry's */
+		if (a.skills[i].name != reg.skills[i].name)
+			free(a.skills[i].name);
+	}
 	free(a.skills);
 	return 0;
 }

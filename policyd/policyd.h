@@ -17,6 +17,10 @@
 #define REGISTRY_BUDGET_MS 3000     /* to load every skill */
 #define COMMANDS_MAX 64
 #define SKILL_CMD_DESC_MAX 1024 /* bytes of a command's description */
+/* The Agent Skills specification's bounds, in characters (code points). */
+#define SKILL_NAME_CHARS 64
+#define SKILL_DESC_CHARS 1024 /* SKILL_DESC_MAX bytes hold 4 each */
+#define SKILL_COMPAT_CHARS 500
 
 struct skill_cmd {
 	char *name;
@@ -35,6 +39,10 @@ struct skill {
 	struct perms perms; /* declared; empty = the minimal sandbox */
 	struct plimits limits;
 	char *manifest; /* "SKILL.md" or "skill.yaml": where blocks live */
+	/* What loads but deserves a word: "file:line: why", at most
+	 * SKILL_WARNINGS_MAX of at most SKILL_WARNING_MAX bytes. */
+	char **warnings;
+	size_t nwarnings;
 };
 
 struct registry {
@@ -56,7 +64,6 @@ void skill_load(struct skill *s, const char *parent, const char *dirname);
 void skill_load_by(struct skill *s, const char *parent, const char *dirname,
     uint64_t deadline_ns);
 void skill_free(struct skill *s);
-int skill_name_valid(const char *name);
 /*
  * Split SKILL.md text (NUL-terminated, len bytes) into its frontmatter
  * (between the first line "---" and the next) and the body after it.
@@ -64,6 +71,26 @@ int skill_name_valid(const char *name);
  */
 int skill_md_split(const char *md, size_t len, const char **fm, size_t *flen,
     const char **body);
+
+/* policyd_spec.c: the frontmatter as the Agent Skills specification
+ * and its reference validator (skills-ref) say; docs/skills.md */
+/* 1..64 of a-z, 0-9 and single inner hyphens. */
+int skill_name_valid(const char *name);
+/* Record a warning on s (bounded; UTF-8 kept whole when cut). */
+void skill_warn(struct skill *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Its keys: an unknown one is an error, our own blocks a warning. */
+int spec_keys(
+    struct skill *s, struct ydoc *y, struct ynode *root, struct error *e);
+/* name (equal to dname), description and compatibility; sets
+ * s->name and s->description. */
+int spec_fields(struct skill *s, struct ydoc *y, struct ynode *root,
+    const char *dname, struct error *e);
+/* Characters (code points) of valid UTF-8 s. */
+size_t spec_chars(const char *s);
+
+/* policyd_tools.c: allowed-tools, mapped to permissions or warned of */
+void tools_parse(struct skill *s, struct ydoc *y, struct ynode *n);
 
 /* policyd_decide.c */
 #define MATCHED_MAX 16

@@ -306,6 +306,35 @@ plimits_parse(
 	return 0;
 }
 
+/* One exec or network entry a skill declares by other means
+ * (allowed-tools): checked as a skills' entry, kept once. */
+int
+perms_add(struct perms *p, enum perm_kind k, const char *item)
+{
+	char *it = xstrdup(item);
+	size_t i;
+
+	if ((k != PERM_EXEC && k != PERM_NETWORK) ||
+	    (k == PERM_NETWORK && net_item_ascii(&it) == -1) ||
+	    !item_ok(k, it, 0)) {
+		free(it);
+		return -1;
+	}
+	for (i = 0; i < p->n[k]; i++)
+		if (strcmp(p->v[k][i], it) == 0) {
+			free(it);
+			return 0;
+		}
+	if (p->n[k] >= PERM_ITEMS_MAX) {
+		free(it);
+		return -2;
+	}
+	p->v[k] = xreallocarray(p->v[k], p->n[k] + 2, sizeof(char *));
+	p->v[k][p->n[k]++] = it;
+	p->v[k][p->n[k]] = NULL;
+	return 0;
+}
+
 void
 perms_free(struct perms *p)
 {

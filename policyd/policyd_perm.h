@@ -32,6 +32,12 @@ int perms_parse(struct ydoc *y, struct ynode *n, int ceiling, struct perms *p,
     struct error *e);
 int plimits_parse(
     struct ydoc *y, struct ynode *n, struct plimits *l, struct error *e);
+/*
+ * Add one exec or network.allow item to a skill's declaration (as
+ * permissions would hold it: a non-ASCII host as its A-labels), once:
+ * 0 (added, or there already), -1 not a valid item, -2 list full.
+ */
+int perms_add(struct perms *p, enum perm_kind k, const char *item);
 void perms_free(struct perms *p);
 void perms_copy(struct perms *dst, const struct perms *src);
 /*

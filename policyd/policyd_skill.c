@@ -22,24 +22,6 @@
 #include "../lib/ydoc.h"
 #include "policyd.h"
 
-/* Agent Skills names: 1..64 of a-z, 0-9 and single inner hyphens. */
-int
-skill_name_valid(const char *name)
-{
-	size_t i, len = strlen(name);
-
-	if (len == 0 || len > 64 || name[0] == '-' || name[len - 1] == '-')
-		return 0;
-	for (i = 0; i < len; i++) {
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		        (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
-			return 0;
-		if (name[i] == '-' && name[i + 1] == '-')
-			return 0;
-	}
-	return 1;
-}
-
 static void
 skill_invalid(struct skill *s, const char *fmt, ...)
 {
@@ -185,43 +167,6 @@ skill_commands(
 	return 0;
 }
 
-/* "Bash(git:*) Read" or a list: each Bash(PROG...) adds PROG to exec.
- * Lists nest at most YDOC_MAX_DEPTH deep: the loader saw to that. */
-static void
-allowed_tools(struct skill *s, struct ydoc *y, struct ynode *n)
-{
-	const char *v, *p, *end;
-	char prog[65];
-	size_t len, i;
-	struct error e;
-
-	if (n->type == YNODE_SEQ) {
-		for (i = 0; i < n->n; i++)
-			allowed_tools(s, y, n->items[i]);
-		return;
-	}
-	if (yscalar(y, n, &v, &e) == -1)
-		return;
-	for (p = v; (p = strstr(p, "Bash(")) != NULL; p = end) {
-		p += 5;
-		end = p + strcspn(p, ":) ");
-		len = (size_t)(end - p);
-		if (len == 0 || len >= sizeof(prog) ||
-		    s->perms.n[PERM_EXEC] >= PERM_ITEMS_MAX)
-			continue;
-		memcpy(prog, p, len);
-		prog[len] = '\0';
-		if (strspn(prog,
-		        "abcdefghijklmnopqrstuvwxyz"
-		        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != len)
-			continue;
-		s->perms.v[PERM_EXEC] = xreallocarray(s->perms.v[PERM_EXEC],
-		    s->perms.n[PERM_EXEC] + 2, sizeof(char *));
-		s->perms.v[PERM_EXEC][s->perms.n[PERM_EXEC]++] = xstrdup(prog);
-		s->perms.v[PERM_EXEC][s->perms.n[PERM_EXEC]] = NULL;
-	}
-}
-
 /* A $SKILL_DIR glob's fixed prefix must resolve inside the skill. */
 static int
 skill_globs_contained(struct skill *s, struct error *e)
@@ -313,39 +258,14 @@ static int
 skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
     uint64_t deadline, struct error *e)
 {
-	static const char *const keys[] = {"name", "description", "license",
-	    "compatibility", "metadata", "allowed-tools", "commands",
-	    "permissions", "limits", NULL};
 	struct ynode *r = ydoc_root(y), *n;
-	const char *v;
 	struct stat st;
 	char *side;
 	int inline_blocks, has_side;
 
 	if (yexpect(y, r, YNODE_MAP, "frontmatter", e) ||
-	    ymap_only(y, r, keys, e))
+	    spec_keys(s, y, r, e) || spec_fields(s, y, r, dname, e))
 		return -1;
-	if ((n = ymap_get(y, r, "name")) == NULL)
-		return yerr(y, r, e, "missing \"name\"");
-	if (yscalar(y, n, &v, e))
-		return -1;
-	if (!skill_name_valid(v))
-		return yerr(y, n, e,
-		    "name \"%s\": 1..64 of a-z, 0-9 and "
-		    "single hyphens",
-		    v);
-	if (strcmp(v, dname) != 0)
-		return yerr(y, n, e,
-		    "name \"%s\" differs from the directory "
-		    "name \"%s\"",
-		    v, dname);
-	free(s->name);
-	s->name = xstrdup(v);
-	if ((n = ymap_get(y, r, "description")) == NULL || yscalar(y, n, &v, e))
-		return yerr(y, r, e, "missing \"description\"");
-	if (strlen(v) == 0 || strlen(v) > 1024)
-		return yerr(y, n, e, "description: 1..1024 characters");
-	s->description = xstrdup(v);
 	inline_blocks = ymap_get(y, r, "commands") != NULL ||
 	                ymap_get(y, r, "permissions") != NULL ||
 	                ymap_get(y, r, "limits") != NULL;
@@ -360,7 +280,7 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 		return -1;
 	s->manifest = xstrdup(has_side ? "skill.yaml" : "SKILL.md");
 	if ((n = ymap_get(y, r, "allowed-tools")) != NULL)
-		allowed_tools(s, y, n);
+		tools_parse(s, y, n);
 	return skill_globs_contained(s, e);
 }
 
@@ -428,6 +348,9 @@ skill_free(struct skill *s)
 	free(s->cmds);
 	perms_free(&s->perms);
 	free(s->manifest);
+	for (i = 0; i < s->nwarnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -449,7 +372,7 @@ registry_scan(
     struct registry *r, const char *dir, uint64_t deadline, struct error *e)
 {
 	struct dirent *de;
-	size_t seen = 0;
+	size_t seen = 0, i;
 	DIR *d;
 
 	if ((d = opendir(dir)) == NULL) {
@@ -486,6 +409,9 @@ registry_scan(
 		if (!r->skills[r->n].valid)
 			log_warnx("skill %s/%s is invalid: %s", dir, de->d_name,
 			    r->skills[r->n].error);
+		for (i = 0; i < r->skills[r->n].nwarnings; i++)
+			log_warnx("skill %s/%s: %s", dir, de->d_name,
+			    r->skills[r->n].warnings[i]);
 		r->n++;
 	}
 	closedir(d);

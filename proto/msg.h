@@ -82,7 +82,9 @@ enum msg_type {
 #define ROLE_MAX_LEN 32
 #define PERM_ITEMS_MAX 64
 #define SKILLS_LIST_MAX 1024
-#define SKILL_DESC_MAX 4096 /* bytes: 1024 characters of UTF-8 */
+#define SKILL_DESC_MAX 4096   /* bytes: 1024 characters of UTF-8 */
+#define SKILL_WARNINGS_MAX 16 /* warnings a skill carries */
+#define SKILL_WARNING_MAX 512 /* bytes of one */
 #define COMMANDS_MAX 64
 #define FILES_WRITTEN_MAX 256
 #define SKILLS_DIRS_MAX 32
@@ -205,6 +207,8 @@ struct msg_skill {
 	char *error; /* why it is not valid; "" when it is */
 	char **commands;
 	size_t ncommands;
+	char **warnings; /* what loads but deserves a word, "file:line: why" */
+	size_t nwarnings;
 };
 
 struct msg_skills_ans {

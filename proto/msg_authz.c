@@ -196,6 +196,7 @@ msg_skills_ans_enc(struct mp_enc *m, const struct msg_skills_ans *a)
 		enc_kbool(m, "valid", s->valid);
 		enc_kstr(m, "error", s->error ? s->error : "");
 		enc_kstrarr(m, "commands", s->commands, s->ncommands);
+		enc_kstrarr(m, "warnings", s->warnings, s->nwarnings);
 		enc_map_close(m);
 	}
 	msg_end(m);
@@ -204,8 +205,8 @@ msg_skills_ans_enc(struct mp_enc *m, const struct msg_skills_ans *a)
 static int
 skill_dec(const msgpack_object *o, struct msg_skill *s, struct error *e)
 {
-	static const char *const keys[] = {
-	    "name", "description", "valid", "error", "commands", NULL};
+	static const char *const keys[] = {"name", "description", "valid",
+	    "error", "commands", "warnings", NULL};
 
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return error_set(e, ERR_BAD_REQUEST, "a skill is not a map");
@@ -216,7 +217,9 @@ skill_dec(const msgpack_object *o, struct msg_skill *s, struct error *e)
 	               mp_bool(o, "valid", 1, &s->valid, e) ||
 	               mp_str(o, "error", 1, REASON_MAX_LEN, &s->error, e) ||
 	               mp_strarr(o, "commands", 1, COMMANDS_MAX, PATH_MAX_LEN,
-	                   &s->commands, &s->ncommands, e)
+	                   &s->commands, &s->ncommands, e) ||
+	               mp_strarr(o, "warnings", 1, SKILL_WARNINGS_MAX,
+	                   SKILL_WARNING_MAX, &s->warnings, &s->nwarnings, e)
 	           ? -1
 	           : 0;
 }
@@ -265,6 +268,7 @@ msg_skills_ans_free(struct msg_skills_ans *a)
 		free(a->skills[i].description);
 		free(a->skills[i].error);
 		strarr_free(a->skills[i].commands, a->skills[i].ncommands);
+		strarr_free(a->skills[i].warnings, a->skills[i].nwarnings);
 	}
 	free(a->skills);
 	memset(a, 0, sizeof(*a));

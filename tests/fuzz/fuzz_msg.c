@@ -351,7 +351,9 @@ same_skills_ans(const struct msg_skills_ans *a, const struct msg_skills_ans *b)
 		      a->skills[i].valid == b->skills[i].valid &&
 		      strcmp(a->skills[i].error, b->skills[i].error) == 0 &&
 		      same_strarr(a->skills[i].commands, a->skills[i].ncommands,
-		          b->skills[i].commands, b->skills[i].ncommands));
+		          b->skills[i].commands, b->skills[i].ncommands) &&
+		      same_strarr(a->skills[i].warnings, a->skills[i].nwarnings,
+		          b->skills[i].warnings, b->skills[i].nwarnings));
 }
 FUZZ_TYPE(skills_ans, struct msg_skills_ans, msg_skills_ans_dec,
     msg_skills_ans_enc, msg_skills_ans_free)

@@ -13,6 +13,8 @@ claim_uids 64100 5 10 policy
 sb_tmpdir sb-policy
 TMP=$SB_TMP
 
+LONG_NAME=$(printf 'x%.0s' $(seq 65))
+
 # A skill: NAME CMD SCRIPT [skill.yaml body]
 mkskill() {
 	mkdir -p "$TMP/skills/$1/bin"
@@ -36,6 +38,27 @@ setup() {
   env: [TZ]'
 	mkskill limited run 'echo limited' 'limits: { timeout_ms: 700, memory_mb: 64 }'
 	mkskill disabled run 'echo never'
+	# Published-style frontmatter: our block inline, Claude's tools
+	mkdir -p "$TMP/skills/tooly/bin"
+	cat >"$TMP/skills/tooly/SKILL.md" <<-'M'
+	---
+	name: tooly
+	description: A skill whose frontmatter needs a word.
+	allowed-tools: Bash(python3:*) Bash(git status) Read Write Task
+	commands:
+	  run: bin/run
+	---
+	M
+	printf '#!/bin/sh\necho tooly\n' >"$TMP/skills/tooly/bin/run"
+	chmod 755 "$TMP/skills/tooly/bin/run"
+	# Descriptions at the spec's bound, in characters of 2 and 4 bytes
+	mkskill accents run 'echo accents'
+	mkskill wide-chars run 'echo wide'
+	/usr/bin/python3 -c 'import sys
+for d, c, n in (("accents", "\u00e9", 600), ("wide-chars", "\U0001F600", 1024)):
+    open(sys.argv[1] + "/" + d + "/SKILL.md", "w").write(
+        "---\nname: %s\ndescription: %s\n---\n" % (d, c * n))' "$TMP/skills"
+	chmod -R a+rX "$TMP/skills"
 	mkdir -p "$TMP/policy.d"
 	cat >"$TMP/policy.d/00-principals.yaml" <<-'P'
 	principals:
@@ -315,6 +338,72 @@ t_hostile_skill_dirs() {
 	[ -z "$WHY" ]
 }
 
+# A skill that loads with warnings (our block inline in SKILL.md, an
+# allowed-tools entry with no mapping, one mapped wider than its rule)
+# shows them in skillctl skills and skillctl policy check; none is an
+# error, and the spec's longest descriptions come through whole.
+t_skill_warnings() {
+	local out rc
+	ctl skills
+	expect "tooly valid" \
+	    "$(j '.skills[] | select(.name == "tooly") | .valid')" true
+	expect "tooly warnings" \
+	    "$(j '.skills[] | select(.name == "tooly") | .warnings | length')" 3
+	contains "inline blocks" \
+	    "$(j '.skills[] | select(.name == "tooly") | .warnings[0]')" \
+	    "SKILL.md:5: Unexpected fields in frontmatter: commands. Only ['allowed-tools',"
+	contains "git status" \
+	    "$(j '.skills[] | select(.name == "tooly") | .warnings[1]')" \
+	    'SKILL.md:4: allowed-tools "Bash(git status)": mapped to exec git'
+	contains "Task" \
+	    "$(j '.skills[] | select(.name == "tooly") | .warnings[2]')" \
+	    'SKILL.md:4: allowed-tools "Task": no mapping'
+	expect "greet has none" \
+	    "$(j '.skills[] | select(.name == "greet") | .warnings')" null
+	expect "600 x e-acute" "$(j '.skills[] | select(.name == "accents") |
+	    [.valid, (.description | length)] | @tsv')" "$(printf 'true\t600')"
+	expect "1024 x 4 bytes" "$(j '.skills[] | select(.name == "wide-chars") |
+	    [.valid, (.description | length)] | @tsv')" "$(printf 'true\t1024')"
+	sb_ctl skills
+	contains "skillctl skills" "$(printf '%s\n' "$OUT" | grep '^tooly')" \
+	    'WARNING: SKILL.md:4: allowed-tools "Task": no mapping'
+	out=$("$SB_BIN/skillctl" policy check "$TMP/policy.d" "$TMP/skills" 2>&1)
+	rc=$?
+	expect "policy check exit" "$rc" 0
+	contains "policy check" "$out" \
+	    'warning: skill tooly: SKILL.md:4: allowed-tools "Bash(git status)": mapped to exec git'
+	contains "policy check" "$out" \
+	    "warning: skill tooly: SKILL.md:5: Unexpected fields in frontmatter: commands."
+	[ -z "$WHY" ]
+}
+
+# A skill directory named longer than a name may be (65 characters, the
+# spec's limit plus one): invalid, listed under its directory's name cut
+# to 64 bytes, and the skills answer still decodes (it once ended
+# policyd at every skills request).
+t_skill_long_name() {
+	local reloaded out rc
+	mkskill "$LONG_NAME" run 'echo long'
+	reloaded=$(nrec policy.reloaded)
+	kill -HUP "$SB_DPID"
+	if sb_wait_for 5 "no policy.reloaded record after SIGHUP" \
+	    more_recs policy.reloaded "$reloaded"; then
+		ctl skills
+		expect "skills exit status" "$RC" 0
+		contains "65 characters" "$(j '.skills[] |
+		    select(.name == "'"${LONG_NAME:1}"'") | .error')" \
+		    "Skill name '$LONG_NAME' exceeds 64 character limit (65 chars)"
+		ctl invoke limited --phase execution
+		expect "policyd still answers" "$(j .output.stdout)" "limited"
+	fi
+	out=$("$SB_BIN/skillctl" policy check "$TMP/policy.d" "$TMP/skills" 2>&1)
+	rc=$?
+	expect "policy check exit" "$rc" 1
+	contains "policy check" "$out" "skill $LONG_NAME: SKILL.md:2: Skill name"
+	rm -rf "${TMP:?}/skills/$LONG_NAME"
+	[ -z "$WHY" ]
+}
+
 # Last: the daemon outlived every test.
 t_daemon_still_alive() {
 	kill -0 "$SB_DPID" 2>/dev/null || sb_fail "the daemon died"
@@ -325,7 +414,8 @@ t_ceiling_names_missing t_ask_is_approval_denied t_rate_limited
 t_authorize_effective t_env_allowlist t_reload_admin_only
 t_sighup_broken_file_keeps_old t_policy_check_cli t_hostile_policy_check
 t_reload_rejects_fifo t_reload_rejects_alias_bomb t_reload_rejects_deep_nesting
-t_reload_rejects_second_document t_hostile_skill_dirs t_daemon_still_alive"
+t_reload_rejects_second_document t_hostile_skill_dirs t_skill_warnings
+t_skill_long_name t_daemon_still_alive"
 
 setup
 sb_start || exit 1

@@ -187,6 +187,8 @@ static inline struct msg_skills_ans
 sample_skills_ans(void)
 {
 	static char *cmds[] = {"greet", "wave"};
+	static char *warns[] = {"SKILL.md:4: allowed-tools \"Task\": no "
+	                        "mapping"};
 	static struct msg_skill skills[] = {
 	    {
 	        .name = "hello",
@@ -195,6 +197,8 @@ sample_skills_ans(void)
 	        .error = "",
 	        .commands = cmds,
 	        .ncommands = 2,
+	        .warnings = warns,
+	        .nwarnings = 1,
 	    },
 	    {
 	        .name = "broken",

@@ -1151,7 +1151,7 @@ test_audit_not_written(void **state)
 static void
 test_skills_and_reload(void **state)
 {
-	struct msg_skill sk = {"hello", "says hello", 1, "", NULL, 0};
+	struct msg_skill sk = {"hello", "says hello", 1, "", NULL, 0, NULL, 0};
 	struct msg_skills_ans sa = {0, &sk, 1, 0};
 	struct msg_reload_ans ra = {0, ERR_NONE, "reloaded 3 rules"};
 	struct msg_reload_req rr;

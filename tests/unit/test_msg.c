@@ -1378,6 +1378,10 @@ test_skills_ans(void **state)
 	assert_int_equal(out.skills[0].ncommands, 2);
 	assert_string_equal(out.skills[0].commands[0], "greet");
 	assert_string_equal(out.skills[0].commands[1], "wave");
+	assert_int_equal(out.skills[0].nwarnings, 1);
+	assert_string_equal(out.skills[0].warnings[0],
+	    "SKILL.md:4: allowed-tools \"Task\": no mapping");
+	assert_int_equal(out.skills[1].nwarnings, 0);
 	assert_string_equal(out.skills[1].name, "broken");
 	assert_string_equal(out.skills[1].description, "");
 	assert_int_equal(out.skills[1].valid, 0);
@@ -1406,6 +1410,16 @@ test_skills_ans(void **state)
 	refused_edit(MSG_SKILLS_ANS, "skills/0/commands/0",
 	    vlong(PATH_MAX_LEN + 1, 'c'),
 	    "an item of \"commands\" is longer than 4096");
+	refused_edit(MSG_SKILLS_ANS, "skills/0/warnings",
+	    vstrs(SKILL_WARNINGS_MAX + 1, "w"),
+	    "\"warnings\" has more than 16 items");
+	accepted_edit(MSG_SKILLS_ANS, "skills/0/warnings",
+	    vstrs(SKILL_WARNINGS_MAX, "w"));
+	refused_edit(MSG_SKILLS_ANS, "skills/0/warnings/0",
+	    vlong(SKILL_WARNING_MAX + 1, 'w'),
+	    "an item of \"warnings\" is longer than 512");
+	refused_edit(MSG_SKILLS_ANS, "skills/0/warnings/0", vuint(1),
+	    "\"warnings\" must be an array of strings");
 	/* The second skill is bad: the first one decoded is freed. */
 	refused_edit(MSG_SKILLS_ANS, "skills/1/valid", vuint(1),
 	    "\"valid\" must be a boolean");

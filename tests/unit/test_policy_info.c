@@ -661,16 +661,15 @@ test_bad_skill_md(void **state)
 	(void)state;
 	skill("bad", "", "# bad\n");
 	snprintf(deep, sizeof(deep),
-	    "compatibility: { a: { b: { c: { d: { e: x } } } } }\n");
+	    "license: { a: { b: { c: { d: { e: x } } } } }\n");
 	skill("deep", deep, "# deep\n");
 	skill("longkey",
-	    "compatibility: { "
+	    "license: { "
 	    "k12345678901234567890123456789012345678901234567890123456789012345"
 	    "6"
 	    ": x }\n",
 	    "# longkey\n");
-	skill("open", "compatibility: { a: { b: { c: { d: x } } } }\n",
-	    "# open\n");
+	skill("open", "license: { a: { b: { c: { d: x } } } }\n", "# open\n");
 	load();
 
 	r = req(1000, "deep", 0);
