@@ -6,43 +6,34 @@
  * meanwhile wait in a bounded queue for the restarted auditd.
  */
 #include "../lib/log.h"
+#include "../proto/auditq.h"
 #include "netproxy.h"
 
 #define NPAUDIT_QUEUE_MAX 1024
 
-static struct mp_enc queue[NPAUDIT_QUEUE_MAX];
-static size_t nqueue;
+static struct auditq queue;
 
 void
 npaudit_send(const struct audit_net *n)
 {
 	struct mp_enc m;
 
+	if (queue.q == NULL)
+		auditq_init(&queue, NPAUDIT_QUEUE_MAX);
 	enc_init(&m);
 	msg_audit_net(&m, ++NP->audit_ref, n);
-	if (NP->auditd.alive && nqueue == 0) {
-		peer_send(&NP->auditd, &m, NULL, 0);
-		enc_free(&m);
-	} else if (nqueue == NPAUDIT_QUEUE_MAX) {
+	if (auditq_send(&queue, &NP->auditd, &m) == -1)
 		log_warnx("auditd is away and %d records wait: one is dropped",
 		    NPAUDIT_QUEUE_MAX);
-		enc_free(&m);
-	} else
-		queue[nqueue++] = m;
 }
 
 /* A new auditd channel: what waited goes first; refs start again. */
 void
 npaudit_flush(void)
 {
-	size_t i;
-
-	NP->audit_acked = NP->audit_ref - nqueue;
-	for (i = 0; i < nqueue; i++) {
-		peer_send(&NP->auditd, &queue[i], NULL, 0);
-		enc_free(&queue[i]);
-	}
-	nqueue = 0;
+	NP->audit_acked = NP->audit_ref - queue.n;
+	if (queue.q != NULL)
+		(void)auditq_flush(&queue, &NP->auditd);
 	NP->audit_failing = 0;
 }
 
