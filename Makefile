@@ -44,7 +44,8 @@ CLI_SRC = $(wildcard cli/*.c)
 # skillctl policy check lints with policyd's own parsers.
 POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 	policyd/policyd_match.c policyd/policyd_skill.c \
-	policyd/policyd_spec.c policyd/policyd_tools.c
+	policyd/policyd_spec.c policyd/policyd_tools.c policyd/policyd_cmds.c \
+	policyd/policyd_exec.c
 # skillctl audit verify checks lines with auditd's own format code.
 AUDIT_VERIFY_SRC = auditd/auditd_chain.c
 

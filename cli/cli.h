@@ -87,6 +87,10 @@ int cli_audit_verify_files(char *const *files, size_t n,
 
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
 int cli_policy_check(int argc, char **argv);
+/* What loading a skill needs of the daemon config: the system paths
+ * programs must lie in, and the interpreters by extension. */
+struct config;
+void cli_skill_env(const struct config *c);
 
 /* cli_info.c: a skill_info reply as text */
 int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);

@@ -12,8 +12,16 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../policyd/policyd.h"
+#include "../policyd/policyd_exec.h"
 #include "../policyd/policyd_match.h"
 #include "cli.h"
+
+void
+cli_skill_env(const struct config *c)
+{
+	exec_system_paths(c->sys_paths, c->nsys_paths);
+	cmds_interpreters(c->interp_exts, c->interp_progs, c->ninterps);
+}
 
 /* Each file in order; an error is reported and the next file checked. */
 static int
@@ -95,6 +103,7 @@ cli_policy_check(int argc, char **argv)
 			printf("%s\n", e.msg);
 			return 1;
 		}
+		cli_skill_env(&cfg);
 		/* what policyd would refuse: the daemon's own paths */
 		prot = config_protected(&cfg, &nprot);
 		perms_protect(prot, nprot);
@@ -103,6 +112,9 @@ cli_policy_check(int argc, char **argv)
 		bad |= check_skills(cfg.skills_dirs, cfg.nskills_dirs, &pol);
 		config_free(&cfg);
 	} else {
+		config_defaults(&cfg, "/");
+		cli_skill_env(&cfg);
+		config_free(&cfg);
 		bad =
 		    check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d", &pol);
 		dirs = xcalloc((size_t)argc + 1, sizeof(char *));

@@ -1,6 +1,7 @@
 /* config.c: load and validate the daemon configuration. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <libgen.h>
@@ -508,6 +509,84 @@ config_netproxy(struct ydoc *y, struct ynode *n, const char *base,
 	return 0;
 }
 
+/* What runs an entry point without "#!", by its extension. */
+static const char *const default_interps[][2] = {{".py", "python3"},
+    {".sh", "sh"}, {".bash", "bash"}, {".js", "node"}, {".mjs", "node"},
+    {".cjs", "node"}, {".rb", "ruby"}, {".pl", "perl"}, {NULL, NULL}};
+
+/* Set ext's interpreter (prog NULL: none), keeping the table's order. */
+static void
+config_interp_set(struct config *c, const char *ext, const char *prog)
+{
+	size_t i;
+
+	for (i = 0; i < c->ninterps && strcmp(c->interp_exts[i], ext) != 0; i++)
+		;
+	if (i < c->ninterps) {
+		free(c->interp_progs[i]);
+		if (prog != NULL) {
+			c->interp_progs[i] = xstrdup(prog);
+			return;
+		}
+		free(c->interp_exts[i]);
+		c->ninterps--;
+		memmove(&c->interp_exts[i], &c->interp_exts[i + 1],
+		    (c->ninterps - i) * sizeof(char *));
+		memmove(&c->interp_progs[i], &c->interp_progs[i + 1],
+		    (c->ninterps - i) * sizeof(char *));
+		return;
+	}
+	if (prog == NULL)
+		return;
+	c->interp_exts =
+	    xreallocarray(c->interp_exts, c->ninterps + 2, sizeof(char *));
+	c->interp_progs =
+	    xreallocarray(c->interp_progs, c->ninterps + 2, sizeof(char *));
+	c->interp_exts[c->ninterps] = xstrdup(ext);
+	c->interp_progs[c->ninterps++] = xstrdup(prog);
+}
+
+/*
+ * interpreters: {".py": python3, ".x": /opt/bin/x, ".sh": ""}: each
+ * entry sets or ("") removes one of the defaults. An extension is "."
+ * and 1..15 letters or digits; a program a name or an absolute path.
+ */
+static int
+config_interpreters(
+    struct ydoc *y, struct ynode *n, struct config *c, struct error *e)
+{
+	const char *ext, *prog;
+	size_t i, j;
+
+	if (yexpect(y, n, YNODE_MAP, "interpreters", e))
+		return -1;
+	for (i = 0; i < n->n; i++) {
+		if (yscalar(y, n->pairs[i].key, &ext, e) ||
+		    yscalar(y, n->pairs[i].value, &prog, e))
+			return -1;
+		for (j = 1; ext[j] != '\0' && isalnum((unsigned char)ext[j]);
+		     j++)
+			;
+		if (ext[0] != '.' || j < 2 || j > 16 || ext[j] != '\0')
+			return yerr(y, n->pairs[i].key, e,
+			    "interpreters: \"%s\" is no extension: \".\" and "
+			    "1..15 letters or digits, as \".py\"",
+			    ext);
+		if (*prog != '\0' && !ident_valid(prog, 255) &&
+		    (prog[0] != '/' || path_has_dot(prog) ||
+		        strstr(prog, "//") != NULL || strlen(prog) > 1024))
+			return yerr(y, n->pairs[i].value, e,
+			    "interpreters %s: a program name, an absolute "
+			    "path without \".\" or \"..\", or \"\" for none",
+			    ext);
+		config_interp_set(c, ext, *prog != '\0' ? prog : NULL);
+		if (c->ninterps > CONFIG_INTERPS_MAX)
+			return yerr(y, n, e, "interpreters: at most %d",
+			    CONFIG_INTERPS_MAX);
+	}
+	return 0;
+}
+
 static int
 config_parse(
     struct ydoc *y, const char *base, struct config *c, struct error *e)
@@ -515,7 +594,7 @@ config_parse(
 	static const char *const keys[] = {"socket", "skills_dirs",
 	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
 	    "max_frame_bytes", "max_clients", "per_uid", "clients", "netproxy",
-	    NULL};
+	    "interpreters", NULL};
 	struct ynode *r = ydoc_root(y), *n;
 
 	if (yexpect(y, r, YNODE_MAP, "the config", e) ||
@@ -542,7 +621,9 @@ config_parse(
 	    ((n = ymap_get(y, r, "clients")) &&
 	        config_clients(y, n, &c->clients, e)) ||
 	    ((n = ymap_get(y, r, "netproxy")) &&
-	        config_netproxy(y, n, base, &c->netproxy, e)))
+	        config_netproxy(y, n, base, &c->netproxy, e)) ||
+	    ((n = ymap_get(y, r, "interpreters")) &&
+	        config_interpreters(y, n, c, e)))
 		return -1;
 	if ((n = ymap_get(y, r, "users")) != NULL &&
 	    config_users(y, n, c, e) == -1)
@@ -568,7 +649,7 @@ static const char *const default_lib_paths[] = {"/usr/lib/*-linux-gnu*",
     "/usr/lib/python3*/lib-dynload", "/usr/lib/python3/dist-packages", NULL};
 
 /* Defaults that need the config's directory. */
-static void
+void
 config_defaults(struct config *c, const char *base)
 {
 	memset(c, 0, sizeof(*c));
@@ -605,6 +686,9 @@ config_defaults(struct config *c, const char *base)
 	c->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
 	for (size_t i = 0; i < c->nlib_paths; i++)
 		c->lib_paths[i] = xstrdup(default_lib_paths[i]);
+	for (size_t i = 0; default_interps[i][0] != NULL; i++)
+		config_interp_set(
+		    c, default_interps[i][0], default_interps[i][1]);
 }
 
 int
@@ -722,6 +806,8 @@ config_free(struct config *c)
 	strarr_free(c->sys_paths, c->nsys_paths);
 	free(c->netproxy.hosts_file);
 	strarr_free(c->lib_paths, c->nlib_paths);
+	strarr_free(c->interp_exts, c->ninterps);
+	strarr_free(c->interp_progs, c->ninterps);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -111,6 +111,9 @@ struct config {
 	size_t nsys_paths;
 	char **lib_paths; /* worker.library_paths: code the loader may map */
 	size_t nlib_paths;
+	/* interpreters: ".ext" -> program, for entries without "#!" */
+	char **interp_exts, **interp_progs;
+	size_t ninterps;
 	uint64_t worker_tmp_mb;   /* worker.tmp_mb: the sandbox's /tmp */
 	uint64_t work_mb;         /* worker.work_mb: each session's work dir */
 	uint64_t data_mb;         /* worker.data_mb: each skill's data image */
@@ -131,6 +134,10 @@ uint64_t config_nworkers(const struct config *c);
 uint64_t config_total_memory_mb(const struct config *c);
 
 int config_load(struct config *c, const char *path, struct error *e);
+/* The built-in defaults alone, paths relative to base (no file read). */
+void config_defaults(struct config *c, const char *base);
+/* At most this many interpreters by extension. */
+#define CONFIG_INTERPS_MAX 32
 /*
  * The daemon's own paths no skill may be granted: state_dir, the
  * socket's and the audit log's directories, policy_dir and skills_dirs

@@ -107,6 +107,28 @@ ident_valid(const char *s, size_t max)
 }
 
 int
+command_name_valid(const char *s, size_t max)
+{
+	char seg[256];
+	size_t len = strlen(s), n;
+
+	if (len == 0 || len > max)
+		return 0;
+	for (;;) {
+		n = strcspn(s, "/");
+		if (n == 0 || n >= sizeof(seg))
+			return 0;
+		memcpy(seg, s, n);
+		seg[n] = '\0';
+		if (!ident_valid(seg, n))
+			return 0;
+		if (s[n] == '\0')
+			return 1;
+		s += n + 1;
+	}
+}
+
+int
 set_nonblock(int fd)
 {
 	int fl;

@@ -22,6 +22,9 @@ void now_rfc3339(char *buf, size_t len);
 int utf8_valid(const char *s, size_t len);
 /* 1 if s is a safe identifier: 1..max of [A-Za-z0-9._-], not "." or "..". */
 int ident_valid(const char *s, size_t max);
+/* 1 if s names a command: 1..max bytes of identifiers joined by single
+ * '/' (a script's path in its skill), none "." or "..". */
+int command_name_valid(const char *s, size_t max);
 int set_nonblock(int fd);
 int set_cloexec(int fd, int on);
 /* Close every fd >= lowfd. */

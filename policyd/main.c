@@ -385,6 +385,7 @@ main(int argc, char *argv[])
 	penv.limits = conf.limits;
 	perms_protect(conf.protect, conf.nprotect);
 	exec_system_paths(conf.sys_paths, conf.nsys_paths);
+	cmds_interpreters(conf.interp_exts, conf.interp_progs, conf.ninterps);
 	/* A policy that does not validate at start is fatal: fail closed. */
 	if (policy_load(&pol, policy_dir, &e) == -1)
 		fatalx("policy: %s", e.msg);

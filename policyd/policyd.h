@@ -23,9 +23,13 @@
 #define SKILL_COMPAT_CHARS 500
 
 struct skill_cmd {
-	char *name;
+	char *name;        /* declared, or the path of a script named by the
+	                      instructions */
 	char *path;        /* relative to the skill dir, contained in it */
 	char *description; /* NULL: none declared */
+	char *interpreter; /* NULL: the entry runs itself ("#!" or ELF); else
+	                      a program name or absolute path that reads it */
+	enum grant_cwd cwd;
 };
 
 struct skill {
@@ -89,6 +93,19 @@ int spec_fields(struct skill *s, struct ydoc *y, struct ynode *root,
 /* Characters (code points) of valid UTF-8 s. */
 size_t spec_chars(const char *s);
 
+/* policyd_cmds.c: a skill's commands, and what runs each */
+/* The interpreters by extension (".py" -> "python3"), from the config. */
+void cmds_interpreters(char *const *exts, char *const *progs, size_t n);
+/* The interpreter the table names for path's extension, or NULL. */
+const char *cmds_interp_for(const char *path);
+/* The commands block n; each entry resolved and checked runnable. */
+int cmds_declared(
+    struct skill *s, struct ydoc *y, struct ynode *n, struct error *e);
+/* No block: the scripts named by body (starting on SKILL.md's line) and
+ * by the markdown files it names, sorted by path. */
+int cmds_from_instructions(struct skill *s, const char *body, unsigned line,
+    uint64_t deadline_ns, struct error *e);
+
 /* policyd_tools.c: allowed-tools, mapped to permissions or warned of */
 void tools_parse(struct skill *s, struct ydoc *y, struct ynode *n);
 
@@ -108,6 +125,7 @@ struct decision {
 	          */
 	char **programs; /* what the call may execute (policyd_exec.c) */
 	size_t nprograms;
+	char *interpreter; /* the real path of the entry's, or NULL */
 };
 
 struct policy_env {

@@ -92,6 +92,13 @@ gates(const struct policy_env *pe, const struct msg_authz_req *req,
 	}
 	d->builtin = "builtin:command";
 	command_list(d->skill, cmds, sizeof(cmds));
+	if (d->skill->ncmds == 0) {
+		deny(d, ERR_UNKNOWN_COMMAND,
+		    "skill \"%s\" has no commands: its instructions name no "
+		    "script to run (skill_info serves them)",
+		    req->skill);
+		return -1;
+	}
 	if ((d->cmd = command_find(d->skill, req->command)) == NULL) {
 		deny(d, ERR_UNKNOWN_COMMAND,
 		    *req->command
@@ -119,12 +126,13 @@ gates(const struct policy_env *pe, const struct msg_authz_req *req,
 }
 
 static int
-list_has_glob(char *const *v, size_t n, const char *s)
+list_has_glob(char *const *v, size_t n, const char *s,
+    int (*match)(const char *, const char *))
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (glob_match(v[i], s))
+		if (match(v[i], s))
 			return 1;
 	return 0;
 }
@@ -142,9 +150,11 @@ rule_applies(const struct policy *pol, const struct rule *r,
 		who =
 		    r->who[i] == POLICY_ANYONE ||
 		    principal_matches(&pol->pr[r->who[i]], req->uid, req->gid);
-	return who && list_has_glob(r->skills, r->nskills, req->skill) &&
-	       list_has_glob(r->commands, r->ncommands, command) &&
-	       list_has_glob(r->phases, r->nphases, req->phase);
+	return who &&
+	       list_has_glob(r->skills, r->nskills, req->skill, glob_match) &&
+	       list_has_glob(
+	           r->commands, r->ncommands, command, name_glob_match) &&
+	       list_has_glob(r->phases, r->nphases, req->phase, glob_match);
 }
 
 /* The rules of one action that apply, in file order. */
@@ -212,9 +222,9 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	/* What it may execute: a program that is not there refuses it. */
-	if (exec_resolve(d->skill->dir, d->cmd->path,
+	if (exec_resolve(d->skill->dir, d->cmd->path, d->cmd->interpreter,
 	        d->skill->perms.v[PERM_EXEC], d->skill->perms.n[PERM_EXEC],
-	        &d->programs, &d->nprograms, &e) == -1) {
+	        &d->programs, &d->nprograms, &d->interpreter, &e) == -1) {
 		deny(d, e.type, "skill \"%s\" cannot run: %s", req->skill,
 		    e.msg);
 		return;
@@ -301,6 +311,8 @@ decision_free(struct decision *d)
 	strarr_free(d->programs, d->nprograms);
 	d->programs = NULL;
 	d->nprograms = 0;
+	free(d->interpreter);
+	d->interpreter = NULL;
 }
 
 char **
@@ -429,6 +441,8 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	for (i = 0; i < d->nprograms; i++)
 		g->programs[i] = xstrdup(d->programs[i]);
 	g->nprograms = d->nprograms;
+	g->interpreter = xstrdup(d->interpreter ? d->interpreter : "");
+	g->cwd = (uint64_t)d->cmd->cwd;
 	g->fsize_mb = pe->limits.fsize_mb;
 	g->nofile = pe->limits.nofile;
 }

@@ -482,9 +482,28 @@ exec_entry(struct exec_set *s, const char *skill_dir, const char *entry,
 	return exec_add_interp(s, label, interp, arg, 1, e);
 }
 
+/* The interpreter named for the entry, and what it needs in turn. */
+static int
+exec_interp(
+    struct exec_set *s, const char *interp, char **interp_real, struct error *e)
+{
+	char found[PATH_MAX], real[PATH_MAX], label[160];
+
+	snprintf(label, sizeof(label), "interpreter \"%s\"", interp);
+	if (exec_search(label, interp, found, sizeof(found), e) == -1 ||
+	    exec_add(s, label, found, 1, 1, e) == -1)
+		return -1;
+	if (realpath(found, real) == NULL)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "%s: %s", label, strerror(errno));
+	*interp_real = xstrdup(real);
+	return 0;
+}
+
 int
-exec_resolve(const char *skill_dir, const char *entry, char *const *names,
-    size_t nnames, char ***out, size_t *nout, struct error *e)
+exec_resolve(const char *skill_dir, const char *entry, const char *interp,
+    char *const *names, size_t nnames, char ***out, size_t *nout,
+    char **interp_real, struct error *e)
 {
 	char found[PATH_MAX], label[160];
 	struct exec_set s;
@@ -494,8 +513,10 @@ exec_resolve(const char *skill_dir, const char *entry, char *const *names,
 	memset(&s, 0, sizeof(s));
 	*out = NULL;
 	*nout = 0;
+	*interp_real = NULL;
 	ndeclared = 0;
-	if (exec_entry(&s, skill_dir, entry, e) == -1)
+	if (interp != NULL ? exec_interp(&s, interp, interp_real, e)
+	                   : exec_entry(&s, skill_dir, entry, e))
 		goto bad;
 	for (i = 0; i < nnames; i++) {
 		snprintf(label, sizeof(label), "exec \"%s\"", names[i]);
@@ -522,5 +543,7 @@ bad:
 		free(declared[i]);
 	for (i = 0; i < s.n; i++)
 		free(s.v[i]);
+	free(*interp_real);
+	*interp_real = NULL;
 	return -1;
 }

@@ -30,12 +30,16 @@ void exec_system_paths(char *const *paths, size_t n);
 int exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
     char *arg, size_t alen, struct error *e);
 /*
- * The programs of one call: the entry (skill_dir/entry, read beneath
- * skill_dir) and the declared names. *out holds real paths, without
- * repeats (the caller frees it with strarr_free). -1 (e set,
- * ERR_SANDBOX_FAILED) names the program that cannot be run and why.
+ * The programs of one call: what runs the entry (skill_dir/entry, read
+ * beneath skill_dir, or interp, a name searched in the sandbox's PATH
+ * or an absolute path, which then reads it) and the declared names.
+ * *out holds real paths, without repeats (the caller frees it with
+ * strarr_free); *interp_real the interpreter's, or NULL without interp.
+ * -1 (e set, ERR_SANDBOX_FAILED) names the program that cannot be run
+ * and why.
  */
-int exec_resolve(const char *skill_dir, const char *entry, char *const *names,
-    size_t nnames, char ***out, size_t *nout, struct error *e);
+int exec_resolve(const char *skill_dir, const char *entry, const char *interp,
+    char *const *names, size_t nnames, char ***out, size_t *nout,
+    char **interp_real, struct error *e);
 
 #endif

@@ -6,9 +6,10 @@
 
 #include "policyd_match.h"
 
-/* Iterative-with-recursion glob; patterns are short and bounded. */
+/* Iterative-with-recursion glob; patterns are short and bounded. With
+ * slash, '*' and '?' stop at '/'. */
 static int
-glob_rec(const char *p, const char *s, int depth)
+glob_rec(const char *p, const char *s, int slash, int depth)
 {
 	if (depth > 32)
 		return 0;
@@ -16,7 +17,7 @@ glob_rec(const char *p, const char *s, int depth)
 		if (p[0] == '*' && p[1] == '*') {
 			p += 2;
 			for (;; s++) {
-				if (glob_rec(p, s, depth + 1))
+				if (glob_rec(p, s, slash, depth + 1))
 					return 1;
 				if (*s == '\0')
 					return 0;
@@ -25,14 +26,14 @@ glob_rec(const char *p, const char *s, int depth)
 		if (*p == '*') {
 			p++;
 			for (;; s++) {
-				if (glob_rec(p, s, depth + 1))
+				if (glob_rec(p, s, slash, depth + 1))
 					return 1;
-				if (*s == '\0' || *s == '/')
+				if (*s == '\0' || (slash && *s == '/'))
 					return 0;
 			}
 		}
 		if (*s == '\0' || (*p != '?' && *p != *s) ||
-		    (*p == '?' && *s == '/'))
+		    (*p == '?' && slash && *s == '/'))
 			return 0;
 	}
 	return *s == '\0';
@@ -41,7 +42,13 @@ glob_rec(const char *p, const char *s, int depth)
 int
 glob_match(const char *pat, const char *s)
 {
-	return glob_rec(pat, s, 0);
+	return glob_rec(pat, s, 1, 0);
+}
+
+int
+name_glob_match(const char *pat, const char *s)
+{
+	return glob_rec(pat, s, 0, 0);
 }
 
 /*

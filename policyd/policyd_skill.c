@@ -80,93 +80,6 @@ skill_md_split(const char *md, size_t len, const char **start, size_t *flen,
 	return 0;
 }
 
-/* Resolve a command path and require it inside the skill, executable. */
-static int
-command_resolve(
-    struct skill *s, const char *cmd, const char *rel, struct error *e)
-{
-	char *joined, *real;
-	struct stat st;
-	size_t dlen = strlen(s->dir);
-	int ok;
-
-	if (rel[0] == '/' || strstr(rel, "..") != NULL || rel[0] == '\0' ||
-	    !utf8_valid(rel, strlen(rel)))
-		return error_set(e, ERR_BAD_REQUEST,
-		    "command %s: path \"%s\" "
-		    "must be relative, inside the skill, without \"..\"",
-		    cmd, rel);
-	xasprintf(&joined, "%s/%s", s->dir, rel);
-	real = realpath(joined, NULL);
-	free(joined);
-	if (real == NULL)
-		return error_set(e, ERR_BAD_REQUEST, "command %s: %s: %s", cmd,
-		    rel, strerror(errno));
-	ok = strncmp(real, s->dir, dlen) == 0 && real[dlen] == '/';
-	if (ok && (stat(real, &st) == -1 || !S_ISREG(st.st_mode) ||
-	              (st.st_mode & 0111) == 0))
-		ok = -1;
-	free(real);
-	if (ok == 0)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "command %s: %s resolves "
-		    "outside the skill directory",
-		    cmd, rel);
-	if (ok == -1)
-		return error_set(e, ERR_BAD_REQUEST,
-		    "command %s: %s is not "
-		    "an executable regular file",
-		    cmd, rel);
-	return 0;
-}
-
-static int
-skill_commands(
-    struct skill *s, struct ydoc *y, struct ynode *n, struct error *e)
-{
-	static const char *const long_keys[] = {"path", "description", NULL};
-	struct ynode *k, *v, *dn;
-	const char *name, *path, *desc = NULL;
-	size_t i;
-
-	if (yexpect(y, n, YNODE_MAP, "commands", e))
-		return -1;
-	if (n->n == 0 || n->n > COMMANDS_MAX)
-		return yerr(y, n, e, "commands: 1..%d entries", COMMANDS_MAX);
-	s->cmds = xcalloc(n->n, sizeof(*s->cmds));
-	for (i = 0; i < n->n; i++) {
-		k = n->pairs[i].key;
-		v = n->pairs[i].value;
-		if (yscalar(y, k, &name, e))
-			return -1;
-		if (!ident_valid(name, NAME_MAX_LEN))
-			return yerr(y, k, e, "bad command name \"%s\"", name);
-		desc = NULL;
-		if (v->type == YNODE_MAP) {
-			if (ymap_only(y, v, long_keys, e) ||
-			    yscalar(y, ymap_get(y, v, "path"), &path, e))
-				return -1;
-			if ((dn = ymap_get(y, v, "description")) != NULL &&
-			    yscalar(y, dn, &desc, e))
-				return -1;
-			if (desc != NULL &&
-			    (*desc == '\0' ||
-			        strlen(desc) > SKILL_CMD_DESC_MAX))
-				return yerr(y, dn, e,
-				    "command %s: description: 1..%d bytes",
-				    name, SKILL_CMD_DESC_MAX);
-		} else if (yscalar(y, v, &path, e))
-			return -1;
-		if (command_resolve(s, name, path, e) == -1)
-			return yerr(y, v, e, "%s", e->msg);
-		s->cmds[s->ncmds].name = xstrdup(name);
-		s->cmds[s->ncmds].path = xstrdup(path);
-		s->cmds[s->ncmds].description = desc ? xstrdup(desc) : NULL;
-		s->ncmds++;
-	}
-	return 0;
-}
-
 /* A $SKILL_DIR glob's fixed prefix must resolve inside the skill. */
 static int
 skill_globs_contained(struct skill *s, struct error *e)
@@ -208,17 +121,16 @@ skill_globs_contained(struct skill *s, struct error *e)
 	return 0;
 }
 
-/* commands, permissions and limits, from SKILL.md or skill.yaml. */
+/* commands, permissions and limits, from SKILL.md or skill.yaml; no
+ * commands block: *declared is 0. */
 static int
-skill_blocks(struct skill *s, struct ydoc *y, struct ynode *r, struct error *e)
+skill_blocks(struct skill *s, struct ydoc *y, struct ynode *r, int *declared,
+    struct error *e)
 {
 	struct ynode *n;
 
-	if ((n = ymap_get(y, r, "commands")) == NULL)
-		return yerr(y, r, e,
-		    "missing \"commands\": only declared entry "
-		    "points can run");
-	if (skill_commands(s, y, n, e) == -1)
+	*declared = (n = ymap_get(y, r, "commands")) != NULL;
+	if (*declared && cmds_declared(s, y, n, e) == -1)
 		return -1;
 	if ((n = ymap_get(y, r, "permissions")) != NULL &&
 	    perms_parse(y, n, 0, &s->perms, e) == -1)
@@ -232,7 +144,8 @@ skill_blocks(struct skill *s, struct ydoc *y, struct ynode *r, struct error *e)
 /* The sidecar skill.yaml holds only the three blocks. It is read as
  * SKILL.md is: a regular file of at most SKILL_MD_MAX bytes. */
 static int
-skill_sidecar(struct skill *s, uint64_t deadline, struct error *e)
+skill_sidecar(
+    struct skill *s, uint64_t deadline, int *declared, struct error *e)
 {
 	static const char *const keys[] = {
 	    "commands", "permissions", "limits", NULL};
@@ -247,21 +160,32 @@ skill_sidecar(struct skill *s, uint64_t deadline, struct error *e)
 	if (r == 0)
 		r = yexpect(&y, ydoc_root(&y), YNODE_MAP, "skill.yaml", e) ||
 		            ymap_only(&y, ydoc_root(&y), keys, e) ||
-		            skill_blocks(s, &y, ydoc_root(&y), e)
+		            skill_blocks(s, &y, ydoc_root(&y), declared, e)
 		        ? -1
 		        : 0;
 	ydoc_free(&y);
 	return r;
 }
 
+/* The body starts on this line of SKILL.md. */
+static unsigned
+skill_body_line(const char *md, const char *body)
+{
+	unsigned line = 1;
+
+	for (; md < body; md++)
+		line += *md == '\n';
+	return line;
+}
+
 static int
 skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
-    uint64_t deadline, struct error *e)
+    const char *md, const char *body, uint64_t deadline, struct error *e)
 {
 	struct ynode *r = ydoc_root(y), *n;
 	struct stat st;
 	char *side;
-	int inline_blocks, has_side;
+	int inline_blocks, has_side, declared;
 
 	if (yexpect(y, r, YNODE_MAP, "frontmatter", e) ||
 	    spec_keys(s, y, r, e) || spec_fields(s, y, r, dname, e))
@@ -276,7 +200,11 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 		return yerr(y, r, e,
 		    "commands/permissions/limits are in both "
 		    "SKILL.md and skill.yaml; keep one");
-	if (has_side ? skill_sidecar(s, deadline, e) : skill_blocks(s, y, r, e))
+	if (has_side ? skill_sidecar(s, deadline, &declared, e)
+	             : skill_blocks(s, y, r, &declared, e))
+		return -1;
+	if (!declared && cmds_from_instructions(s, body,
+	                     skill_body_line(md, body), deadline, e) == -1)
 		return -1;
 	s->manifest = xstrdup(has_side ? "skill.yaml" : "SKILL.md");
 	if ((n = ymap_get(y, r, "allowed-tools")) != NULL)
@@ -318,7 +246,8 @@ skill_load_by(
 	else {
 		struct yopts o = {"SKILL.md", SKILL_MD_MAX, 1, deadline};
 		if (ydoc_load_buf_opt(&y, fm, flen, &o, &e) == -1 ||
-		    skill_frontmatter(s, &y, dname, deadline, &e) == -1)
+		    skill_frontmatter(s, &y, dname, md, body, deadline, &e) ==
+		        -1)
 			skill_invalid(s, "%s", e.msg);
 	}
 	ydoc_free(&y);
@@ -344,6 +273,7 @@ skill_free(struct skill *s)
 		free(s->cmds[i].name);
 		free(s->cmds[i].path);
 		free(s->cmds[i].description);
+		free(s->cmds[i].interpreter);
 	}
 	free(s->cmds);
 	perms_free(&s->perms);

@@ -252,7 +252,7 @@ client_call_dec(const msgpack_object *o, struct client_req *r, struct error *e)
 
 	if (mp_only_keys(o, keys, e) ||
 	    mp_str(o, "skill", 1, NAME_MAX_LEN, &r->skill, e) ||
-	    mp_str(o, "command", 0, NAME_MAX_LEN, &r->command, e) ||
+	    mp_str(o, "command", 0, COMMAND_MAX_LEN, &r->command, e) ||
 	    mp_strarr(
 	        o, "args", 0, ARGS_MAX, ARG_MAX_LEN, &r->args, &r->nargs, e) ||
 	    mp_bin(o, "stdin", 0, FRAME_MAX_DEFAULT, &r->stdin_data,

@@ -552,6 +552,25 @@ mp_uintarr(const msgpack_object *map, const char *key, int required,
 }
 
 int
+mp_keyword(const msgpack_object *map, const char *key, const char *const *names,
+    int *out, struct error *e)
+{
+	char *s = NULL;
+	int i;
+
+	if (mp_str(map, key, 1, 32, &s, e) == -1)
+		return -1;
+	for (i = 0; names[i] != NULL && strcmp(names[i], s) != 0; i++)
+		;
+	*out = names[i] != NULL ? i : -1;
+	free(s);
+	if (*out < 0)
+		return error_set(
+		    e, ERR_BAD_REQUEST, "field \"%s\": unknown keyword", key);
+	return 0;
+}
+
+int
 mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e)
 {

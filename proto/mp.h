@@ -51,6 +51,9 @@ int mp_strarr(const msgpack_object *map, const char *key, int required,
 /* An array of at most maxn unsigned integers, each at most max. */
 int mp_uintarr(const msgpack_object *map, const char *key, int required,
     size_t maxn, uint64_t max, uint64_t **out, size_t *n, struct error *e);
+/* A required keyword: its index in the NULL-ended names. */
+int mp_keyword(const msgpack_object *map, const char *key,
+    const char *const *names, int *out, struct error *e);
 int mp_submap(const msgpack_object *map, const char *key, int required,
     const msgpack_object **out, struct error *e);
 /* The required submap at key, as msgpack bytes of at most max (new). */

@@ -76,6 +76,7 @@ enum msg_type {
 #define ARG_MAX_LEN 4096
 #define ENV_MAX 64
 #define NAME_MAX_LEN 64
+#define COMMAND_MAX_LEN 128 /* a command's name: a script's path */
 #define SESSION_MAX_LEN 64
 #define REASON_MAX_LEN 512
 #define PATH_MAX_LEN 4096
@@ -147,6 +148,9 @@ struct conf_policyd {
 	size_t nprotect;
 	char **sys_paths; /* worker.system_paths: where programs must lie */
 	size_t nsys_paths;
+	char **interp_exts;  /* interpreters: ".py" ...  */
+	char **interp_progs; /* ... and the program that runs it */
+	size_t ninterps;
 };
 
 /* CONF_NETPROXY */
@@ -306,6 +310,10 @@ struct msg_admins {
  * fields after "set by the master" travel only in SPEC (master ->
  * worker): a GRANT cannot carry them.
  */
+/* A command's working directory: the session's work dir, or the skill's. */
+enum grant_cwd { GRANT_CWD_WORK, GRANT_CWD_SKILL, GRANT_CWD__COUNT };
+extern const char *const grant_cwd_names[GRANT_CWD__COUNT + 1];
+
 struct grant {
 	char *grant_id;
 	char *skill, *command;
@@ -322,6 +330,9 @@ struct grant {
 	uint64_t timeout_ms, output_bytes, memory_mb, pids, fsize_mb, nofile;
 	char **programs; /* real paths the call may execute, beside the entry */
 	size_t nprograms;
+	char *interpreter; /* "": the entry runs itself; else one of programs,
+	                      run with the entry as its first argument */
+	uint64_t cwd;      /* enum grant_cwd: where the entry starts */
 	/* set by the master for the worker only */
 	uint64_t worker_uid, worker_gid;
 	char *root_dir;   /* empty mount point for the private root */

@@ -50,7 +50,7 @@ msg_authz_req_dec(
 	    mp_uint(o, "gid", 1, UINT32_MAX, &r->gid, e) ||
 	    mp_int(o, "pid", 1, 0, INT32_MAX, &r->pid, e) ||
 	    mp_str(o, "skill", 1, NAME_MAX_LEN, &r->skill, e) ||
-	    mp_str(o, "command", 1, NAME_MAX_LEN, &r->command, e) ||
+	    mp_str(o, "command", 1, COMMAND_MAX_LEN, &r->command, e) ||
 	    mp_str(o, "session", 1, SESSION_MAX_LEN, &r->session, e) ||
 	    mp_str(o, "phase", 1, 32, &r->phase, e) ||
 	    mp_strarr(
@@ -125,7 +125,7 @@ msg_authz_ans_dec(
 	    mp_str(o, "grant_id", 1, GRANT_ID_LEN, &a->grant_id, e) ||
 	    mp_uint(o, "timeout_ms", 1, UINT32_MAX, &a->timeout_ms, e) ||
 	    mp_uint(o, "output_bytes", 1, UINT32_MAX, &a->output_bytes, e) ||
-	    mp_str(o, "command", 1, NAME_MAX_LEN, &a->command, e) ||
+	    mp_str(o, "command", 1, COMMAND_MAX_LEN, &a->command, e) ||
 	    mp_rawmap(o, "effective", EFFECTIVE_MAX, &a->effective,
 	        &a->effective_len, e) ||
 	    mp_bool(o, "ask", 1, &a->ask, e))

@@ -179,9 +179,6 @@ limits_dec(const msgpack_object *o, struct limits *l, struct error *e)
 	return 0;
 }
 
-static int keyword_dec(const msgpack_object *o, const char *k,
-    const char *const *names, int *out, struct error *e);
-
 void
 conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 {
@@ -194,6 +191,8 @@ conf_policyd_enc(struct mp_enc *m, const struct conf_policyd *c)
 	limits_enc(m, &c->limits);
 	enc_kstrarr(m, "protect", c->protect, c->nprotect);
 	enc_kstrarr(m, "sys_paths", c->sys_paths, c->nsys_paths);
+	enc_kstrarr(m, "interp_exts", c->interp_exts, c->ninterps);
+	enc_kstrarr(m, "interp_progs", c->interp_progs, c->ninterps);
 	msg_end(m);
 }
 
@@ -202,9 +201,10 @@ conf_policyd_dec(
     const struct mp_doc *d, struct conf_policyd *c, struct error *e)
 {
 	static const char *const keys[] = {"t", "uid", "gid", "skills_dirs",
-	    "policy_dir", "net", "limits", "protect", "sys_paths", NULL};
+	    "policy_dir", "net", "limits", "protect", "sys_paths",
+	    "interp_exts", "interp_progs", NULL};
 	const msgpack_object *o = d->root;
-	size_t i;
+	size_t i, nprogs;
 	int net;
 
 	memset(c, 0, sizeof(*c));
@@ -212,14 +212,25 @@ conf_policyd_dec(
 	    mp_strarr(o, "skills_dirs", 1, SKILLS_DIRS_MAX, PATH_MAX_LEN,
 	        &c->skills_dirs, &c->nskills_dirs, e) ||
 	    abspath_dec(o, "policy_dir", &c->policy_dir, e) ||
-	    keyword_dec(o, "net", config_net_names, &net, e) ||
+	    mp_keyword(o, "net", config_net_names, &net, e) ||
 	    limits_dec(o, &c->limits, e) ||
 	    mp_strarr(o, "protect", 1, SKILLS_DIRS_MAX + 4, PATH_MAX_LEN,
 	        &c->protect, &c->nprotect, e) ||
 	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
-	        &c->sys_paths, &c->nsys_paths, e))
+	        &c->sys_paths, &c->nsys_paths, e) ||
+	    mp_strarr(o, "interp_exts", 1, CONFIG_INTERPS_MAX, 16,
+	        &c->interp_exts, &c->ninterps, e) ||
+	    mp_strarr(o, "interp_progs", 1, CONFIG_INTERPS_MAX, PATH_MAX_LEN,
+	        &c->interp_progs, &nprogs, e))
 		goto bad;
 	c->net = (uint64_t)net;
+	if (nprogs != c->ninterps) {
+		strarr_free(c->interp_progs, nprogs);
+		c->interp_progs = NULL;
+		error_set(e, ERR_BAD_REQUEST,
+		    "interp_exts and interp_progs differ in length");
+		goto bad;
+	}
 	for (i = 0; i < c->nskills_dirs; i++)
 		if (c->skills_dirs[i][0] != '/') {
 			error_set(
@@ -250,6 +261,8 @@ conf_policyd_free(struct conf_policyd *c)
 	strarr_free(c->skills_dirs, c->nskills_dirs);
 	strarr_free(c->protect, c->nprotect);
 	strarr_free(c->sys_paths, c->nsys_paths);
+	strarr_free(c->interp_exts, c->ninterps);
+	strarr_free(c->interp_progs, c->ninterps);
 	free(c->policy_dir);
 	memset(c, 0, sizeof(*c));
 }
@@ -277,23 +290,6 @@ conf_auditd_enc(struct mp_enc *m, const struct conf_auditd *c)
 	msg_end(m);
 }
 
-/* A keyword field: its index in names. */
-static int
-keyword_dec(const msgpack_object *o, const char *k, const char *const *names,
-    int *out, struct error *e)
-{
-	char *s = NULL;
-
-	if (mp_str(o, k, 1, 32, &s, e) == -1)
-		return -1;
-	*out = config_keyword(names, s);
-	free(s);
-	if (*out < 0)
-		return error_set(
-		    e, ERR_BAD_REQUEST, "field \"%s\": unknown keyword", k);
-	return 0;
-}
-
 int
 conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c, struct error *e)
 {
@@ -308,16 +304,16 @@ conf_auditd_dec(const struct mp_doc *d, struct conf_auditd *c, struct error *e)
 	if (mp_only_keys(o, keys, e) || ids_dec(o, &c->uid, &c->gid, e) ||
 	    abspath_dec(o, "path", &c->path, e) ||
 	    abspath_dec(o, "head", &c->head, e) ||
-	    keyword_dec(o, "flush", audit_flush_names, &flush, e) ||
+	    mp_keyword(o, "flush", audit_flush_names, &flush, e) ||
 	    mp_uint(o, "freq", 1, AUDIT_FREQ_MAX, &s->freq, e) ||
 	    mp_uint(o, "max_log_file", 1, AUDIT_MAX_LOG_FILE_MAX,
 	        &s->max_log_file, e) ||
-	    keyword_dec(
+	    mp_keyword(
 	        o, "max_log_file_action", audit_max_action_names, &maxact, e) ||
 	    mp_uint(o, "num_logs", 1, AUDIT_NUM_LOGS_MAX, &s->num_logs, e) ||
-	    keyword_dec(
+	    mp_keyword(
 	        o, "disk_full_action", audit_fail_action_names, &full, e) ||
-	    keyword_dec(
+	    mp_keyword(
 	        o, "disk_error_action", audit_fail_action_names, &err, e)) {
 		conf_auditd_free(c);
 		return -1;
@@ -356,7 +352,8 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	    c->per_uid, c->clients};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir, c->worker_network,
-	    c->limits, NULL, 0, c->sys_paths, c->nsys_paths};
+	    c->limits, NULL, 0, c->sys_paths, c->nsys_paths, c->interp_exts,
+	    c->interp_progs, c->ninterps};
 	struct conf_auditd ca = {c->uid[USER_AUDITD], c->gid[USER_AUDITD],
 	    c->audit_path, c->audit_head, c->audit};
 	struct conf_netproxy cn = {

@@ -15,14 +15,14 @@
 static const char *const grant_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
-    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs", "v",
-    NULL};
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs",
+    "interpreter", "cwd", "v", NULL};
 static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
-    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs", "v",
-    "worker_uid", "worker_gid", "root_dir", "sys_paths", "tmp_mb", "as_mb",
-    "net", "lib_paths", NULL};
+    "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs",
+    "interpreter", "cwd", "v", "worker_uid", "worker_gid", "root_dir",
+    "sys_paths", "tmp_mb", "as_mb", "net", "lib_paths", NULL};
 
 /* The fields policyd decides. */
 static void
@@ -49,6 +49,8 @@ grant_fields_enc(struct mp_enc *m, const struct grant *g)
 	enc_kuint(m, "fsize_mb", g->fsize_mb);
 	enc_kuint(m, "nofile", g->nofile);
 	enc_kstrarr(m, "programs", g->programs, g->nprograms);
+	enc_kstr(m, "interpreter", g->interpreter ? g->interpreter : "");
+	enc_kstr(m, "cwd", grant_cwd_names[g->cwd]);
 	enc_kuint(m, "v", PROTO_VERSION);
 }
 
@@ -64,29 +66,37 @@ grant_perms_dec(const msgpack_object *o, struct grant *g, struct error *e)
 	return 0;
 }
 
-/* Real paths of the host's programs: absolute, one spelling, no /skill. */
+const char *const grant_cwd_names[GRANT_CWD__COUNT + 1] = {
+    "work", "skill", NULL};
+
+/* Real paths of the host's programs: absolute, one spelling, no /skill;
+ * the interpreter, if any, is one of them. */
 static int
 grant_programs_valid(const struct grant *g)
 {
 	size_t i;
+	int interp = g->interpreter[0] == '\0';
 
-	for (i = 0; i < g->nprograms; i++)
+	for (i = 0; i < g->nprograms; i++) {
 		if (g->programs[i][0] != '/' || path_has_dot(g->programs[i]) ||
 		    strstr(g->programs[i], "//") != NULL ||
 		    strncmp(g->programs[i], "/skill/", 7) == 0)
 			return 0;
-	return 1;
+		interp |= strcmp(g->programs[i], g->interpreter) == 0;
+	}
+	return interp;
 }
 
 static int
 grant_fields_dec(const msgpack_object *o, struct grant *g, struct error *e)
 {
 	uint64_t v;
+	int cwd;
 
 	if (mp_uint(o, "v", 1, UINT32_MAX, &v, e) ||
 	    mp_str(o, "grant_id", 1, GRANT_ID_LEN, &g->grant_id, e) ||
 	    mp_str(o, "skill", 1, NAME_MAX_LEN, &g->skill, e) ||
-	    mp_str(o, "command", 1, NAME_MAX_LEN, &g->command, e) ||
+	    mp_str(o, "command", 1, COMMAND_MAX_LEN, &g->command, e) ||
 	    mp_str(o, "skill_dir", 1, PATH_MAX_LEN, &g->skill_dir, e) ||
 	    mp_str(o, "entry", 1, PATH_MAX_LEN, &g->entry, e) ||
 	    mp_strarr(
@@ -104,12 +114,15 @@ grant_fields_dec(const msgpack_object *o, struct grant *g, struct error *e)
 	    mp_uint(o, "fsize_mb", 1, 1024 * 1024, &g->fsize_mb, e) ||
 	    mp_uint(o, "nofile", 1, 65536, &g->nofile, e) ||
 	    mp_strarr(o, "programs", 1, GRANT_PROGRAMS_MAX, PATH_MAX_LEN,
-	        &g->programs, &g->nprograms, e))
+	        &g->programs, &g->nprograms, e) ||
+	    mp_str(o, "interpreter", 1, PATH_MAX_LEN, &g->interpreter, e) ||
+	    mp_keyword(o, "cwd", grant_cwd_names, &cwd, e))
 		return -1;
+	g->cwd = (uint64_t)cwd;
 	if (!grant_programs_valid(g))
 		return error_set(e, ERR_BAD_REQUEST,
 		    "field \"programs\": absolute paths without \".\" or "
-		    "\"..\", outside /skill");
+		    "\"..\", outside /skill, the interpreter among them");
 	/* skill and session name directories of the master's (no "/"). */
 	if (v != PROTO_VERSION || !grant_id_valid(g->grant_id) ||
 	    !ident_valid(g->skill, NAME_MAX_LEN) ||
@@ -210,6 +223,7 @@ grant_free(struct grant *g)
 	free(g->command);
 	free(g->skill_dir);
 	free(g->entry);
+	free(g->interpreter);
 	strarr_free(g->args, g->nargs);
 	strarr_free(g->env, g->nenv);
 	for (i = 0; i < PERM__COUNT; i++)

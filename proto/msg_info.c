@@ -165,11 +165,11 @@ info_cmd_dec(const msgpack_object *o, struct msg_info_cmd *c, struct error *e)
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return error_set(e, ERR_BAD_REQUEST, "a command is not a map");
 	if (mp_only_keys(o, keys, e) ||
-	    mp_str(o, "name", 1, NAME_MAX_LEN, &c->name, e) ||
+	    mp_str(o, "name", 1, COMMAND_MAX_LEN, &c->name, e) ||
 	    mp_str(o, "description", 1, SKILL_DESC_MAX, &c->description, e) ||
 	    mp_bool(o, "allowed", 1, &c->allowed, e))
 		return -1;
-	if (!ident_valid(c->name, NAME_MAX_LEN))
+	if (!command_name_valid(c->name, COMMAND_MAX_LEN))
 		return error_set(e, ERR_BAD_REQUEST, "malformed command name");
 	return 0;
 }

@@ -73,18 +73,24 @@ read_spec(struct grant *g)
 	mp_doc_free(&d);
 }
 
-/* argv: the entry point's path inside the sandbox, then the arguments. */
+/*
+ * What runs: the entry point's path inside the sandbox, then the
+ * arguments; or its interpreter with the entry as its first argument.
+ */
 static char **
 build_argv(const struct grant *g, char **path)
 {
-	char **argv;
-	size_t i;
+	char **argv, *entry;
+	size_t i, n = 0;
 
-	xasprintf(path, "/skill/%s", g->entry);
-	argv = xcalloc(g->nargs + 2, sizeof(char *));
-	argv[0] = *path;
+	xasprintf(&entry, "/skill/%s", g->entry);
+	argv = xcalloc(g->nargs + 3, sizeof(char *));
+	if (g->interpreter[0] != '\0')
+		argv[n++] = g->interpreter;
+	argv[n++] = entry;
 	for (i = 0; i < g->nargs; i++)
-		argv[i + 1] = g->args[i];
+		argv[n++] = g->args[i];
+	*path = argv[0];
 	return argv;
 }
 

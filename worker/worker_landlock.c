@@ -90,7 +90,8 @@ allow_writes(
 	return 0;
 }
 
-/* Execution of the entry and of each program the grant resolved. */
+/* Execution of each program the grant resolved, and of the entry unless
+ * an interpreter reads it. */
 static int
 allow_execs(int ruleset, const struct grant *g, struct error *e)
 {
@@ -99,7 +100,8 @@ allow_execs(int ruleset, const struct grant *g, struct error *e)
 
 	if (fmt_path(path, sizeof(path), "/skill/%s", g->entry) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "entry: too long");
-	if (allow_beneath(ruleset, path, LANDLOCK_ACCESS_FS_EXECUTE, e) == -1)
+	if (g->interpreter[0] == '\0' &&
+	    allow_beneath(ruleset, path, LANDLOCK_ACCESS_FS_EXECUTE, e) == -1)
 		return -1;
 	for (i = 0; i < g->nprograms; i++)
 		if (allow_beneath(ruleset, g->programs[i],

@@ -428,7 +428,8 @@ bind_exec(
 /*
  * The exec view, over everything else (all noexec): the library dirs
  * the loader maps shared objects from, each program of the grant (and
- * so its loader), and the entry point. All read-only.
+ * so its loader), and the entry point unless an interpreter reads it.
+ * All read-only.
  */
 static int
 bind_exec_view(const struct grant *g, struct error *e)
@@ -444,6 +445,8 @@ bind_exec_view(const struct grant *g, struct error *e)
 	strarr_free(dirs, n);
 	for (i = 0; i < g->nprograms && r == 0; i++)
 		r = bind_exec(g, g->programs[i], 0, e);
+	if (r == 0 && g->interpreter[0] != '\0') /* it reads the entry */
+		return 0;
 	return r == 0 ? bind_entry(g, e) : -1;
 }
 

@@ -114,13 +114,15 @@ step_seccomp(const struct grant *g, struct error *e)
 	return sandbox_seccomp(g, e);
 }
 
-/* Inside the private root the work dir is /work. */
+/* Inside the private root the work dir is /work, the skill's /skill. */
 static int
-step_cwd(const struct grant *g UNUSED, struct error *e)
+step_cwd(const struct grant *g, struct error *e)
 {
-	if (chdir("/work") == -1)
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "chdir /work: %s", strerror(errno));
+	const char *dir = g->cwd == GRANT_CWD_SKILL ? "/skill" : "/work";
+
+	if (chdir(dir) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "chdir %s: %s", dir,
+		    strerror(errno));
 	return 0;
 }
 

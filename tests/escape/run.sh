@@ -1706,6 +1706,17 @@ t_exec_missing_program() {
 	expect "authorize error" "$(j .error.type)" sandbox_failed
 }
 
+# An entry run by its declared interpreter is read, not executed: it
+# cannot execute itself, though it is executable and its "#!" line names
+# that same interpreter; sh, which nothing grants, does not run. What the
+# interpreter may do, it does: run the entry again as its argument.
+t_exec_interpreted_entry() {
+	inv ei exec-interp
+	attack_failed "INFO argv0 /skill/scripts/probe.py cwd /work" \
+	    "BLOCKED exec the entry:" "BLOCKED exec sh:" \
+	    "RAN python3 the entry" "RAN python3 entry"
+}
+
 ALL="t_read_shadow t_read_host_files t_write_outside t_skill_symlink_commands
 t_skill_symlink_files t_skill_dir_symlinks t_workdir_symlinks t_workdir_race t_host_processes
 t_kill_other_worker t_capabilities t_setuid_root t_mount_unshare_setns
@@ -1717,7 +1728,7 @@ t_total_memory t_master_killed t_master_killed_workers
 t_fs_glob_exact t_fs_glob_forms t_fs_glob_line t_fs_proc_never t_fs_dev_never
 t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
 t_fs_submount_nosuid t_fs_legit_grants
-t_exec_sh_only t_exec_python_entry t_exec_missing_program"
+t_exec_sh_only t_exec_python_entry t_exec_missing_program t_exec_interpreted_entry"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them).
 SB_KNOWN_BUGS=""

@@ -351,6 +351,8 @@ sample_grant(void)
 	    .nofile = 128,
 	    .programs = progs,
 	    .nprograms = 2,
+	    .interpreter = "/usr/bin/dash",
+	    .cwd = GRANT_CWD_SKILL,
 	};
 
 	return g;

@@ -642,7 +642,7 @@ test_unknown_field(void **state)
 static void
 test_field_limits(void **state)
 {
-	char s65[66], s33[34], *big;
+	char s65[66], s129[130], s33[34], *big;
 	struct client_req r;
 	struct mp_enc m;
 	struct error e;
@@ -651,6 +651,8 @@ test_field_limits(void **state)
 	(void)state;
 	memset(s65, 'k', 65);
 	s65[65] = '\0';
+	memset(s129, 'k', 129);
+	s129[129] = '\0';
 	memset(s33, 'p', 33);
 	s33[33] = '\0';
 
@@ -662,8 +664,8 @@ test_field_limits(void **state)
 	assert_bad(dec_req(&m, &r, &e), &e, "\"skill\" longer than 64");
 	client_req_free(&r);
 	call_begin(&m, "invoke", 1);
-	enc_kstr(&m, "command", s65);
-	assert_bad(dec_req(&m, &r, &e), &e, "\"command\" longer than 64");
+	enc_kstr(&m, "command", s129);
+	assert_bad(dec_req(&m, &r, &e), &e, "\"command\" longer than 128");
 	client_req_free(&r);
 	call_begin(&m, "invoke", 1);
 	enc_kstr(&m, "phase", s33);

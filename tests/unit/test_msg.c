@@ -1187,8 +1187,8 @@ test_authz_req(void **state)
 	refused_edit(MSG_AUTHZ_REQ, "skill", vlong(NAME_MAX_LEN + 1, 's'),
 	    "\"skill\" longer than 64");
 	accepted_edit(MSG_AUTHZ_REQ, "skill", vlong(NAME_MAX_LEN, 's'));
-	refused_edit(MSG_AUTHZ_REQ, "command", vlong(NAME_MAX_LEN + 1, 'c'),
-	    "\"command\" longer than 64");
+	refused_edit(MSG_AUTHZ_REQ, "command", vlong(COMMAND_MAX_LEN + 1, 'c'),
+	    "\"command\" longer than 128");
 	refused_edit(MSG_AUTHZ_REQ, "session", vlong(SESSION_MAX_LEN + 1, 's'),
 	    "\"session\" longer than 64");
 	refused_edit(
@@ -1310,8 +1310,8 @@ test_authz_ans(void **state)
 	refused_edit(MSG_AUTHZ_ANS, "reason", vlong(REASON_MAX_LEN + 1, 'r'),
 	    "\"reason\" longer than 512");
 	accepted_edit(MSG_AUTHZ_ANS, "reason", vlong(REASON_MAX_LEN, 'r'));
-	refused_edit(MSG_AUTHZ_ANS, "command", vlong(NAME_MAX_LEN + 1, 'c'),
-	    "\"command\" longer than 64");
+	refused_edit(MSG_AUTHZ_ANS, "command", vlong(COMMAND_MAX_LEN + 1, 'c'),
+	    "\"command\" longer than 128");
 	refused_edit(MSG_AUTHZ_ANS, "rules", vstrs(65, "r"),
 	    "\"rules\" has more than 64 items");
 	refused_edit(MSG_AUTHZ_ANS, "rules/0", vlong(513, 'r'),
@@ -1742,6 +1742,8 @@ assert_sample_grant(const struct grant *g)
 	assert_string_equal(
 	    g->programs[1], "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
 	assert_null(g->programs[2]);
+	assert_string_equal(g->interpreter, "/usr/bin/dash");
+	assert_int_equal(g->cwd, GRANT_CWD_SKILL);
 	assert_int_equal(g->timeout_ms, 30000);
 	assert_int_equal(g->output_bytes, 1 << 20);
 	assert_int_equal(g->memory_mb, 256);
@@ -1820,8 +1822,8 @@ check_grant_fields(void (*enc)(struct mp_enc *, const struct grant *),
 	}
 	refused_edit(t, "skill", vlong(NAME_MAX_LEN + 1, 's'),
 	    "\"skill\" longer than 64");
-	refused_edit(t, "command", vlong(NAME_MAX_LEN + 1, 'c'),
-	    "\"command\" longer than 64");
+	refused_edit(t, "command", vlong(COMMAND_MAX_LEN + 1, 'c'),
+	    "\"command\" longer than 128");
 	refused_edit(t, "session", vlong(SESSION_MAX_LEN + 1, 's'),
 	    "\"session\" longer than 64");
 	refused_edit(t, "skill_dir", vlong(PATH_MAX_LEN + 1, '/'),
@@ -1869,9 +1871,19 @@ check_grant_programs(
 	    vstrs(GRANT_PROGRAMS_MAX + 1, "/usr/bin/sh"),
 	    "\"programs\" has more than 96 items");
 	accepted_edit(
-	    MSG_GRANT, "programs", vstrs(GRANT_PROGRAMS_MAX, "/usr/bin/sh"));
+	    MSG_GRANT, "programs", vstrs(GRANT_PROGRAMS_MAX, "/usr/bin/dash"));
 	refused_edit(MSG_GRANT, "programs", vuint(1),
 	    "\"programs\" must be an array of strings");
+	/* The interpreter is one of the programs; none is "". */
+	g = in;
+	g.interpreter = "/usr/bin/python3";
+	REFUSED(enc, &g, "the interpreter among them");
+	g.interpreter = "";
+	ACCEPTED(enc, &g);
+	refused_edit(
+	    MSG_GRANT, "cwd", vstr("home"), "field \"cwd\": unknown keyword");
+	refused_edit(MSG_GRANT, "interpreter", vuint(1),
+	    "\"interpreter\" must be a string");
 }
 
 static void

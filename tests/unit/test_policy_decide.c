@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../policyd/policyd_exec.h"
 #include "../../policyd/policyd_rate.h"
@@ -84,13 +85,13 @@ static const char principals_yaml[] =
     "  staff: { gids: [50] }\n"
     "  admins: { uids: [0], admin: true }\n"
     "skills:\n"
-    "  enabled: [hello, multi, netty, worky, wide, broken]\n";
+    "  enabled: [hello, multi, netty, worky, wide, broken, pub, bare]\n";
 
 static int
 group_setup(void **state)
 {
 	static char *const sys_usr[] = {"/usr"}; /* where the skills' sh lies */
-	char *dirs[1];
+	char *dirs[1], dirs0[512];
 
 	(void)state;
 	exec_system_paths(sys_usr, 1);
@@ -127,10 +128,20 @@ group_setup(void **state)
 	              "  fs: { read: [\"/srv/**\"] }\n");
 	skill("broken", "commands: { run: scripts/missing.sh }\n");
 	skill("disabled", "commands: { run: scripts/run.sh }\n");
+	/* Published: no block; the instructions name two scripts, one run
+	 * by python3 for its extension, and a reference holds no script. */
+	skill("pub", "");
+	snprintf(dirs0, sizeof(dirs0), "%s/pub", F->skills);
+	put(dirs0, "SKILL.md",
+	    "---\nname: pub\ndescription: Published.\n---\n"
+	    "Run `python3 scripts/report.py in.csv` or scripts/run.sh.\n",
+	    0644);
+	put(dirs0, "scripts/report.py", "print('hi')\n", 0644);
+	skill("bare", ""); /* instructions only: no commands */
 
 	dirs[0] = F->skills;
 	registry_load(&F->reg, dirs, 1);
-	if (F->reg.n != 7)
+	if (F->reg.n != 9)
 		return -1;
 	F->pe.reg = &F->reg;
 	F->pe.pol = &F->pol;
@@ -318,6 +329,59 @@ test_unknown_command(void **state)
 	r.command = (char *)"other";
 	d = check(&r, 1, ERR_NONE, NULL, NULL);
 	assert_string_equal(d.cmd->path, "scripts/other.sh");
+}
+
+/*
+ * A published skill's commands are its scripts, named by path: a rule's
+ * command glob "*" spans the "/", the interpreter of a ".py" without
+ * "#!" is in the grant and among its programs, and the cwd is the work
+ * dir. A skill with no commands says so.
+ */
+static void
+test_script_commands(void **state)
+{
+	const struct policy_env *pe = &F->pe;
+	struct msg_authz_req r = req(1000, 1000, "pub", "scripts/report.py");
+	char py[PATH_MAX];
+	struct decision d;
+	struct grant g;
+	size_t i;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(realpath("/usr/bin/python3", py));
+	rules("  - name: scripts\n" /* 2 */
+	      "    principals: [alice]\n"
+	      "    skills: [pub]\n"
+	      "    commands: [\"scripts/*.py\"]\n"
+	      "    action: allow\n");
+	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 scripts");
+	assert_string_equal(d.cmd->path, "scripts/report.py");
+	assert_string_equal(d.interpreter, py);
+	grant_build(pe, &r, &d, &g);
+	assert_string_equal(g.command, "scripts/report.py");
+	assert_string_equal(g.entry, "scripts/report.py");
+	assert_string_equal(g.interpreter, py);
+	assert_int_equal(g.cwd, GRANT_CWD_WORK);
+	for (i = 0; i < g.nprograms; i++)
+		found |= strcmp(g.programs[i], py) == 0;
+	assert_true(found);
+	grant_free(&g);
+	/* the glob of .py scripts is not the shell script; "*" is all */
+	r.command = (char *)"scripts/run.sh";
+	check(&r, 1, ERR_PERMISSION_DENIED, NULL, NULL);
+	rules(allow_all);
+	d = check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 everything");
+	assert_null(d.interpreter); /* an executable "#!" script */
+	r.command = (char *)"report.py";
+	check(&r, 1, ERR_UNKNOWN_COMMAND,
+	    "has no command \"report.py\" (it has: scripts/report.py, "
+	    "scripts/run.sh)",
+	    "builtin:command");
+	r = req(1000, 1000, "bare", "");
+	check(&r, 1, ERR_UNKNOWN_COMMAND,
+	    "skill \"bare\" has no commands: its instructions name no script",
+	    "builtin:command");
 }
 
 static void
@@ -939,6 +1003,7 @@ main(void)
 	    T(test_unknown_skill),
 	    T(test_skill_not_enabled),
 	    T(test_unknown_command),
+	    T(test_script_commands),
 	    T(test_phase_violation),
 	    T(test_gates_before_rules),
 	    T(test_default_deny),
@@ -959,5 +1024,6 @@ main(void)
 #undef T
 	};
 
+	skillenv_defaults();
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -72,8 +72,13 @@ static int
 resolve(const char *entry, char *const *names, size_t n, char ***v, size_t *nv,
     struct error *e)
 {
+	char *interp = NULL;
+	int r;
+
 	memset(e, 0, sizeof(*e));
-	return exec_resolve(skill, entry, names, n, v, nv, e);
+	r = exec_resolve(skill, entry, NULL, names, n, v, nv, &interp, e);
+	assert_null(interp);
+	return r;
 }
 
 static int

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../../lib/util.h"
+#include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../policyd/policyd_exec.h"
 #include "../../policyd/policyd_rate.h"
@@ -730,5 +731,6 @@ main(void)
 #undef T
 	};
 
+	skillenv_defaults();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "skillenv.h"
 #include "../../policyd/policyd.h"
 
 /* "Well under a second" of CPU; the sanitizers make all code slower. */
@@ -179,7 +180,7 @@ test_valid_skill(void **state)
 
 	(void)state;
 	script("notes", "scripts/run.sh", 0755);
-	script("notes", "scripts/report.py", 0700);
+	script("notes", "scripts/report.py", 0755);
 	skill_md("notes", "notes",
 	    "license: MIT\n"
 	    "metadata: { author: me }\n"
@@ -363,16 +364,280 @@ test_entry_missing_or_not_executable(void **state)
 	good_skill("ent");
 	skill_md("ent", "ent", "commands: { run: scripts/missing.sh }\n");
 	expect_invalid("ent", "No such file or directory");
-	script("ent", "scripts/plain.sh", 0644);
-	skill_md("ent", "ent", "commands: { run: scripts/plain.sh }\n");
-	expect_invalid("ent", "not an executable regular file");
+	/* "#!" but not executable, of no extension an interpreter runs */
+	script("ent", "scripts/plain", 0644);
+	skill_md("ent", "ent", "commands: { run: scripts/plain }\n");
+	expect_invalid("ent",
+	    "command run: scripts/plain has a \"#!\" line but is not "
+	    "executable by others, and no interpreter runs \"extensionless\" "
+	    "files: make it executable (chmod +x)");
+	/* executable by its owner only: the worker's uid is another */
+	script("ent", "scripts/mine", 0700);
+	skill_md("ent", "ent", "commands: { run: scripts/mine }\n");
+	expect_invalid("ent", "is not executable by others");
 	skill_md("ent", "ent", "commands: { run: scripts }\n");
-	expect_invalid("ent", "not an executable regular file");
+	expect_invalid("ent", "command run: scripts is not a regular file");
 	/* One bad command spoils the skill, not just that command. */
 	skill_md("ent", "ent",
 	    "commands:\n  run: scripts/run.sh\n"
-	    "  other: scripts/plain.sh\n");
+	    "  other: scripts/plain\n");
 	expect_invalid("ent", "command other");
+}
+
+/* SKILL.md for dir (name dir) with this body. */
+static void
+skill_body(const char *dir, const char *body)
+{
+	char rel[PATH_MAX], md[8192];
+
+	snprintf(rel, sizeof(rel), "%s/SKILL.md", dir);
+	snprintf(md, sizeof(md),
+	    "---\nname: %s\ndescription: A published skill.\n---\n%s", dir,
+	    body);
+	put(rel, md, 0644);
+}
+
+/* The command named name of s, or a failure. */
+static const struct skill_cmd *
+cmd_of(const struct skill *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncmds; i++)
+		if (strcmp(s->cmds[i].name, name) == 0)
+			return &s->cmds[i];
+	fail_msg("skill %s has no command %s", s->name, name);
+	return NULL;
+}
+
+/* Some warning of s says what. */
+static void
+expect_warning(const struct skill *s, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < s->nwarnings; i++)
+		if (strstr(s->warnings[i], what) != NULL)
+			return;
+	fail_msg("skill %s: no warning says \"%s\" (%zu warnings%s%s)", s->name,
+	    what, s->nwarnings, s->nwarnings ? ", first: " : "",
+	    s->nwarnings ? s->warnings[0] : "");
+}
+
+/*
+ * No commands block: the commands are the scripts the instructions name,
+ * however they are written, and those named by a markdown file the body
+ * names; by path, sorted; each with what runs it. A script in the skill
+ * that nothing names is no command: nothing is found by listing a dir.
+ */
+static void
+test_instructions_commands(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	put("pub/scripts/fill.py", "print('fill')\n", 0644);
+	script("pub", "scripts/run.sh", 0755);
+	put("pub/scripts/b.py", "print('b')\n", 0644);
+	put("pub/scripts/c.py", "print('c')\n", 0644);
+	put("pub/scripts/d.sh", "echo d\n", 0644);
+	put("pub/scripts/from_ref.py", "print('r')\n", 0644);
+	put("pub/scripts/unnamed.py", "print('never')\n", 0644);
+	put("pub/tool.py", "print('top')\n", 0644);
+	put("pub/references/guide.md",
+	    "# Guide\n\nThen run:\n\n    python scripts/from_ref.py x\n", 0644);
+	skill_body("pub",
+	    "# Pub\n\n"
+	    "Fill with `python3 scripts/fill.py in.pdf out.pdf`.\n"
+	    "Or ./scripts/run.sh, $SKILL_DIR/scripts/b.py,\n"
+	    "{baseDir}/scripts/c.py and ${SKILL_DIR}/scripts/d.sh.\n"
+	    "Also tool.py. See references/guide.md.\n"
+	    "Not https://example.com/scripts/x.py nor /usr/bin/env.\n");
+	expect_valid(&s, "pub");
+	assert_int_equal(s.nwarnings, 0);
+	assert_int_equal(s.ncmds, 7);
+	assert_string_equal(s.cmds[0].name, "scripts/b.py");
+	assert_string_equal(s.cmds[1].name, "scripts/c.py");
+	assert_string_equal(s.cmds[2].name, "scripts/d.sh");
+	assert_string_equal(s.cmds[3].name, "scripts/fill.py");
+	assert_string_equal(s.cmds[4].name, "scripts/from_ref.py");
+	assert_string_equal(s.cmds[5].name, "scripts/run.sh");
+	assert_string_equal(s.cmds[6].name, "tool.py");
+	assert_string_equal(
+	    cmd_of(&s, "scripts/fill.py")->path, "scripts/fill.py");
+	assert_string_equal(
+	    cmd_of(&s, "scripts/fill.py")->interpreter, "python3");
+	assert_string_equal(cmd_of(&s, "scripts/d.sh")->interpreter, "sh");
+	assert_null(cmd_of(&s, "scripts/run.sh")->interpreter);
+	assert_int_equal(cmd_of(&s, "scripts/fill.py")->cwd, GRANT_CWD_WORK);
+	skill_free(&s);
+}
+
+/* Instructions that name no script: valid, with no commands. */
+static void
+test_instructions_only(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	put("prose/scripts/helper.py", "print('unnamed')\n", 0644);
+	skill_body("prose", "# Prose\n\nWrite clearly. See references/style.md"
+	                    " (which is not there).\n");
+	expect_valid(&s, "prose");
+	assert_int_equal(s.ncmds, 0);
+	assert_int_equal(s.nwarnings, 0);
+	skill_free(&s);
+}
+
+/*
+ * What the instructions name under scripts/ but is no command is a
+ * warning at its line: a file the skill lacks, one no interpreter runs,
+ * a link out of the skill. A markdown file that is a FIFO is not read.
+ */
+static void
+test_instructions_warnings(void **state)
+{
+	char fifo[PATH_MAX];
+	struct skill s;
+
+	(void)state;
+	put("warn/scripts/data.json", "{}\n", 0644);
+	put("warn/scripts/ok.py", "print(1)\n", 0644);
+	mkdir_at("warn/references");
+	snprintf(fifo, sizeof(fifo), "%s/warn/references/pipe.md", root);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	link_at("/etc/passwd", "warn/scripts/out.py");
+	skill_body("warn", "# Warn\n"                    /* line 5 */
+	                   "Run scripts/missing.py.\n"   /* 6 */
+	                   "Read scripts/data.json.\n"   /* 7 */
+	                   "Run scripts/ok.py\n"         /* 8 */
+	                   "Run scripts/out.py\n"        /* 9 */
+	                   "See references/pipe.md.\n"); /* 10 */
+	alarm(5); /* a FIFO opened for reading would block */
+	expect_valid(&s, "warn");
+	alarm(0);
+	assert_int_equal(s.ncmds, 1);
+	assert_string_equal(s.cmds[0].name, "scripts/ok.py");
+	expect_warning(&s, "SKILL.md:6: the instructions name "
+	                   "scripts/missing.py, which the skill does not have");
+	expect_warning(&s, "SKILL.md:7: scripts/data.json is named by the "
+	                   "instructions but is neither an executable");
+	expect_warning(&s, "SKILL.md:6: the instructions name "
+	                   "scripts/missing.py, which the skill does not have: "
+	                   "not a command");
+	expect_warning(&s, "SKILL.md:9: scripts/out.py resolves outside the "
+	                   "skill directory: not a command");
+	expect_warning(&s, "SKILL.md:10: references/pipe.md is not a regular "
+	                   "file: not read for the scripts it names");
+	skill_free(&s);
+}
+
+/* A commands block wins: only what it declares runs. */
+static void
+test_block_wins(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	put("blk/scripts/a.py", "print('a')\n", 0644);
+	put("blk/scripts/b.py", "print('b')\n", 0644);
+	put("blk/skill.yaml", "commands:\n  go: scripts/a.py\n", 0644);
+	skill_body("blk", "Run scripts/a.py or scripts/b.py.\n");
+	expect_valid(&s, "blk");
+	assert_int_equal(s.ncmds, 1);
+	assert_string_equal(s.cmds[0].name, "go");
+	assert_string_equal(s.cmds[0].interpreter, "python3");
+	skill_free(&s);
+	/* a sidecar of permissions only: the instructions' scripts */
+	put("blk/skill.yaml", "permissions: { exec: [sh] }\n", 0644);
+	expect_valid(&s, "blk");
+	assert_int_equal(s.ncmds, 2);
+	assert_string_equal(s.cmds[1].name, "scripts/b.py");
+	skill_free(&s);
+}
+
+/*
+ * What runs an entry: "interpreter:", a path as the name, "cwd", and
+ * the load-time errors: an interpreter that is not there (declared or
+ * by extension), an extension none runs.
+ */
+static void
+test_interpreters(void **state)
+{
+	static char *const exts[] = {".zz"}, *const progs[] = {"sb-no-zz"};
+	struct skill s;
+
+	(void)state;
+	put("ip/scripts/x.py", "print('x')\n", 0644);
+	put("ip/scripts/y.foo", "y\n", 0644);
+	put("ip/scripts/z.zz", "z\n", 0644);
+	skill_md("ip", "ip",
+	    "commands:\n"
+	    "  scripts/x.py: { cwd: skill }\n"
+	    "  other: { path: scripts/y.foo, interpreter: /bin/sh }\n");
+	expect_valid(&s, "ip");
+	assert_string_equal(s.cmds[0].name, "scripts/x.py");
+	assert_string_equal(s.cmds[0].path, "scripts/x.py");
+	assert_int_equal(s.cmds[0].cwd, GRANT_CWD_SKILL);
+	assert_string_equal(s.cmds[1].interpreter, "/bin/sh");
+	skill_free(&s);
+	skill_md(
+	    "ip", "ip", "commands: { x: { path: scripts/x.py, cwd: home } }\n");
+	expect_invalid("ip", "command x: cwd: work");
+	skill_md("ip", "ip",
+	    "commands: { x: { path: scripts/x.py, interpreter: sb-no-interp } "
+	    "}\n");
+	expect_invalid("ip", "command x: interpreter \"sb-no-interp\": no such "
+	                     "program in the sandbox's PATH");
+	skill_md("ip", "ip",
+	    "commands: { x: { path: scripts/x.py, interpreter: ../bin/sh } "
+	    "}\n");
+	expect_invalid("ip", "interpreter: a program name or an absolute path");
+	skill_md("ip", "ip", "commands: { y: scripts/y.foo }\n");
+	expect_invalid("ip", "command y: scripts/y.foo has no \"#!\" line and "
+	                     "no interpreter runs \".foo\" files: set "
+	                     "\"interpreter:\" in its command");
+	/* the config's table: an interpreter it names that is not there */
+	cmds_interpreters(exts, progs, 1);
+	skill_md("ip", "ip", "commands: { z: scripts/z.zz }\n");
+	expect_invalid("ip", "command z: interpreter \"sb-no-zz\": no such "
+	                     "program");
+	expect_invalid("ip", "(the interpreter of \".zz\" files: install it");
+	skill_md("ip", "ip", "commands: { x: scripts/x.py }\n");
+	expect_invalid("ip", "no interpreter runs \".py\" files");
+	skillenv_defaults();
+	/* names: paths in the skill, never out of it */
+	skill_md("ip", "ip", "commands: { \"a//b\": scripts/x.py }\n");
+	expect_invalid("ip", "bad command name \"a//b\"");
+	skill_md("ip", "ip", "commands: { ../x.py: scripts/x.py }\n");
+	expect_invalid("ip", "bad command name \"../x.py\"");
+	skill_md("ip", "ip", "commands: { scripts/../../x.py: {} }\n");
+	expect_invalid("ip", "bad command name");
+}
+
+/* Bounds: at most 64 scripts become commands, the rest a warning. */
+static void
+test_instructions_bounds(void **state)
+{
+	char body[8192], rel[64];
+	size_t off = 0;
+	struct skill s;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 70; i++) {
+		snprintf(rel, sizeof(rel), "many/scripts/s%02d.py", i);
+		put(rel, "print(1)\n", 0644);
+		off += (size_t)snprintf(
+		    body + off, sizeof(body) - off, "scripts/s%02d.py\n", i);
+	}
+	skill_body("many", body);
+	expect_valid(&s, "many");
+	assert_int_equal(s.ncmds, COMMANDS_MAX);
+	assert_string_equal(s.cmds[63].name, "scripts/s63.py");
+	expect_warning(&s, "more than 64 scripts named: scripts/s64.py and the "
+	                   "rest are not commands");
+	skill_free(&s);
 }
 
 static void
@@ -466,8 +731,6 @@ test_missing_required_fields(void **state)
 	    0644);
 	expect_invalid("req",
 	    "SKILL.md:2: Missing required field in frontmatter: description");
-	skill_md("req", "req", "");
-	expect_invalid("req", "missing \"commands\"");
 	skill_md("req", "req", "commands: {}\n");
 	expect_invalid("req", "commands: 1..64 entries");
 	skill_md("req", "req",
@@ -1077,6 +1340,12 @@ main(void)
 	    T(test_command_symlink_outside),
 	    T(test_command_dotdot_and_absolute),
 	    T(test_entry_missing_or_not_executable),
+	    T(test_instructions_commands),
+	    T(test_instructions_only),
+	    T(test_instructions_warnings),
+	    T(test_block_wins),
+	    T(test_interpreters),
+	    T(test_instructions_bounds),
 	    T(test_name_mismatch),
 	    T(test_bad_names),
 	    T(test_non_utf8_dir),
@@ -1099,5 +1368,6 @@ main(void)
 #undef T
 	};
 
+	skillenv_defaults();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../lib/xmalloc.h"
+#include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../proto/mp.h"
 
@@ -779,5 +780,6 @@ main(void)
 #undef T
 	};
 
+	skillenv_defaults();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
