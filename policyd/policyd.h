@@ -137,13 +137,20 @@ struct policy_env {
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,
     uint64_t now_ms, struct decision *out);
+/*
+ * May the caller see a skill that has no commands (skill_info serves its
+ * instructions)? As its calls would be weighed, with no command to
+ * match: registered, valid, enabled, no deny or ask rule and an allow
+ * rule that apply to the caller, the skill and req's phase.
+ */
+int decide_sees(const struct policy_env *pe, const struct msg_authz_req *req);
 /* What a decision holds (its programs). */
 void decision_free(struct decision *d);
 /* "file:line name" for each matched rule, or the builtin gate. */
 char **decision_rules(const struct decision *d, size_t *n);
 /* The effective permissions and limits, as a msgpack map. */
 void decision_effective_enc(struct mp_enc *m, const struct decision *d);
-/* The effective permissions alone ({} for a denial). */
+/* The effective permissions alone ({} for a denial, or no decision). */
 void decision_permissions_enc(struct mp_enc *m, const struct decision *d);
 /* Fill g (caller frees) for an allowed decision. */
 void grant_build(const struct policy_env *pe, const struct msg_authz_req *req,

@@ -152,8 +152,8 @@ rule_applies(const struct policy *pol, const struct rule *r,
 		    principal_matches(&pol->pr[r->who[i]], req->uid, req->gid);
 	return who &&
 	       list_has_glob(r->skills, r->nskills, req->skill, glob_match) &&
-	       list_has_glob(
-	           r->commands, r->ncommands, command, name_glob_match) &&
+	       (command == NULL || list_has_glob(r->commands, r->ncommands,
+	                               command, name_glob_match)) &&
 	       list_has_glob(r->phases, r->nphases, req->phase, glob_match);
 }
 
@@ -305,6 +305,21 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 	weigh_allow(pe, req, hits[0], now_ms, 0, d);
 }
 
+int
+decide_sees(const struct policy_env *pe, const struct msg_authz_req *req)
+{
+	const struct skill *s = registry_find(pe->reg, req->skill);
+	const struct rule *hits[MATCHED_MAX];
+
+	if (s == NULL || !s->valid ||
+	    !policy_skill_enabled(pe->pol, req->skill) ||
+	    strcmp(req->phase, "execution") != 0)
+		return 0;
+	return collect(pe->pol, req, NULL, ACT_DENY, hits) == 0 &&
+	       collect(pe->pol, req, NULL, ACT_ASK, hits) == 0 &&
+	       collect(pe->pol, req, NULL, ACT_ALLOW, hits) > 0;
+}
+
 void
 decision_free(struct decision *d)
 {
@@ -342,7 +357,7 @@ decision_rules(const struct decision *d, size_t *n)
 void
 decision_permissions_enc(struct mp_enc *m, const struct decision *d)
 {
-	if (d->err == ERR_NONE || d->ask)
+	if (d->skill != NULL && (d->err == ERR_NONE || d->ask))
 		perms_enc(m, &d->skill->perms);
 	else {
 		enc_map_open(m);

@@ -88,11 +88,14 @@ info_decide(const struct policy_env *pe, const struct msg_skill_info_req *req,
 		else
 			decision_free(&d);
 	}
+	/* Instructions only: no command to run, none granted. */
+	if (s->ncmds == 0 && decide_sees(pe, &q))
+		any = 1;
 	if (!any)
 		return error_set(
 		    e, ERR_UNKNOWN_SKILL, INFO_UNKNOWN, req->skill);
 	enc_init(&m);
-	decision_permissions_enc(&m, &first);
+	decision_permissions_enc(&m, &first); /* {} without a decision */
 	decision_free(&first);
 	a->permissions = xmalloc(m.sb.size);
 	memcpy(a->permissions, m.sb.data, m.sb.size);

@@ -166,7 +166,7 @@ static const char policy_yaml[] =
     "  planner: { uids: [4000] }\n"
     "skills:\n"
     "  enabled: [notes, open, bad, deep, longkey, hostile, many, bodyless, "
-    "broken]\n"
+    "broken, prose]\n"
     "rules:\n"
     "  - name: alice-saves\n"
     "    principals: [alice, mallory]\n"
@@ -191,9 +191,23 @@ static const char policy_yaml[] =
     "  - name: anything-else\n"
     "    principals: [alice]\n"
     "    skills: [open, bad, deep, longkey, hostile, many, bodyless, "
-    "disabled, broken]\n"
+    "disabled, broken, prose]\n"
     "    action: allow\n"
-    "    ceiling: { exec: [sh], env: [TZ] }\n";
+    "    ceiling: { exec: [sh], env: [TZ] }\n"
+    "  - name: prose-readers\n"
+    "    principals: [mallory, asker]\n"
+    "    skills: [prose]\n"
+    "    commands: [none-such]\n"
+    "    action: allow\n"
+    "  - name: no-mallory-prose\n"
+    "    principals: [mallory]\n"
+    "    skills: [prose]\n"
+    "    action: deny\n"
+    "  - name: ask-prose\n"
+    "    principals: [asker]\n"
+    "    skills: [prose]\n"
+    "    commands: [none-such]\n"
+    "    action: ask\n";
 
 static void
 load(void)
@@ -403,6 +417,38 @@ test_visible_skill(void **state)
 
 /* Existence does not leak: a caller that may run nothing of a skill
  * gets exactly what a skill that does not exist gets. */
+/*
+ * A skill of instructions only (no commands) is served to whom an allow
+ * rule for the skill applies, its command globs aside (there is no
+ * command), with its body and references and no permissions; a deny or
+ * an ask rule, no rule, or planning only hide it as they hide others.
+ */
+static void
+test_instructions_only(void **state)
+{
+	struct msg_skill_info_req r = req(1000, "prose", 1);
+	struct msg_skill_info_ans a;
+	struct error e;
+
+	(void)state;
+	put("skills/prose/SKILL.md", "---\nname: prose\ndescription: Style "
+	                             "rules.\n---\n# Prose\n\nWrite short "
+	                             "sentences; see references/tone.md.\n");
+	put("skills/prose/references/tone.md", "Be plain.\n");
+	load();
+	assert_int_equal(build(&r, &a, &e), 0);
+	assert_string_equal(a.name, "prose");
+	assert_int_equal(a.ncommands, 0);
+	assert_non_null(strstr(a.body, "Write short sentences"));
+	assert_non_null(find_ref(&a, "references/tone.md"));
+	assert_int_equal(a.permissions_len, 1); /* {} */
+	assert_int_equal(a.permissions[0], 0x80);
+	msg_skill_info_ans_free(&a);
+	hidden(2000, "prose"); /* an allow rule, and a deny rule: deny */
+	hidden(3000, "prose"); /* an allow rule, and an ask rule: ask */
+	hidden(5000, "prose"); /* no rule at all */
+}
+
 static void
 test_hidden_skills(void **state)
 {
@@ -722,6 +768,7 @@ main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_visible_skill),
 	    T(test_hidden_skills),
+	    T(test_instructions_only),
 	    T(test_hostile_references),
 	    T(test_references_not_a_dir),
 	    T(test_many_references),
