@@ -36,7 +36,7 @@ sb_config "$TMP/sb.yaml"
 # p06b: policyd answers skill_info only for a skill the caller may run
 # some command of, so a skill of instructions only (no command) is
 # never served, though docs/skills.md says it is.
-SB_KNOWN_BUGS="p06b_instructions_only_info"
+SB_KNOWN_BUGS=""
 
 # ---------------------------------------------------------------- helpers
 
