@@ -4,8 +4,9 @@
  * and an exit status (cli_stats.c: the stats reply's text and Prometheus
  * forms; cli_approve.c: an approval request shown and answered on a
  * terminal; cli_files.c: put, get, ls and rm, which take more than one
- * request or check what came). Everything but main() lives outside
- * main.c so the unit tests can link it.
+ * request or check what came; cli_policy.c, cli_skill.c, cli_audit.c:
+ * the offline checks, and a skill's skeleton). Everything but main()
+ * lives outside main.c so the unit tests can link it.
  */
 #ifndef SB_CLI_H
 #define SB_CLI_H
@@ -91,6 +92,10 @@ int cli_policy_check(int argc, char **argv);
  * programs must lie in, and the interpreters by extension. */
 struct config;
 void cli_skill_env(const struct config *c);
+
+/* cli_skill.c: `skillctl skill check` and `skillctl skill init` (argv
+ * starts at the subcommand); returns the exit status. */
+int cli_skill(int argc, char **argv);
 
 /* cli_info.c: a skill_info reply as text */
 int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);

@@ -35,6 +35,8 @@ static const char synopsis[] =
     "yes_once|yes_in_session|no [--json]\n"
     "       skillctl [-s SOCKET] stats [--json | --prometheus]\n"
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
+    "       skillctl skill check [-f CONFIG] [--json] DIR\n"
+    "       skillctl skill init [-d PARENT] NAME\n"
     "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
 
 static const char usage_text[] =
@@ -99,6 +101,13 @@ static const char usage_text[] =
     "principals only). policy check lints policy files and skill\n"
     "directories offline with the daemon's own parser: it prints\n"
     "FILE:LINE: MESSAGE lines and exits 1 if anything is invalid.\n"
+    "\n"
+    "skill check loads one skill directory offline as policyd would and\n"
+    "prints its errors and warnings as DIR/FILE:LINE: lines, then its\n"
+    "commands, what runs each, its permissions and limits; it exits 0 if\n"
+    "the skill is valid (warnings allowed), 1 if not. skill init creates\n"
+    "PARENT/NAME, a skeleton that skill check passes (exit 1 if it\n"
+    "exists). skillctl skill -h says more.\n"
     "\n"
     "audit verify checks audit log files (one, or a rotated series in any\n"
     "order) offline: every line's hash, the chain from line to line and\n"
@@ -464,7 +473,9 @@ parse_verb(struct opts *o, int argc, char **argv)
 		if (argc < 2 || strcmp(argv[1], "check") != 0)
 			usage_err("policy wants the subcommand \"check\"");
 		exit(cli_policy_check(argc - 2, argv + 2));
-	} else if (strcmp(v, "audit") == 0) {
+	} else if (strcmp(v, "skill") == 0)
+		exit(cli_skill(argc - 1, argv + 1));
+	else if (strcmp(v, "audit") == 0) {
 		if (argc > 1 && (strcmp(argv[1], "-h") == 0 ||
 		                    strcmp(argv[1], "--help") == 0))
 			usage_help();

@@ -1,0 +1,895 @@
+/*
+ * cli_skill.c: `skillctl skill check` and `skillctl skill init`, the
+ * tools of a skill's author. check loads one skill directory offline
+ * with policyd's own loader (as `policy check` does), so what passes
+ * here is what the daemon accepts, and prints what it found as a
+ * compiler does (DIR/FILE:LINE: error: ...). init writes a skeleton
+ * that check passes without a warning.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/config.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "../lib/ydoc.h"
+#include "../policyd/policyd.h"
+#include "cli.h"
+
+#define SCRIPTS_LOOK_MAX 64 /* entries of scripts/ that check looks at */
+#define INIT_FILES_MAX 8    /* what init creates, directories included */
+
+static const char skill_synopsis[] =
+    "usage: skillctl skill check [-f CONFIG] [--json] DIR\n"
+    "       skillctl skill init [-d PARENT] NAME\n";
+
+static const char skill_help[] =
+    "\n"
+    "check loads the skill directory DIR as policyd would, with the\n"
+    "daemon config's system paths and interpreters (-f CONFIG, else the\n"
+    "defaults), and prints each error and warning as DIR/FILE:LINE: then\n"
+    "what the skill is: its commands and what runs each, where its\n"
+    "blocks live, its permissions and limits. --json prints one JSON\n"
+    "object instead. Exit status: 0 valid (warnings allowed), 1 invalid,\n"
+    "2 usage error.\n"
+    "\n"
+    "init creates PARENT/NAME (PARENT defaults to .): a SKILL.md, a\n"
+    "skill.yaml, scripts/run.py and references/README.md, a skeleton\n"
+    "that check passes. NAME must be an Agent Skills name: 1-64 of a-z,\n"
+    "0-9 and single hyphens inside. It never writes over anything. Exit\n"
+    "status: 0 created, 1 not created (PARENT/NAME exists, or an error),\n"
+    "2 usage error (a bad NAME).\n";
+
+/* `skill ... -h`: the synopsis and the help, on stdout. */
+static int
+skill_help_print(void)
+{
+	fputs(skill_synopsis, stdout);
+	fputs(skill_help, stdout);
+	return CLI_EXIT_OK;
+}
+
+/* A usage error: why, then the synopsis, on stderr; the exit status. */
+static int __attribute__((format(printf, 1, 2)))
+skill_usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("skillctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(skill_synopsis, stderr);
+	return CLI_EXIT_USAGE;
+}
+
+static int
+is_help(const char *a)
+{
+	return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+}
+
+/* A byte of a file name in a loader message ("references/forms.md"). */
+static int
+file_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
+	       c == '/';
+}
+
+/*
+ * Split a loader message "FILE:LINE: why" or "FILE: why" (FILE relative
+ * to the skill, with a "."); one without that prefix is about dflt,
+ * line 0 (none).
+ */
+static const char *
+msg_split(const char *msg, const char *dflt, char *file, size_t len,
+    unsigned long *line)
+{
+	const char *p = msg, *q;
+	int dot = 0;
+
+	for (; file_byte(*p); p++)
+		dot |= *p == '.';
+	*line = 0;
+	if (p > msg && dot && *p == ':' && (size_t)(p - msg) < len) {
+		q = p + 1;
+		while (*q >= '0' && *q <= '9')
+			*line = *line * 10 + (unsigned long)(*q++ - '0');
+		if (q > p + 1 && q[0] == ':' && q[1] == ' ' && *line > 0) {
+			snprintf(file, len, "%.*s", (int)(p - msg), msg);
+			return q + 2;
+		}
+		*line = 0;
+		if (p[1] == ' ') {
+			snprintf(file, len, "%.*s", (int)(p - msg), msg);
+			return p + 2;
+		}
+	}
+	snprintf(file, len, "%s", dflt);
+	return msg;
+}
+
+/*
+ * One finding, as "DIR/FILE:LINE: KIND: why". One without a file is
+ * about the manifest when the loader got that far (a permission of
+ * skill.yaml), else about SKILL.md.
+ */
+static void
+finding_print(
+    const struct skill *s, const char *dir, const char *kind, const char *msg)
+{
+	char file[PATH_MAX];
+	unsigned long line;
+	const char *why =
+	    msg_split(msg, s->manifest != NULL ? s->manifest : "SKILL.md", file,
+	        sizeof(file), &line);
+
+	cli_put_safe(stdout, dir);
+	if (dir[strlen(dir) - 1] != '/')
+		fputc('/', stdout);
+	cli_put_safe(stdout, file);
+	if (line > 0)
+		printf(":%lu", line);
+	printf(": %s: ", kind);
+	cli_put_safe(stdout, why);
+	fputc('\n', stdout);
+}
+
+/*
+ * 1 when the skill declares a commands block (in the manifest the
+ * loader used); then only what it declares runs. An unreadable manifest
+ * counts as one: check says nothing more then.
+ */
+static int
+skill_declares(const struct skill *s)
+{
+	struct yopts o = {NULL, SKILL_MD_MAX, 0, 0};
+	struct ydoc y;
+	struct error e;
+	const char *fm, *body;
+	char *path, *md = NULL;
+	size_t len, flen;
+	int r = 1;
+
+	memset(&y, 0, sizeof(y));
+	o.name = s->manifest;
+	xasprintf(&path, "%s/%s", s->dir, s->manifest);
+	if (strcmp(s->manifest, "skill.yaml") == 0) {
+		if (ydoc_load_file_opt(&y, path, &o, &e) == 0)
+			r = ydoc_root(&y)->type != YNODE_MAP ||
+			    ymap_get(&y, ydoc_root(&y), "commands") != NULL;
+	} else if (ydoc_read_file(path, s->manifest, SKILL_MD_MAX, &md, &len,
+	               NULL, &e) == 0 &&
+	           skill_md_split(md, len, &fm, &flen, &body) == 0) {
+		o.line0 = 1;
+		if (flen == 0)
+			r = 0;
+		else if (ydoc_load_buf_opt(&y, fm, flen, &o, &e) == 0)
+			r = ydoc_root(&y)->type != YNODE_MAP ||
+			    ymap_get(&y, ydoc_root(&y), "commands") != NULL;
+	}
+	ydoc_free(&y);
+	free(md);
+	free(path);
+	return r;
+}
+
+/* 1 when rel is a command's path, or a word of a finding (named by the
+ * instructions, and warned of already). */
+static int
+skill_names(const struct skill *s, const char *rel)
+{
+	size_t i, n = strlen(rel);
+	const char *p;
+
+	for (i = 0; i < s->ncmds; i++)
+		if (strcmp(s->cmds[i].path, rel) == 0)
+			return 1;
+	for (i = 0; i < s->nwarnings; i++)
+		for (p = s->warnings[i]; (p = strstr(p, rel)) != NULL; p += n)
+			if ((p == s->warnings[i] || !file_byte(p[-1])) &&
+			    !file_byte(p[n]))
+				return 1;
+	return 0;
+}
+
+/*
+ * A skill whose commands come from its instructions: warn of each file
+ * of scripts/ that would run (an interpreter's extension, or an execute
+ * bit) but that nothing names, the typo or forgotten line an author
+ * would want to hear of. Bounded: SCRIPTS_LOOK_MAX entries, regular
+ * files only, no symlink followed, no subdirectory entered; names
+ * starting with "." or "_" (__init__.py, _util.py) are taken for
+ * helpers.
+ */
+static void
+check_unnamed(struct skill *s)
+{
+	struct dirent *de;
+	struct stat st;
+	size_t seen = 0;
+	const char *ip;
+	char *rel;
+	int dfd, fd;
+	DIR *d;
+
+	if (s->ncmds == COMMANDS_MAX) /* the loader said the rest are not */
+		return;
+	if ((dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return;
+	fd = openat(dfd, "scripts",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(dfd);
+	if (fd == -1) /* none, or a symlink: nothing to say */
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++seen > SCRIPTS_LOOK_MAX)
+			break;
+		if (de->d_name[0] == '.' || de->d_name[0] == '_' ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISREG(st.st_mode) ||
+		    (cmds_interp_for(de->d_name) == NULL &&
+		        (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) == 0))
+			continue;
+		xasprintf(&rel, "scripts/%s", de->d_name);
+		ip = cmds_interp_for(rel);
+		if (!skill_names(s, rel))
+			skill_warn(s,
+			    "%s: not named by the instructions, so it is no "
+			    "command: name it in SKILL.md (\"%s%s%s\"), or "
+			    "declare commands in skill.yaml",
+			    rel, ip != NULL ? ip : "", ip != NULL ? " " : "",
+			    rel);
+		free(rel);
+	}
+	closedir(d);
+}
+
+/* The permissions and limits a skill declares, as text. */
+static void
+summary_perms(const struct skill *s)
+{
+	const struct plimits *l = &s->limits;
+	size_t i, total = 0;
+	int k;
+
+	for (k = 0; k < PERM__COUNT; k++)
+		total += s->perms.n[k];
+	if (total == 0)
+		printf("  permissions: none beyond the baseline (read the "
+		       "skill and /work, write /work)\n");
+	else
+		printf("  permissions:\n");
+	for (k = 0; k < PERM__COUNT; k++) {
+		if (s->perms.n[k] == 0)
+			continue;
+		printf("    %s: ", perms_kind_label((enum perm_kind)k));
+		for (i = 0; i < s->perms.n[k]; i++) {
+			fputs(i > 0 ? ", " : "", stdout);
+			cli_put_safe(stdout, s->perms.v[k][i]);
+		}
+		fputc('\n', stdout);
+	}
+	if (l->timeout_ms == 0 && l->memory_mb == 0 && l->pids == 0 &&
+	    l->output_bytes == 0)
+		return;
+	printf("  limits:");
+	if (l->timeout_ms > 0)
+		printf(" timeout_ms %" PRIu64, l->timeout_ms);
+	if (l->memory_mb > 0)
+		printf(" memory_mb %" PRIu64, l->memory_mb);
+	if (l->pids > 0)
+		printf(" pids %" PRIu64, l->pids);
+	if (l->output_bytes > 0)
+		printf(" output_bytes %" PRIu64, l->output_bytes);
+	fputc('\n', stdout);
+}
+
+/* What the skill is: its commands and what runs each, and the rest. */
+static void
+summary_print(const struct skill *s)
+{
+	const struct skill_cmd *c;
+	size_t i, w = 0;
+
+	printf("skill ");
+	cli_put_safe(stdout, s->name);
+	printf(": %s", s->valid ? "valid" : "invalid");
+	if (s->nwarnings > 0)
+		printf(", %zu warning%s", s->nwarnings,
+		    s->nwarnings == 1 ? "" : "s");
+	fputc('\n', stdout);
+	if (!s->valid)
+		return;
+	printf("  manifest: %s\n", s->manifest);
+	if (s->ncmds == 0)
+		printf("  commands: none (its instructions name no script that "
+		       "runs)\n");
+	else
+		printf("  commands:\n");
+	for (i = 0; i < s->ncmds; i++) /* the width of declared names */
+		if (strcmp(s->cmds[i].name, s->cmds[i].path) != 0 &&
+		    strlen(s->cmds[i].name) > w)
+			w = strlen(s->cmds[i].name);
+	for (i = 0; i < s->ncmds; i++) {
+		c = &s->cmds[i];
+		printf("    ");
+		if (strcmp(c->name, c->path) != 0) {
+			cli_put_safe(stdout, c->name);
+			printf("%*s", (int)(w - strlen(c->name) + 2), "");
+		}
+		cli_put_safe(stdout, c->path);
+		printf("  (");
+		cli_put_safe(stdout,
+		    c->interpreter != NULL ? c->interpreter : "runs itself");
+		printf(", cwd %s)\n",
+		    c->cwd == GRANT_CWD_SKILL ? "skill" : "work");
+	}
+	summary_perms(s);
+}
+
+/* A JSON string of s, whatever its bytes (jansson takes UTF-8 only). */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j;
+	char *esc;
+
+	if (s == NULL)
+		return json_null();
+	if ((j = json_string(s)) != NULL)
+		return j;
+	esc = utf8_escape(s);
+	j = json_string(esc);
+	free(esc);
+	return j;
+}
+
+/* --json: {valid, name, description, error, warnings, commands,
+ * manifest, permissions, limits}, one line. */
+static int
+summary_json(const struct skill *s)
+{
+	json_t *j = json_object(), *a, *o, *p;
+	const struct plimits *l = &s->limits;
+	size_t i;
+	int k, r;
+
+	json_object_set_new(j, "valid", json_boolean(s->valid));
+	json_object_set_new(j, "name", jstr(s->name));
+	json_object_set_new(j, "description", jstr(s->description));
+	json_object_set_new(j, "error", jstr(s->valid ? NULL : s->error));
+	a = json_array();
+	for (i = 0; i < s->nwarnings; i++)
+		json_array_append_new(a, jstr(s->warnings[i]));
+	json_object_set_new(j, "warnings", a);
+	a = json_array();
+	for (i = 0; s->valid && i < s->ncmds; i++) {
+		o = json_object();
+		json_object_set_new(o, "name", jstr(s->cmds[i].name));
+		json_object_set_new(o, "path", jstr(s->cmds[i].path));
+		json_object_set_new(
+		    o, "interpreter", jstr(s->cmds[i].interpreter));
+		json_object_set_new(o, "cwd",
+		    json_string(
+		        s->cmds[i].cwd == GRANT_CWD_SKILL ? "skill" : "work"));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(j, "commands", a);
+	json_object_set_new(j, "manifest", jstr(s->manifest));
+	p = json_object();
+	for (k = 0; k < PERM__COUNT; k++) {
+		a = json_array();
+		for (i = 0; i < s->perms.n[k]; i++)
+			json_array_append_new(a, jstr(s->perms.v[k][i]));
+		json_object_set_new(p, perms_kind_label((enum perm_kind)k), a);
+	}
+	json_object_set_new(j, "permissions", p);
+	o = json_object();
+	if (l->timeout_ms > 0)
+		json_object_set_new(
+		    o, "timeout_ms", json_integer((json_int_t)l->timeout_ms));
+	if (l->memory_mb > 0)
+		json_object_set_new(
+		    o, "memory_mb", json_integer((json_int_t)l->memory_mb));
+	if (l->pids > 0)
+		json_object_set_new(
+		    o, "pids", json_integer((json_int_t)l->pids));
+	if (l->output_bytes > 0)
+		json_object_set_new(o, "output_bytes",
+		    json_integer((json_int_t)l->output_bytes));
+	json_object_set_new(j, "limits", o);
+	r = json_dumpf(j, stdout, JSON_COMPACT);
+	json_decref(j);
+	if (r == 0)
+		fputc('\n', stdout);
+	return r;
+}
+
+/*
+ * The parent and the name of the skill directory shown (a path without
+ * trailing slashes), as policyd would scan them: as written, so that a
+ * symlinked skill directory is refused here as there; by realpath only
+ * when the last component is "." or "..". -1 (errno) on error.
+ */
+static int
+skill_split(const char *shown, char **parent, char **base)
+{
+	const char *slash = strrchr(shown, '/'), *b;
+	char *path;
+
+	b = slash != NULL ? slash + 1 : shown;
+	if (strcmp(b, ".") == 0 || strcmp(b, "..") == 0 || *b == '\0') {
+		if ((path = realpath(shown, NULL)) == NULL)
+			return -1;
+	} else
+		path = xstrdup(shown);
+	if ((slash = strrchr(path, '/')) == NULL) {
+		*parent = xstrdup(".");
+		*base = xstrdup(path);
+	} else {
+		*parent = slash == path
+		              ? xstrdup("/")
+		              : xstrndup(path, (size_t)(slash - path));
+		*base = xstrdup(slash + 1);
+	}
+	free(path);
+	return 0;
+}
+
+/* Load dir as policyd would, add the author's checks, and report. */
+static int
+check_dir(const char *dir, int json)
+{
+	struct skill s;
+	char *shown, *parent, *base;
+	size_t i, n;
+
+	shown = xstrdup(dir);
+	for (n = strlen(shown); n > 1 && shown[n - 1] == '/'; n--)
+		shown[n - 1] = '\0';
+	if (skill_split(shown, &parent, &base) == -1) {
+		fprintf(stderr, "skillctl: %s: %s\n", shown, strerror(errno));
+		free(shown);
+		return 1;
+	}
+	if (*base == '\0') { /* "/" */
+		free(parent);
+		free(base);
+		free(shown);
+		return skill_usage_err("skill check: / is no skill directory");
+	}
+	skill_load(&s, parent, base);
+	if (s.valid && !skill_declares(&s))
+		check_unnamed(&s);
+	n = s.valid ? CLI_EXIT_OK : 1;
+	if (json) {
+		if (summary_json(&s) == -1) {
+			fprintf(stderr, "skillctl: cannot encode JSON\n");
+			n = CLI_EXIT_PROTO;
+		}
+	} else {
+		if (!s.valid)
+			finding_print(&s, shown, "error", s.error);
+		for (i = 0; i < s.nwarnings; i++)
+			finding_print(&s, shown, "warning", s.warnings[i]);
+		summary_print(&s);
+	}
+	skill_free(&s);
+	free(parent);
+	free(base);
+	free(shown);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(
+		    stderr, "skillctl: writing output: %s\n", strerror(errno));
+		return CLI_EXIT_PROTO;
+	}
+	return (int)n;
+}
+
+/* skill check [-f CONFIG] [--json] DIR */
+static int
+skill_check(int argc, char **argv)
+{
+	struct config cfg;
+	struct stat st;
+	struct error e;
+	const char *config = NULL, *dir = NULL;
+	char **prot;
+	size_t nprot;
+	int i, json = 0, ended = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (!ended && is_help(argv[i]))
+			return skill_help_print();
+		if (!ended && strcmp(argv[i], "--") == 0)
+			ended = 1;
+		else if (!ended && strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (!ended && strcmp(argv[i], "-f") == 0) {
+			if (++i == argc)
+				return skill_usage_err("-f needs a CONFIG");
+			config = argv[i];
+		} else if (!ended && argv[i][0] == '-' && argv[i][1] != '\0')
+			return skill_usage_err(
+			    "skill check: unknown option \"%s\"", argv[i]);
+		else if (dir != NULL)
+			return skill_usage_err(
+			    "skill check takes one DIR, not also \"%s\"",
+			    argv[i]);
+		else
+			dir = argv[i];
+	}
+	if (dir == NULL)
+		return skill_usage_err("skill check needs a DIR");
+	if (stat(dir, &st) == -1)
+		return skill_usage_err("skill check: %s: not a directory: %s",
+		    dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return skill_usage_err("skill check: %s: not a directory", dir);
+	log_init("skillctl", 1, -1); /* quiet: findings go to stdout */
+	memset(&cfg, 0, sizeof(cfg));
+	if (config != NULL) {
+		if (config_load(&cfg, config, &e) == -1) {
+			fprintf(stderr, "skillctl: %s\n", e.msg);
+			return 1;
+		}
+		/* what policyd would refuse: the daemon's own paths */
+		prot = config_protected(&cfg, &nprot);
+		perms_protect(prot, nprot);
+		strarr_free(prot, nprot);
+	} else
+		config_defaults(&cfg, "/");
+	cli_skill_env(&cfg);
+	config_free(&cfg);
+	return check_dir(dir, json);
+}
+
+/*
+ * Why name is no skill name, in the words of the Agent Skills validator
+ * as policyd gives them (policyd_spec.c), in their order; NULL when it
+ * is one.
+ */
+static const char *
+name_why(const char *name, char *buf, size_t len)
+{
+	size_t chars;
+	const char *p;
+
+	if (skill_name_valid(name))
+		return NULL;
+	if (*name == '\0')
+		return "Field 'name' must be a non-empty string";
+	if (!utf8_valid(name, strlen(name)))
+		return "Skill name contains invalid characters (not UTF-8). "
+		       "Only a-z, 0-9 and hyphens are allowed";
+	if ((chars = spec_chars(name)) > SKILL_NAME_CHARS) {
+		snprintf(buf, len,
+		    "Skill name '%s' exceeds %d character limit (%zu chars)",
+		    name, SKILL_NAME_CHARS, chars);
+		return buf;
+	}
+	for (p = name; *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z') {
+			snprintf(buf, len, "Skill name '%s' must be lowercase",
+			    name);
+			return buf;
+		}
+	if (name[0] == '-' || name[strlen(name) - 1] == '-')
+		return "Skill name cannot start or end with a hyphen";
+	if (strstr(name, "--") != NULL)
+		return "Skill name cannot contain consecutive hyphens";
+	for (p = name; *p != '\0' && (unsigned char)*p < 0x80; p++)
+		;
+	snprintf(buf, len,
+	    *p != '\0' ? "Skill name '%s' contains invalid characters. Only "
+	                 "a-z, 0-9 and hyphens are allowed here: skillbroker "
+	                 "takes no letter beyond a-z (docs/skills.md)"
+	               : "Skill name '%s' contains invalid characters. Only "
+	                 "letters, digits, and hyphens are allowed.",
+	    name);
+	return buf;
+}
+
+/* The skeleton's files (%s: the skill's name); their order is init's. */
+static const char init_skill_md[] =
+    "---\n"
+    "name: %s\n"
+    "description: Prints its arguments and the files in its working "
+    "directory. Replace this with what the skill does and when an agent "
+    "should use it.\n"
+    "---\n"
+    "# %s\n"
+    "\n"
+    "Replace this text with the instructions an agent follows to use the\n"
+    "skill: what it is for, what to give it, what comes back.\n"
+    "\n"
+    "## Usage\n"
+    "\n"
+    "Run `scripts/run.py` with the arguments the task needs:\n"
+    "\n"
+    "```sh\n"
+    "python3 scripts/run.py ARG...\n"
+    "```\n"
+    "\n"
+    "It prints its arguments and the files in its working directory, the\n"
+    "session's work dir, where the files given to the session are.\n"
+    "\n"
+    "Every script these instructions name (here `scripts/run.py`) is a\n"
+    "command of the skill, called by its path. What a command needs\n"
+    "beyond the baseline goes in `skill.yaml`. Background that an agent\n"
+    "reads only when it needs it goes in `references/README.md` and the\n"
+    "files beside it.\n";
+
+static const char init_skill_yaml[] =
+    "# skill.yaml: the blocks skillbroker reads beside SKILL.md (the Agent\n"
+    "# Skills validator refuses them in its frontmatter): commands,\n"
+    "# permissions and limits.\n"
+    "#\n"
+    "# Without a commands block, the commands are the scripts SKILL.md\n"
+    "# names (scripts/run.py, run by python3 in the session's work dir).\n"
+    "# With one, only what it declares runs:\n"
+    "#\n"
+    "# commands:\n"
+    "#   scripts/run.py:\n"
+    "#     description: Prints its arguments and its work dir's files.\n"
+    "#     cwd: work           # or skill: start in the skill's directory\n"
+    "#\n"
+    "# What the commands need beyond the baseline (read the skill and the\n"
+    "# work dir, write the work dir); the policy's ceiling must cover it:\n"
+    "#\n"
+    "# permissions:\n"
+    "#   fs: { read: [\"$DATA_DIR/**\"] }\n"
+    "#   network: { allow: [\"api.example.com:443\"] }\n"
+    "#   exec: [git]\n"
+    "#   env: [TZ]\n"
+    "\n"
+    "limits:\n"
+    "  timeout_ms: 10000\n"
+    "  # memory_mb: 256\n"
+    "  # pids: 64\n"
+    "  # output_bytes: 1048576\n";
+
+static const char init_run_py[] =
+    "# The skeleton's one command: python3 scripts/run.py ARG...\n"
+    "# It starts in the session's work dir ($WORK_DIR); the skill's own\n"
+    "# files are under $SKILL_DIR. Standard library only.\n"
+    "import os\n"
+    "import sys\n"
+    "\n"
+    "\n"
+    "def main(args):\n"
+    "    print(\"arguments:\", \" \".join(args) if args else \"(none)\")\n"
+    "    with os.scandir(\".\") as entries:\n"
+    "        names = sorted(e.name for e in entries\n"
+    "                       if e.is_file(follow_symlinks=False))\n"
+    "    for name in names:\n"
+    "        print(\"file:\", name)\n"
+    "    return 0\n"
+    "\n"
+    "\n"
+    "if __name__ == \"__main__\":\n"
+    "    sys.exit(main(sys.argv[1:]))\n";
+
+static const char init_readme[] =
+    "Reference material for %s, read by an agent only when the "
+    "instructions point here.\n";
+
+/* What init makes under the skill's directory; text NULL: a directory. */
+struct init_entry {
+	const char *path;
+	const char *text;
+	const char *what;
+};
+
+/*
+ * Make one entry under dfd, never over anything (O_EXCL, mkdirat), with
+ * its mode set whatever the umask: an interpreter reads the script as
+ * the worker's uid, so others must read it. -1 (errno) on error.
+ */
+static int
+init_make(int dfd, const struct init_entry *en)
+{
+	int fd, r = 0, err = 0;
+
+	if (en->text == NULL) {
+		if (mkdirat(dfd, en->path, 0755) == -1 ||
+		    (fd = openat(dfd, en->path,
+		         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+		        -1)
+			return -1;
+		if (fchmod(fd, 0755) == -1) {
+			err = errno;
+			r = -1;
+		}
+	} else {
+		if ((fd = openat(dfd, en->path,
+		         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		         0644)) == -1)
+			return -1;
+		if (fchmod(fd, 0644) == -1 ||
+		    write_full(fd, en->text, strlen(en->text)) == -1) {
+			err = errno;
+			r = -1;
+		}
+	}
+	if (close(fd) == -1 && r == 0) {
+		err = errno;
+		r = -1;
+	}
+	errno = err;
+	return r;
+}
+
+/*
+ * Make the skill directory name under pfd and its entries; on an error,
+ * say so and remove what was made. 0 or -1.
+ */
+static int
+init_tree(int pfd, const char *name, const char *shown,
+    const struct init_entry *v, size_t n)
+{
+	size_t made = 0;
+	int dfd = -1, left = 0;
+	const char *bad = "";
+
+	if (mkdirat(pfd, name, 0755) == -1) {
+		if (errno == EEXIST)
+			fprintf(stderr,
+			    "skillctl: %s exists: nothing is written over\n",
+			    shown);
+		else
+			fprintf(stderr, "skillctl: %s: %s\n", shown,
+			    strerror(errno));
+		return -1;
+	}
+	if ((dfd = openat(pfd, name,
+	         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fchmod(dfd, 0755) == -1)
+		goto fail;
+	for (; made < n; made++)
+		if (init_make(dfd, &v[made]) == -1) {
+			bad = v[made].path;
+			goto fail;
+		}
+	if (close(dfd) == -1) {
+		dfd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "skillctl: %s%s%s: %s\n", shown, *bad ? "/" : "", bad,
+	    strerror(errno));
+	while (dfd != -1 && made-- > 0)
+		left |= unlinkat(dfd, v[made].path,
+		            v[made].text == NULL ? AT_REMOVEDIR : 0) == -1;
+	if (dfd != -1)
+		close(dfd);
+	left |= unlinkat(pfd, name, AT_REMOVEDIR) == -1;
+	if (left)
+		fprintf(stderr, "skillctl: %s is left partly made: remove it\n",
+		    shown);
+	return -1;
+}
+
+/* skill init [-d PARENT] NAME */
+static int
+skill_init(int argc, char **argv)
+{
+	char why[512], *md, *readme, *shown, *parent_shown;
+	const char *parent = ".", *name = NULL, *msg;
+	struct init_entry v[INIT_FILES_MAX];
+	size_t i, n = 0, plen;
+	int pfd, ended = 0, r;
+
+	for (i = 0; i < (size_t)argc; i++) {
+		if (!ended && is_help(argv[i]))
+			return skill_help_print();
+		if (!ended && strcmp(argv[i], "--") == 0)
+			ended = 1;
+		else if (!ended && strcmp(argv[i], "-d") == 0) {
+			if (++i == (size_t)argc)
+				return skill_usage_err("-d needs a PARENT");
+			parent = argv[i];
+		} else if (!ended && argv[i][0] == '-' && argv[i][1] != '\0')
+			return skill_usage_err(
+			    "skill init: unknown option \"%s\"", argv[i]);
+		else if (name != NULL)
+			return skill_usage_err(
+			    "skill init takes one NAME, not also \"%s\"",
+			    argv[i]);
+		else
+			name = argv[i];
+	}
+	if (name == NULL)
+		return skill_usage_err("skill init needs a NAME");
+	if ((msg = name_why(name, why, sizeof(why))) != NULL) {
+		fputs("skillctl: ", stderr);
+		cli_put_safe(stderr, msg);
+		fputs(" (the Agent Skills name rules: 1-64 characters of a-z, "
+		      "0-9 and hyphens, no hyphen first, last or doubled)\n",
+		    stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (*parent == '\0')
+		return skill_usage_err("skill init: PARENT is empty");
+	for (plen = strlen(parent); plen > 1 && parent[plen - 1] == '/';)
+		plen--;
+	parent_shown = xstrndup(parent, plen);
+	if (strcmp(parent_shown, ".") == 0)
+		shown = xstrdup(name);
+	else
+		xasprintf(&shown, "%s%s%s", parent_shown,
+		    strcmp(parent_shown, "/") == 0 ? "" : "/", name);
+	xasprintf(&md, init_skill_md, name, name);
+	xasprintf(&readme, init_readme, name);
+	v[n++] = (struct init_entry){"scripts", NULL, NULL};
+	v[n++] = (struct init_entry){"references", NULL, NULL};
+	v[n++] = (struct init_entry){"SKILL.md", md,
+	    "the instructions: replace the description and the text"};
+	v[n++] = (struct init_entry){"skill.yaml", init_skill_yaml,
+	    "limits, and commented examples of commands and permissions"};
+	v[n++] = (struct init_entry){"scripts/run.py", init_run_py,
+	    "the one command, named by SKILL.md"};
+	v[n++] = (struct init_entry){"references/README.md", readme,
+	    "what an agent reads when it needs it"};
+	r = 1;
+	if ((pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		fprintf(stderr, "skillctl: %s: %s\n", parent_shown,
+		    strerror(errno));
+	else {
+		if (init_tree(pfd, name, shown, v, n) == 0)
+			r = 0;
+		close(pfd);
+	}
+	if (r == 0) {
+		printf("created %s:\n", shown);
+		for (i = 0; i < n; i++)
+			if (v[i].text != NULL)
+				printf("  %-22s %s\n", v[i].path, v[i].what);
+		printf("next: skillctl skill check %s\n", shown);
+	}
+	free(md);
+	free(readme);
+	free(shown);
+	free(parent_shown);
+	return r;
+}
+
+int
+cli_skill(int argc, char **argv)
+{
+	if (argc < 1)
+		return skill_usage_err("skill wants the subcommand \"check\" "
+		                       "or \"init\"");
+	if (is_help(argv[0]))
+		return skill_help_print();
+	if (strcmp(argv[0], "check") == 0)
+		return skill_check(argc - 1, argv + 1);
+	if (strcmp(argv[0], "init") == 0)
+		return skill_init(argc - 1, argv + 1);
+	return skill_usage_err("skill wants the subcommand \"check\" or "
+	                       "\"init\", not \"%s\"",
+	    argv[0]);
+}
