@@ -167,6 +167,7 @@ integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/files.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/published.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/skillcli.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/network.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh

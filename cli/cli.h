@@ -96,6 +96,13 @@ void cli_skill_env(const struct config *c);
 /* cli_skill.c: `skillctl skill check` and `skillctl skill init` (argv
  * starts at the subcommand); returns the exit status. */
 int cli_skill(int argc, char **argv);
+/* cli_skill_init.c: `skillctl skill init` (argv after "init") */
+int cli_skill_init(int argc, char **argv);
+/* cli_skill.c's usage error (why, then the synopsis; the exit status),
+ * -h/--help, and the help itself, for both subcommands */
+int cli_skill_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_is_help(const char *arg);
+int cli_skill_help(void);
 
 /* cli_info.c: a skill_info reply as text */
 int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);

@@ -43,6 +43,7 @@ struct skill {
 	struct perms perms; /* declared; empty = the minimal sandbox */
 	struct plimits limits;
 	char *manifest; /* "SKILL.md" or "skill.yaml": where blocks live */
+	int declared;   /* a commands block; else the instructions' scripts */
 	/* What loads but deserves a word: "file:line: why", at most
 	 * SKILL_WARNINGS_MAX of at most SKILL_WARNING_MAX bytes. */
 	char **warnings;

@@ -203,6 +203,7 @@ skill_frontmatter(struct skill *s, struct ydoc *y, const char *dname,
 	if (has_side ? skill_sidecar(s, deadline, &declared, e)
 	             : skill_blocks(s, y, r, &declared, e))
 		return -1;
+	s->declared = declared;
 	if (!declared && cmds_from_instructions(s, body,
 	                     skill_body_line(md, body), deadline, e) == -1)
 		return -1;
