@@ -9,6 +9,7 @@
  * is resolved here, at load, so a missing interpreter is a load error.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -398,53 +400,102 @@ scan_text(struct scan *sc, const char *text, const char *file, unsigned line)
 	}
 }
 
+#define SCAN_CASE_ENTRIES_MAX 256 /* entries looked at for another case */
+
+/*
+ * rel in another case, as a case-insensitive file system finds it (the
+ * body names FORMS.md, the skill has forms.md): the one entry of its
+ * directory that matches, or NULL. Where it resolves is checked by the
+ * caller, as for any name.
+ */
+static char *
+scan_case(const struct skill *s, const char *rel)
+{
+	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+	char *dir, *found = NULL;
+	struct dirent *de;
+	size_t seen = 0;
+	int n = 0;
+	DIR *d;
+
+	xasprintf(&dir, "%s/%.*s", s->dir, slash ? (int)(slash - rel) : 0, rel);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL &&
+		       ++seen <= SCAN_CASE_ENTRIES_MAX)
+			if (strcasecmp(de->d_name, base) == 0 && n++ == 0)
+				xasprintf(&found, "%.*s%s",
+				    slash ? (int)(slash - rel + 1) : 0, rel,
+				    de->d_name);
+		closedir(d);
+	}
+	free(dir);
+	if (n != 1) {
+		free(found);
+		found = NULL;
+	}
+	return found;
+}
+
+/* Read one markdown file the body named, for the scripts it names;
+ * 1 when no more may be read. */
+static int
+scan_follow_one(struct skill *s, struct scan *sc, const struct scan_ref *r)
+{
+	char why[128], *alt = NULL, *path, *buf;
+	const char *rel = r->path;
+	enum cmds_look look;
+	struct error e;
+	struct stat st;
+	size_t len;
+	int err;
+
+	look = cmds_look(s, rel, &st, &err);
+	if (look == LOOK_MISSING && (alt = scan_case(s, rel)) != NULL &&
+	    (look = cmds_look(s, alt, &st, &err)) == LOOK_OK) {
+		skill_warn(s,
+		    "%s:%u: the instructions name %s, which is %s here (the "
+		    "names differ in case): read it",
+		    r->file, r->line, rel, alt);
+		rel = alt;
+	}
+	if (look == LOOK_OUTSIDE || look == LOOK_NOT_REGULAR)
+		skill_warn(s, "%s:%u: %s %s: not read for the scripts it names",
+		    r->file, r->line, rel,
+		    cmds_look_why(look, err, why, sizeof(why)));
+	if (look == LOOK_OK && sc->nfiles == SCAN_FILES_MAX + 1) {
+		skill_warn(s,
+		    "%s:%u: the instructions name more than %d markdown "
+		    "files: %s and the rest are not read for scripts",
+		    r->file, r->line, SCAN_FILES_MAX, rel);
+		free(alt);
+		return 1;
+	}
+	if (look == LOOK_OK) {
+		xasprintf(&path, "%s/%s", s->dir, rel);
+		if (ydoc_read_file(
+		        path, rel, SKILL_MD_MAX, &buf, &len, NULL, &e) == 0) {
+			sc->files[sc->nfiles] = xstrdup(rel);
+			scan_text(sc, buf, sc->files[sc->nfiles++], 1);
+			free(buf);
+		} else
+			skill_warn(s, "%s:%u: %s", r->file, r->line, e.msg);
+		free(path);
+	}
+	free(alt);
+	return 0;
+}
+
 /* Read the markdown files the body named (not those they name). */
 static void
 scan_follow(struct skill *s, struct scan *sc, size_t nbody, uint64_t deadline)
 {
-	struct error e;
-	struct stat st;
-	size_t i, len;
-	char *path, *buf;
+	size_t i;
 
-	enum cmds_look look;
-	char why[128];
-	int err;
-
-	for (i = 0; i < nbody; i++) {
-		if (!scan_ends(sc->v[i].path, ".md") ||
-		    strcmp(sc->v[i].path, "SKILL.md") == 0 ||
-		    now_mono_ns() > deadline)
-			continue;
-		if ((look = cmds_look(s, sc->v[i].path, &st, &err)) ==
-		        LOOK_OUTSIDE ||
-		    look == LOOK_NOT_REGULAR)
-			skill_warn(s,
-			    "%s:%u: %s %s: not read for the scripts it names",
-			    sc->v[i].file, sc->v[i].line, sc->v[i].path,
-			    cmds_look_why(look, err, why, sizeof(why)));
-		if (look != LOOK_OK)
-			continue;
-		if (sc->nfiles == SCAN_FILES_MAX + 1) {
-			skill_warn(s,
-			    "%s:%u: the instructions name more than %d "
-			    "markdown files: %s and the rest are not read "
-			    "for scripts",
-			    sc->v[i].file, sc->v[i].line, SCAN_FILES_MAX,
-			    sc->v[i].path);
+	for (i = 0; i < nbody && now_mono_ns() <= deadline; i++)
+		if (scan_ends(sc->v[i].path, ".md") &&
+		    strcmp(sc->v[i].path, "SKILL.md") != 0 &&
+		    scan_follow_one(s, sc, &sc->v[i]))
 			break;
-		}
-		xasprintf(&path, "%s/%s", s->dir, sc->v[i].path);
-		if (ydoc_read_file(path, sc->v[i].path, SKILL_MD_MAX, &buf,
-		        &len, NULL, &e) == 0) {
-			sc->files[sc->nfiles] = xstrdup(sc->v[i].path);
-			scan_text(sc, buf, sc->files[sc->nfiles++], 1);
-			free(buf);
-		} else
-			skill_warn(s, "%s:%u: %s", sc->v[i].file, sc->v[i].line,
-			    e.msg);
-		free(path);
-	}
 }
 
 static int

@@ -532,6 +532,37 @@ test_instructions_warnings(void **state)
 	skill_free(&s);
 }
 
+/*
+ * A markdown file named in another case (FORMS.md; the skill has
+ * forms.md) is read, as on a case-insensitive file system, with a
+ * warning; two that match leave it unread. A script's name is exact.
+ */
+static void
+test_instructions_case(void **state)
+{
+	struct skill s;
+
+	(void)state;
+	put("cas/forms.md", "Then run scripts/fill.py.\n", 0644);
+	put("cas/scripts/fill.py", "print(1)\n", 0644);
+	put("cas/scripts/Other.py", "print(2)\n", 0644);
+	put("cas/ref/a.md", "scripts/one.py\n", 0644);
+	put("cas/ref/A.md", "scripts/one.py\n", 0644);
+	put("cas/scripts/one.py", "print(3)\n", 0644);
+	skill_body(
+	    "cas", "Read FORMS.md and REF/a.md, ref/A.MD; scripts/other.py.\n");
+	expect_valid(&s, "cas");
+	assert_int_equal(s.ncmds, 1);
+	assert_string_equal(s.cmds[0].name, "scripts/fill.py");
+	expect_warning(&s, "SKILL.md:5: the instructions name FORMS.md, which "
+	                   "is forms.md here (the names differ in case): read "
+	                   "it");
+	expect_warning(&s,
+	    "SKILL.md:5: the instructions name scripts/other.py, "
+	    "which the skill does not have");
+	skill_free(&s);
+}
+
 /* A commands block wins: only what it declares runs. */
 static void
 test_block_wins(void **state)
@@ -1343,6 +1374,7 @@ main(void)
 	    T(test_instructions_commands),
 	    T(test_instructions_only),
 	    T(test_instructions_warnings),
+	    T(test_instructions_case),
 	    T(test_block_wins),
 	    T(test_interpreters),
 	    T(test_instructions_bounds),
