@@ -309,14 +309,14 @@ cmds_declared(struct skill *s, struct ydoc *y, struct ynode *n, struct error *e)
 }
 
 /* A path named by the instructions, where it was first seen. */
-struct scan_ref {
+struct cmds_ref {
 	char *path;
 	const char *file;
 	unsigned line;
 };
 
-struct scan {
-	struct scan_ref v[SCAN_PATHS_MAX];
+struct cmds_scan {
+	struct cmds_ref v[SCAN_PATHS_MAX];
 	size_t n;
 	int full; /* more distinct paths than SCAN_PATHS_MAX */
 	char *files[SCAN_FILES_MAX + 1]; /* "SKILL.md", then those read */
@@ -324,14 +324,14 @@ struct scan {
 };
 
 static int
-scan_byte(char c)
+cmds_scan_byte(char c)
 {
 	return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' ||
 	       c == '/';
 }
 
 static int
-scan_ends(const char *s, const char *suffix)
+cmds_scan_ends(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 
@@ -339,7 +339,8 @@ scan_ends(const char *s, const char *suffix)
 }
 
 static void
-scan_note(struct scan *sc, const char *path, const char *file, unsigned line)
+cmds_scan_note(
+    struct cmds_scan *sc, const char *path, const char *file, unsigned line)
 {
 	size_t i;
 
@@ -350,7 +351,7 @@ scan_note(struct scan *sc, const char *path, const char *file, unsigned line)
 		sc->full = 1;
 		return;
 	}
-	sc->v[sc->n++] = (struct scan_ref){xstrdup(path), file, line};
+	sc->v[sc->n++] = (struct cmds_ref){xstrdup(path), file, line};
 }
 
 /*
@@ -360,18 +361,19 @@ scan_note(struct scan *sc, const char *path, const char *file, unsigned line)
  * "$VAR/", "${VAR}/" or "{baseDir}/" (the skill's directory).
  */
 static void
-scan_text(struct scan *sc, const char *text, const char *file, unsigned line)
+cmds_scan_text(
+    struct cmds_scan *sc, const char *text, const char *file, unsigned line)
 {
 	const char *p = text, *start, *slash;
 	char tok[COMMAND_MAX_LEN + 1];
 	size_t len;
 
 	while (*p != '\0') {
-		if (!scan_byte(*p)) {
+		if (!cmds_scan_byte(*p)) {
 			line += *p++ == '\n';
 			continue;
 		}
-		for (start = p; scan_byte(*p); p++)
+		for (start = p; cmds_scan_byte(*p); p++)
 			;
 		len = (size_t)(p - start);
 		if (start > text && start[-1] == '$' &&
@@ -394,9 +396,9 @@ scan_text(struct scan *sc, const char *text, const char *file, unsigned line)
 		memcpy(tok, start, len);
 		tok[len] = '\0';
 		if (command_name_valid(tok, COMMAND_MAX_LEN) &&
-		    (strchr(tok, '/') != NULL || scan_ends(tok, ".md") ||
+		    (strchr(tok, '/') != NULL || cmds_scan_ends(tok, ".md") ||
 		        cmds_interp_for(tok) != NULL))
-			scan_note(sc, tok, file, line);
+			cmds_scan_note(sc, tok, file, line);
 	}
 }
 
@@ -409,7 +411,7 @@ scan_text(struct scan *sc, const char *text, const char *file, unsigned line)
  * caller, as for any name.
  */
 static char *
-scan_case(const struct skill *s, const char *rel)
+cmds_scan_case(const struct skill *s, const char *rel)
 {
 	const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
 	char *dir, *found = NULL;
@@ -439,7 +441,8 @@ scan_case(const struct skill *s, const char *rel)
 /* Read one markdown file the body named, for the scripts it names;
  * 1 when no more may be read. */
 static int
-scan_follow_one(struct skill *s, struct scan *sc, const struct scan_ref *r)
+cmds_scan_follow_one(
+    struct skill *s, struct cmds_scan *sc, const struct cmds_ref *r)
 {
 	char why[128], *alt = NULL, *path, *buf;
 	const char *rel = r->path;
@@ -450,7 +453,7 @@ scan_follow_one(struct skill *s, struct scan *sc, const struct scan_ref *r)
 	int err;
 
 	look = cmds_look(s, rel, &st, &err);
-	if (look == LOOK_MISSING && (alt = scan_case(s, rel)) != NULL &&
+	if (look == LOOK_MISSING && (alt = cmds_scan_case(s, rel)) != NULL &&
 	    (look = cmds_look(s, alt, &st, &err)) == LOOK_OK) {
 		skill_warn(s,
 		    "%s:%u: the instructions name %s, which is %s here (the "
@@ -475,7 +478,7 @@ scan_follow_one(struct skill *s, struct scan *sc, const struct scan_ref *r)
 		if (ydoc_read_file(
 		        path, rel, SKILL_MD_MAX, &buf, &len, NULL, &e) == 0) {
 			sc->files[sc->nfiles] = xstrdup(rel);
-			scan_text(sc, buf, sc->files[sc->nfiles++], 1);
+			cmds_scan_text(sc, buf, sc->files[sc->nfiles++], 1);
 			free(buf);
 		} else
 			skill_warn(s, "%s:%u: %s", r->file, r->line, e.msg);
@@ -487,14 +490,15 @@ scan_follow_one(struct skill *s, struct scan *sc, const struct scan_ref *r)
 
 /* Read the markdown files the body named (not those they name). */
 static void
-scan_follow(struct skill *s, struct scan *sc, size_t nbody, uint64_t deadline)
+cmds_scan_follow(
+    struct skill *s, struct cmds_scan *sc, size_t nbody, uint64_t deadline)
 {
 	size_t i;
 
 	for (i = 0; i < nbody && now_mono_ns() <= deadline; i++)
-		if (scan_ends(sc->v[i].path, ".md") &&
+		if (cmds_scan_ends(sc->v[i].path, ".md") &&
 		    strcmp(sc->v[i].path, "SKILL.md") != 0 &&
-		    scan_follow_one(s, sc, &sc->v[i]))
+		    cmds_scan_follow_one(s, sc, &sc->v[i]))
 			break;
 }
 
@@ -508,7 +512,7 @@ cmds_cmp(const void *a, const void *b)
 /* Make ref a command if it is a script; warn of what under scripts/ is
  * named but is not one. -1 (e set) for one that cannot run. */
 static int
-scan_command(struct skill *s, const struct scan_ref *r, struct error *e)
+cmds_scan_command(struct skill *s, const struct cmds_ref *r, struct error *e)
 {
 	struct skill_cmd *c = &s->cmds[s->ncmds];
 	int in_scripts = strncmp(r->path, "scripts/", 8) == 0, err;
@@ -516,7 +520,7 @@ scan_command(struct skill *s, const struct scan_ref *r, struct error *e)
 	struct stat st;
 	char why[128];
 
-	if (scan_ends(r->path, ".md"))
+	if (cmds_scan_ends(r->path, ".md"))
 		return 0;
 	if ((look = cmds_look(s, r->path, &st, &err)) != LOOK_OK) {
 		if (in_scripts && look == LOOK_MISSING)
@@ -566,14 +570,14 @@ int
 cmds_from_instructions(struct skill *s, const char *body, unsigned line,
     uint64_t deadline, struct error *e)
 {
-	struct scan *sc = xcalloc(1, sizeof(*sc));
+	struct cmds_scan *sc = xcalloc(1, sizeof(*sc));
 	size_t i, nbody;
 	int r = 0;
 
 	sc->files[sc->nfiles++] = xstrdup("SKILL.md");
-	scan_text(sc, body, sc->files[0], line);
+	cmds_scan_text(sc, body, sc->files[0], line);
 	nbody = sc->n;
-	scan_follow(s, sc, nbody, deadline);
+	cmds_scan_follow(s, sc, nbody, deadline);
 	if (sc->full)
 		skill_warn(s,
 		    "the instructions name more than %d paths: the rest are "
@@ -586,7 +590,7 @@ cmds_from_instructions(struct skill *s, const char *body, unsigned line,
 			    "looking for the scripts of the instructions "
 			    "took too long");
 		else
-			r = scan_command(s, &sc->v[i], e);
+			r = cmds_scan_command(s, &sc->v[i], e);
 	for (i = 0; i < sc->n; i++)
 		free(sc->v[i].path);
 	for (i = 0; i < sc->nfiles; i++)
