@@ -20,52 +20,6 @@
 
 #define INIT_FILES_MAX 8 /* what init creates, directories included */
 
-/*
- * Why name is no skill name, in the words of the Agent Skills validator
- * as policyd gives them (policyd_spec.c), in their order; NULL when it
- * is one.
- */
-static const char *
-name_why(const char *name, char *buf, size_t len)
-{
-	size_t chars;
-	const char *p;
-
-	if (skill_name_valid(name))
-		return NULL;
-	if (*name == '\0')
-		return "Field 'name' must be a non-empty string";
-	if (!utf8_valid(name, strlen(name)))
-		return "Skill name contains invalid characters (not UTF-8). "
-		       "Only a-z, 0-9 and hyphens are allowed";
-	if ((chars = spec_chars(name)) > SKILL_NAME_CHARS) {
-		snprintf(buf, len,
-		    "Skill name '%s' exceeds %d character limit (%zu chars)",
-		    name, SKILL_NAME_CHARS, chars);
-		return buf;
-	}
-	for (p = name; *p != '\0'; p++)
-		if (*p >= 'A' && *p <= 'Z') {
-			snprintf(buf, len, "Skill name '%s' must be lowercase",
-			    name);
-			return buf;
-		}
-	if (name[0] == '-' || name[strlen(name) - 1] == '-')
-		return "Skill name cannot start or end with a hyphen";
-	if (strstr(name, "--") != NULL)
-		return "Skill name cannot contain consecutive hyphens";
-	for (p = name; *p != '\0' && (unsigned char)*p < 0x80; p++)
-		;
-	snprintf(buf, len,
-	    *p != '\0' ? "Skill name '%s' contains invalid characters. Only "
-	                 "a-z, 0-9 and hyphens are allowed here: skillbroker "
-	                 "takes no letter beyond a-z (docs/skills.md)"
-	               : "Skill name '%s' contains invalid characters. Only "
-	                 "letters, digits, and hyphens are allowed.",
-	    name);
-	return buf;
-}
-
 /* The skeleton's files (%s: the skill's name); their order is init's. */
 static const char init_skill_md[] =
     "---\n"
@@ -278,7 +232,7 @@ cli_skill_init(int argc, char **argv)
 	}
 	if (name == NULL)
 		return cli_skill_usage("skill init needs a NAME");
-	if ((msg = name_why(name, why, sizeof(why))) != NULL) {
+	if ((msg = spec_name_why(name, why, sizeof(why))) != NULL) {
 		fputs("skillctl: ", stderr);
 		cli_put_safe(stderr, msg);
 		fputs(" (the Agent Skills name rules: 1-64 characters of a-z, "

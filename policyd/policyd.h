@@ -81,6 +81,9 @@ int skill_md_split(const char *md, size_t len, const char **fm, size_t *flen,
  * and its reference validator (skills-ref) say; docs/skills.md */
 /* 1..64 of a-z, 0-9 and single inner hyphens. */
 int skill_name_valid(const char *name);
+/* Why name is no skill name, in the validator's words and order (buf
+ * holds it when it names the name); NULL when it is one. */
+const char *spec_name_why(const char *name, char *buf, size_t len);
 /* Record a warning on s (bounded; UTF-8 kept whole when cut). */
 void skill_warn(struct skill *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

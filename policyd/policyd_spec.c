@@ -187,12 +187,53 @@ spec_strip(const char *v, char *buf, size_t len)
  * the parent directory name". We take a-z and 0-9 as the spec lists
  * them; the validator would also take other Unicode letters (after NFKC).
  */
+const char *
+spec_name_why(const char *name, char *buf, size_t len)
+{
+	const char *p;
+	size_t chars;
+
+	if (skill_name_valid(name))
+		return NULL;
+	if (*name == '\0')
+		return "Field 'name' must be a non-empty string";
+	if (!utf8_valid(name, strlen(name)))
+		return "Skill name contains invalid characters (not UTF-8). "
+		       "Only a-z, 0-9 and hyphens are allowed";
+	if ((chars = spec_chars(name)) > SKILL_NAME_CHARS) {
+		snprintf(buf, len,
+		    "Skill name '%s' exceeds %d character limit (%zu chars)",
+		    name, SKILL_NAME_CHARS, chars);
+		return buf;
+	}
+	for (p = name; *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z') {
+			snprintf(buf, len, "Skill name '%s' must be lowercase",
+			    name);
+			return buf;
+		}
+	if (name[0] == '-' || name[strlen(name) - 1] == '-')
+		return "Skill name cannot start or end with a hyphen";
+	if (strstr(name, "--") != NULL)
+		return "Skill name cannot contain consecutive hyphens";
+	for (p = name; *p != '\0' && (unsigned char)*p < 0x80; p++)
+		;
+	snprintf(buf, len,
+	    *p != '\0' ? "Skill name '%s' contains invalid characters. Only "
+	                 "a-z, 0-9 and hyphens are allowed here: skillbroker "
+	                 "takes no letter beyond a-z (docs/skills.md)"
+	               : "Skill name '%s' contains invalid characters. Only "
+	                 "letters, digits, and hyphens are allowed.",
+	    name);
+	return buf;
+}
+
 static int
 spec_name(struct ydoc *y, struct ynode *n, const char *dname, char *name,
     size_t len, struct error *e)
 {
-	const char *v, *p;
-	size_t chars;
+	char buf[ERROR_MSG_MAX];
+	const char *v, *why;
 	int r;
 
 	if ((r = spec_string(y, n, &v, e)) == -1)
@@ -201,35 +242,10 @@ spec_name(struct ydoc *y, struct ynode *n, const char *dname, char *name,
 		return yerr(y, n, e,
 		    "Skill name exceeds %d character limit (%zu chars)",
 		    SKILL_NAME_CHARS, spec_chars(v));
-	if (r == 0 || *name == '\0')
-		return yerr(y, n, e, "Field 'name' must be a non-empty string");
-	if ((chars = spec_chars(name)) > SKILL_NAME_CHARS)
-		return yerr(y, n, e,
-		    "Skill name '%s' exceeds %d character limit (%zu chars)",
-		    name, SKILL_NAME_CHARS, chars);
-	for (p = name; *p != '\0'; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			return yerr(
-			    y, n, e, "Skill name '%s' must be lowercase", name);
-	if (name[0] == '-' || name[strlen(name) - 1] == '-')
-		return yerr(
-		    y, n, e, "Skill name cannot start or end with a hyphen");
-	if (strstr(name, "--") != NULL)
-		return yerr(
-		    y, n, e, "Skill name cannot contain consecutive hyphens");
-	for (p = name; *p != '\0'; p++)
-		if ((unsigned char)*p >= 0x80)
-			return yerr(y, n, e,
-			    "Skill name '%s' contains invalid characters. Only "
-			    "a-z, 0-9 and hyphens are allowed here: "
-			    "skillbroker takes no letter beyond a-z "
-			    "(docs/skills.md)",
-			    name);
-	if (!skill_name_valid(name))
-		return yerr(y, n, e,
-		    "Skill name '%s' contains invalid characters. Only "
-		    "letters, digits, and hyphens are allowed.",
-		    name);
+	if (r == 0)
+		*name = '\0';
+	if ((why = spec_name_why(name, buf, sizeof(buf))) != NULL)
+		return yerr(y, n, e, "%s", why);
 	if (strcmp(name, dname) != 0)
 		return yerr(y, n, e,
 		    "Directory name '%s' must match skill name '%s'", dname,
