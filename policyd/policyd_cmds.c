@@ -160,28 +160,27 @@ cmds_self_running(const struct skill *s, const char *rel)
 }
 
 /*
- * What runs command c (its path is looked up): interp when declared;
- * the entry itself when executable and "#!" or ELF; else the program
- * its extension names. Then the whole chain is resolved as a call's
- * is, so that what cannot run is refused now.
+ * What runs command c (its path is looked up, st its stat, self what
+ * cmds_self_running says of it): interp when declared; the entry itself
+ * when executable and "#!" or ELF; else the program its extension
+ * names. Then the whole chain is resolved as a call's is, so that what
+ * cannot run is refused now.
  */
 static int
 cmds_how(struct skill *s, struct skill_cmd *c, const char *interp,
-    const struct stat *st, struct error *e)
+    const struct stat *st, int self, struct error *e)
 {
 	char why[ERROR_MSG_MAX], **progs, *ireal;
 	const char *ext = cmds_ext(c->path), *prog;
 	size_t np;
-	int self = 0;
 
 	if (interp != NULL)
 		c->interpreter = xstrdup(interp);
-	else if ((self = cmds_self_running(s, c->path)) &&
-	         (st->st_mode & S_IXOTH) != 0)
+	else if (self && (st->st_mode & S_IXOTH) != 0)
 		c->interpreter = NULL;
 	else if ((prog = cmds_interp_for(c->path)) != NULL)
 		c->interpreter = xstrdup(prog);
-	else if (self && (st->st_mode & S_IXOTH) == 0)
+	else if (self)
 		return error_set(e, ERR_BAD_REQUEST,
 		    "command %s: %s has a \"#!\" line but is not executable by "
 		    "others, and no interpreter runs \"%s\" files: make it "
@@ -287,7 +286,8 @@ cmds_entry(struct skill *s, struct ydoc *y, struct ynode *k, struct ynode *v,
 	c->description = desc ? xstrdup(desc) : NULL;
 	s->ncmds++;
 	if (cmds_lookup(s, name, path, &st, e) == -1 ||
-	    cmds_how(s, c, interp, &st, e) == -1)
+	    cmds_how(s, c, interp, &st,
+	        interp == NULL && cmds_self_running(s, path), e) == -1)
 		return yerr(y, v, e, "%s", e->msg);
 	return 0;
 }
@@ -515,7 +515,7 @@ static int
 cmds_scan_command(struct skill *s, const struct cmds_ref *r, struct error *e)
 {
 	struct skill_cmd *c = &s->cmds[s->ncmds];
-	int in_scripts = strncmp(r->path, "scripts/", 8) == 0, err;
+	int in_scripts = strncmp(r->path, "scripts/", 8) == 0, err, self;
 	enum cmds_look look;
 	struct stat st;
 	char why[128];
@@ -534,7 +534,8 @@ cmds_scan_command(struct skill *s, const struct cmds_ref *r, struct error *e)
 			    cmds_look_why(look, err, why, sizeof(why)));
 		return 0;
 	}
-	if (!((cmds_self_running(s, r->path) && (st.st_mode & S_IXOTH)) ||
+	self = cmds_self_running(s, r->path);
+	if (!((self && (st.st_mode & S_IXOTH)) ||
 	        cmds_interp_for(r->path) != NULL)) {
 		if (in_scripts)
 			skill_warn(s,
@@ -556,7 +557,7 @@ cmds_scan_command(struct skill *s, const struct cmds_ref *r, struct error *e)
 	c->path = xstrdup(r->path);
 	c->cwd = GRANT_CWD_WORK;
 	s->ncmds++;
-	if (cmds_how(s, c, NULL, &st, e) == -1) {
+	if (cmds_how(s, c, NULL, &st, self, e) == -1) {
 		char msg[ERROR_MSG_MAX];
 
 		snprintf(msg, sizeof(msg), "%s", e->msg);
