@@ -88,8 +88,10 @@ int cli_audit_verify_files(char *const *files, size_t n,
 
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
 int cli_policy_check(int argc, char **argv);
-/* What loading a skill needs of the daemon config: the system paths
- * programs must lie in, and the interpreters by extension. */
+/* What loading a skill takes of the daemon config c (NULL: the built-in
+ * defaults): the system paths programs must lie in, the interpreters by
+ * extension, and, from a config, the daemon's own paths no fs
+ * permission may reach. */
 struct config;
 void cli_skill_env(const struct config *c);
 

@@ -19,8 +19,24 @@
 void
 cli_skill_env(const struct config *c)
 {
+	struct config defaults;
+	char **prot;
+	size_t nprot;
+
+	if (c == NULL) {
+		config_defaults(&defaults, "/");
+		exec_system_paths(defaults.sys_paths, defaults.nsys_paths);
+		cmds_interpreters(defaults.interp_exts, defaults.interp_progs,
+		    defaults.ninterps);
+		config_free(&defaults);
+		return;
+	}
 	exec_system_paths(c->sys_paths, c->nsys_paths);
 	cmds_interpreters(c->interp_exts, c->interp_progs, c->ninterps);
+	/* what policyd would refuse: the daemon's own paths */
+	prot = config_protected(c, &nprot);
+	perms_protect(prot, nprot);
+	strarr_free(prot, nprot);
 }
 
 /* Each file in order; an error is reported and the next file checked. */
@@ -92,8 +108,8 @@ cli_policy_check(int argc, char **argv)
 	struct config cfg;
 	struct policy pol;
 	struct error e;
-	char **dirs, **prot;
-	size_t ndirs = 0, nprot;
+	char **dirs;
+	size_t ndirs = 0;
 	int bad, i, from_config = argc >= 2 && strcmp(argv[0], "-f") == 0;
 
 	log_init("skillctl", 1, -1); /* quiet: findings go to stdout */
@@ -104,17 +120,11 @@ cli_policy_check(int argc, char **argv)
 			return 1;
 		}
 		cli_skill_env(&cfg);
-		/* what policyd would refuse: the daemon's own paths */
-		prot = config_protected(&cfg, &nprot);
-		perms_protect(prot, nprot);
-		strarr_free(prot, nprot);
 		bad = check_policy_dir(cfg.policy_dir, &pol);
 		bad |= check_skills(cfg.skills_dirs, cfg.nskills_dirs, &pol);
 		config_free(&cfg);
 	} else {
-		config_defaults(&cfg, "/");
-		cli_skill_env(&cfg);
-		config_free(&cfg);
+		cli_skill_env(NULL);
 		bad =
 		    check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d", &pol);
 		dirs = xcalloc((size_t)argc + 1, sizeof(char *));

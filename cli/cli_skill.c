@@ -475,8 +475,6 @@ skill_check(int argc, char **argv)
 	struct stat st;
 	struct error e;
 	const char *config = NULL, *dir = NULL;
-	char **prot;
-	size_t nprot;
 	int i, json = 0, ended = 0;
 
 	for (i = 0; i < argc; i++) {
@@ -514,14 +512,10 @@ skill_check(int argc, char **argv)
 			fprintf(stderr, "skillctl: %s\n", e.msg);
 			return 1;
 		}
-		/* what policyd would refuse: the daemon's own paths */
-		prot = config_protected(&cfg, &nprot);
-		perms_protect(prot, nprot);
-		strarr_free(prot, nprot);
+		cli_skill_env(&cfg);
+		config_free(&cfg);
 	} else
-		config_defaults(&cfg, "/");
-	cli_skill_env(&cfg);
-	config_free(&cfg);
+		cli_skill_env(NULL);
 	return check_dir(dir, json);
 }
 
