@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../policyd/policyd_exec.h"
@@ -35,26 +36,6 @@ struct fixture {
 static struct fixture *F;
 
 static void
-put(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char path[512], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/'));
-	     slash++) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	if ((f = fopen(path, "w")) == NULL)
-		fail_msg("cannot write %s", path);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
-static void
 skill(const char *name, const char *frontmatter_rest)
 {
 	char md[2048], dir[256];
@@ -65,18 +46,9 @@ skill(const char *name, const char *frontmatter_rest)
 	    "---\nname: %s\ndescription: The %s skill.\n"
 	    "%s---\n# %s\n",
 	    name, name, frontmatter_rest, name);
-	put(dir, "SKILL.md", md, 0644);
-	put(dir, "scripts/run.sh", "#!/bin/sh\necho hi\n", 0755);
-	put(dir, "scripts/other.sh", "#!/bin/sh\necho other\n", 0755);
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	tmptree_put(dir, "SKILL.md", md, 0644);
+	tmptree_put(dir, "scripts/run.sh", "#!/bin/sh\necho hi\n", 0755);
+	tmptree_put(dir, "scripts/other.sh", "#!/bin/sh\necho other\n", 0755);
 }
 
 static const char principals_yaml[] =
@@ -132,11 +104,11 @@ group_setup(void **state)
 	 * by python3 for its extension, and a reference holds no script. */
 	skill("pub", "");
 	snprintf(dirs0, sizeof(dirs0), "%s/pub", F->skills);
-	put(dirs0, "SKILL.md",
+	tmptree_put(dirs0, "SKILL.md",
 	    "---\nname: pub\ndescription: Published.\n---\n"
 	    "Run `python3 scripts/report.py in.csv` or scripts/run.sh.\n",
 	    0644);
-	put(dirs0, "scripts/report.py", "print('hi')\n", 0644);
+	tmptree_put(dirs0, "scripts/report.py", "print('hi')\n", 0644);
 	skill("bare", ""); /* instructions only: no commands */
 
 	dirs[0] = F->skills;
@@ -155,7 +127,7 @@ group_teardown(void **state)
 {
 	(void)state;
 	registry_free(&F->reg);
-	nftw(F->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(F->root);
 	free(F);
 	return 0;
 }
@@ -198,8 +170,8 @@ rules(const char *text)
 	struct error e;
 
 	snprintf(body, sizeof(body), "rules:\n%s", text);
-	put(F->poldir, "00-principals.yaml", principals_yaml, 0644);
-	put(F->poldir, "10-rules.yaml", body, 0644);
+	tmptree_put(F->poldir, "00-principals.yaml", principals_yaml, 0644);
+	tmptree_put(F->poldir, "10-rules.yaml", body, 0644);
 	if (F->pol_loaded)
 		policy_free(&F->pol);
 	memset(&e, 0, sizeof(e));

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "../../lib/util.h"
 #include "skillenv.h"
 #include "../../policyd/policyd.h"
@@ -42,15 +43,6 @@ static struct policy pol;
 static struct policy_env pe;
 static int loaded;
 static char *const sys_usr[] = {"/usr"};
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -82,7 +74,7 @@ teardown(void **state)
 		policy_free(&pol);
 		loaded = 0;
 	}
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(root);
 	return 0;
 }
 

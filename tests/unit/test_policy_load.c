@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "../../policyd/policyd_policy.h"
 
 /* "Well under a second" of CPU; the sanitizers make all code slower. */
@@ -44,15 +45,6 @@ put(const struct tdir *t, const char *name, const char *text)
 }
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 setup(void **state)
 {
 	struct tdir *t = calloc(1, sizeof(*t));
@@ -74,7 +66,7 @@ teardown(void **state)
 	struct tdir *t = *state;
 
 	alarm(0);
-	nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(t->path);
 	free(t);
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "skillenv.h"
 #include "../../policyd/policyd.h"
 
@@ -31,15 +32,6 @@
 
 static char root[64];     /* a fresh temp dir per test */
 static char outside[128]; /* a dir beside the skills, "outside" them */
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -59,8 +51,8 @@ teardown(void **state)
 {
 	(void)state;
 	alarm(0);
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	nftw(outside, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(root);
+	tmptree_rm(outside);
 	return 0;
 }
 
@@ -68,21 +60,7 @@ teardown(void **state)
 static void
 put(const char *rel, const char *text, mode_t mode)
 {
-	char path[PATH_MAX], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/'));
-	     slash++) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	if ((f = fopen(path, "w")) == NULL)
-		fail_msg("cannot write %s", path);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
+	tmptree_put(root, rel, text, mode);
 }
 
 static void

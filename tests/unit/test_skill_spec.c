@@ -19,21 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "../../lib/xmalloc.h"
 #include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../proto/mp.h"
 
 static char root[64]; /* a fresh temp dir per test */
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -47,7 +39,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(root);
 	return 0;
 }
 
@@ -55,21 +47,7 @@ teardown(void **state)
 static void
 put(const char *rel, const char *text, mode_t mode)
 {
-	char path[PATH_MAX], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (slash = path + strlen(root) + 1; (slash = strchr(slash, '/'));
-	     slash++) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	if ((f = fopen(path, "w")) == NULL)
-		fail_msg("cannot write %s", path);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(chmod(path, mode), 0);
+	tmptree_put(root, rel, text, mode);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tmptree.h"
 #include "../../lib/ydoc.h"
 
 /* "Well under a second" of CPU; the sanitizers make all code slower. */
@@ -34,15 +35,6 @@
 #endif
 
 static char dir[64];
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int
 setup(void **state)
@@ -57,7 +49,7 @@ teardown(void **state)
 {
 	(void)state;
 	alarm(0);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmptree_rm(dir);
 	return 0;
 }
 
