@@ -41,6 +41,15 @@ AUDITD_SRC = $(wildcard auditd/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
 NETPROXY_SRC = $(wildcard netproxy/*.c)
 CLI_SRC = $(wildcard cli/*.c)
+# The client library (include/skillbroker.h) and what it speaks the
+# protocol with; skillctl and skillbroker-mcp are built on it.
+LIBSB_SRC = $(wildcard libskillbroker/*.c)
+LIBSB_DEPS_SRC = proto/frame.c proto/mp.c proto/mpjson.c proto/client.c \
+	lib/error.c lib/log.c lib/util.c lib/xmalloc.c
+LIBSB_MAJOR = 1
+LIBSB_VERSION = $(LIBSB_MAJOR).0.0
+LIBSB_PKGS = msgpack libcrypto
+MCP_SRC = $(wildcard mcp/*.c)
 # skillctl policy check lints with policyd's own parsers.
 POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 	policyd/policyd_match.c policyd/policyd_skill.c \
@@ -53,13 +62,14 @@ obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
 PROGS = $(BIN)/skillbrokerd $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
 	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
-	$(BIN)/skillctl
+	$(BIN)/skillctl $(BIN)/skillbroker-mcp
+LIBSB = $(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION) $(OUT)/lib/libskillbroker.a
 
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 # Role code linked into unit tests (everything but each role's main file).
 ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
-	$(WORKER_SRC) $(MASTER_SRC) $(NETPROXY_SRC) $(CLI_SRC))
+	$(WORKER_SRC) $(MASTER_SRC) $(NETPROXY_SRC) $(CLI_SRC) $(LIBSB_SRC) $(MCP_SRC))
 
 .PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
 	fuzz-seeds fuzz-corpus
@@ -72,7 +82,7 @@ FILES_SKILL = $(addprefix $(FILES_SKILL_DIR)/,put get list delete)
 FILES_SKILL_SRC = skills/files/src/files.c lib/error.c lib/log.c lib/util.c \
 	lib/xmalloc.c proto/client.c proto/mp.c
 
-all: $(PROGS) $(FILES_SKILL)
+all: $(PROGS) $(FILES_SKILL) $(LIBSB)
 
 $(FILES_SKILL_DIR)/put: $(FILES_SKILL_SRC)
 	@mkdir -p $(dir $@)
@@ -111,7 +121,48 @@ $(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
 $(BIN)/skillbroker-netproxy: $(call obj,$(NETPROXY_SRC) $(COMMON_SRC))
-$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC) $(COMMON_SRC))
+$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(LIBSB_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC) $(COMMON_SRC))
+$(BIN)/skillbroker-mcp: $(call obj,$(MCP_SRC) $(LIBSB_SRC) $(COMMON_SRC))
+
+# The library's objects are position-independent, and everything but the
+# SB_API functions of include/skillbroker.h stays inside it: the shared
+# object exports by its version script, the archive is one object whose
+# hidden symbols are made local.
+pic = $(patsubst %.c,$(OUT)/pic/%.o,$(1))
+LIBSB_OBJS = $(call pic,$(LIBSB_SRC) $(LIBSB_DEPS_SRC))
+LIBSB_LIBS := $(shell pkg-config --libs $(LIBSB_PKGS) 2>/dev/null)
+$(OUT)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (pic)")
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION): $(LIBSB_OBJS) libskillbroker/libskillbroker.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(LDFLAGS) $(SANFLAGS) -Wl,-z,relro,-z,now,-z,defs \
+		-Wl,-soname,libskillbroker.so.$(LIBSB_MAJOR) \
+		-Wl,--version-script=libskillbroker/libskillbroker.map \
+		-o $@ $(LIBSB_OBJS) $(LIBSB_LIBS)
+	$(Q)ln -sf libskillbroker.so.$(LIBSB_VERSION) $(OUT)/lib/libskillbroker.so.$(LIBSB_MAJOR)
+	$(Q)ln -sf libskillbroker.so.$(LIBSB_MAJOR) $(OUT)/lib/libskillbroker.so
+$(OUT)/lib/libskillbroker.a: $(LIBSB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)ld -r -o $(OUT)/lib/libskillbroker.o $(LIBSB_OBJS) && \
+		objcopy --localize-hidden $(OUT)/lib/libskillbroker.o && \
+		rm -f $@ && ar rcs $@ $(OUT)/lib/libskillbroker.o
+
+# The library's test program and the documented example (docs/libskillbroker.md)
+# see only the public header and link the shared library, as a user's
+# program does.
+LIBSB_USER_FLAGS = -Iinclude -L$(OUT)/lib -Wl,-rpath,$(CURDIR)/$(OUT)/lib
+$(OUT)/tests/clients/client_test: tests/clients/client_test.c include/skillbroker.h $(LIBSB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBSB_USER_FLAGS) -o $@ $< -lskillbroker
+$(OUT)/tests/clients/example: examples/sb-invoke.c include/skillbroker.h $(LIBSB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBSB_USER_FLAGS) -o $@ $< -lskillbroker
 
 $(PROGS):
 	@mkdir -p $(dir $@)
@@ -161,13 +212,15 @@ ifeq ($(SAN),1)
 INTEG_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 endif
 
-integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient
+integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient \
+		$(OUT)/tests/clients/client_test $(OUT)/tests/clients/example
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/files.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/published.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/skillcli.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_CLIENT_BIN=$(CURDIR)/$(OUT)/tests/clients bash tests/clients/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/network.sh
 	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh
@@ -229,7 +282,8 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --suppress=missingIncludeSystem -D__linux__ \
 		--include=/usr/include/x86_64-linux-gnu/sys/queue.h \
-		lib proto master broker policyd auditd worker netproxy cli skills/files/src
+		lib proto master broker policyd auditd worker netproxy cli skills/files/src \
+		libskillbroker mcp examples tests/clients
 
 clean:
 	rm -rf build bin run var $(FILES_SKILL_DIR)
