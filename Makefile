@@ -48,7 +48,7 @@ LIBSB_DEPS_SRC = proto/frame.c proto/mp.c proto/mpjson.c proto/client.c \
 	lib/error.c lib/log.c lib/util.c lib/xmalloc.c
 LIBSB_MAJOR = 1
 LIBSB_VERSION = $(LIBSB_MAJOR).0.0
-LIBSB_PKGS = msgpack libcrypto
+LIBSB_PKGS = msgpack libcrypto jansson
 MCP_SRC = $(wildcard mcp/*.c)
 # skillctl policy check lints with policyd's own parsers.
 POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \

@@ -103,6 +103,14 @@ typedef void (*sb_reply_cb)(
  */
 typedef enum sb_approval (*sb_approval_cb)(
     struct sb_client *c, const struct sb_reply *request, void *arg);
+/*
+ * A frame that answers none of the caller's requests: the broker's error
+ * reply to an answer sb_approve or an approval callback gave, or to an
+ * sb_cancel; or an approval request when no approval callback is set.
+ * For the caller to note; the library goes on.
+ */
+typedef void (*sb_notice_cb)(
+    struct sb_client *c, const struct sb_reply *frame, void *arg);
 
 /* ---------------------------------------------------------- connections */
 
@@ -123,6 +131,8 @@ SB_API struct sb_client *sb_connect(const char *path, sb_approval_cb cb,
 /* Close the connection; callbacks of requests in flight get a reply of
  * SB_ERR_CANCELLED ("the client closed") before it returns. */
 SB_API void sb_close(struct sb_client *c);
+/* Where the connection's notices go (NULL: nowhere). */
+SB_API void sb_set_notice(struct sb_client *c, sb_notice_cb cb, void *arg);
 /* The hello reply the connection got (server, protocol, limits). */
 SB_API const struct sb_reply *sb_hello(const struct sb_client *c);
 /* The last failure of a call on c. */
@@ -252,15 +262,18 @@ SB_API int sb_invoke(struct sb_client *c, const char *skill,
  * reply that said it in *last), SB_ERR_PROTOCOL when what the broker
  * holds is not what was sent, or SB_ERR_IO when src or sink failed.
  */
+/* sb_put_from's *done (may be NULL): the bytes the broker holds, so a
+ * caller can say that a failed put left part of a file. */
 /* put's source: up to max bytes into buf; the count, 0 at the end, or
  * -1 (errno set). */
 typedef ssize_t (*sb_source)(void *arg, void *buf, size_t max);
 /* get's sink: takes all len bytes; 0, or -1 (errno set). */
 typedef int (*sb_sink)(void *arg, const void *data, size_t len);
 SB_API int sb_put_from(struct sb_client *c, const char *session,
-    const char *path, sb_source src, void *arg, struct sb_reply **last);
-SB_API int sb_get_to(struct sb_client *c, const char *session,
-    const char *path, sb_sink sink, void *arg, struct sb_reply **last);
+    const char *path, sb_source src, void *arg, uint64_t *done,
+    struct sb_reply **last);
+SB_API int sb_get_to(struct sb_client *c, const char *session, const char *path,
+    sb_sink sink, void *arg, struct sb_reply **last);
 /* The same from and to memory; sb_get refuses a file over max bytes
  * (SB_ERR_USAGE) and gives *data to the caller to free. */
 SB_API int sb_put(struct sb_client *c, const char *session, const char *path,

@@ -1,0 +1,481 @@
+/*
+ * sb_conn.c: one connection to the broker: frames queued out and read
+ * in without blocking, each reply handed to the callback of the request
+ * it answers, approval requests to the approval callback.
+ */
+#include "sb_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../lib/util.h"
+#include "../lib/xmalloc.h"
+#include "../proto/frame.h"
+
+#define SB_SOCKET_DEV "run/skillbroker.sock" /* a source tree's `make run` */
+#define SB_READ_CHUNK (64 * 1024)
+
+/* Note a failure on c; returns -1. */
+int
+sb_fail(struct sb_client *c, enum sb_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->err = err;
+	va_start(ap, fmt);
+	(void)vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The connection is over: every request in flight gets err as its
+ * reply, in the order sent. */
+void
+sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
+{
+	struct sb_pending *p;
+	va_list ap;
+
+	if (!c->dead) {
+		c->dead = 1;
+		c->err = err;
+		va_start(ap, fmt);
+		(void)vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+		va_end(ap);
+		c->outoff = c->outlen = 0;
+		c->inlen = 0;
+	}
+	while ((p = TAILQ_FIRST(&c->pend)) != NULL) {
+		TAILQ_REMOVE(&c->pend, p, entry);
+		c->npend--;
+		if (!p->internal)
+			p->cb(c, sb_reply_local(&p->id, c->err, c->errmsg),
+			    p->arg);
+		free(p->id.str);
+		free(p);
+	}
+}
+
+const char *
+sb_socket_path(const char *path)
+{
+	const char *env;
+	struct stat st;
+
+	if (path != NULL)
+		return path;
+	if ((env = getenv(SKILLBROKER_SOCKET_ENV)) != NULL && *env != '\0')
+		return env;
+	if (stat(SKILLBROKER_SOCKET_DEFAULT, &st) == -1 && errno == ENOENT &&
+	    stat(SB_SOCKET_DEV, &st) == 0)
+		return SB_SOCKET_DEV;
+	return SKILLBROKER_SOCKET_DEFAULT;
+}
+
+/* A connected, non-blocking stream socket to path, or -1 (c->err). */
+static int
+sb_dial(struct sb_client *c, const char *path)
+{
+	struct sockaddr_un sun;
+	int fd, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s",
+		    path, strerror(ENAMETOOLONG));
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s",
+		    path, strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
+		saved = errno;
+		close(fd);
+		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s%s",
+		    path, strerror(saved),
+		    saved == ENOENT || saved == ECONNREFUSED
+		        ? " (is skillbrokerd running? the socket is "
+		          "-s, or $" SKILLBROKER_SOCKET_ENV ")"
+		        : "");
+	}
+	c->fd = fd;
+	return 0;
+}
+
+/* hello's reply: keep it, and the frame bound it names. */
+static int
+sb_hello_done(struct sb_client *c, struct sb_reply *r)
+{
+	uint64_t max;
+
+	if (r->local) {
+		sb_reply_free(r);
+		return -1; /* c->err says why */
+	}
+	if (!sb_reply_ok(r)) {
+		sb_fail(c, r->err, "%s: %s", r->errtype, r->errmsg);
+		sb_reply_free(r);
+		return -1;
+	}
+	if (sb_reply_uint(r, "capabilities.limits.max_frame_bytes", &max) ==
+	        0 &&
+	    max > 0 && max <= SB_REPLY_MAX_CAP - SB_REPLY_SLACK) {
+		c->max_frame = (size_t)max;
+		c->max_reply = (size_t)max + SB_REPLY_SLACK;
+	}
+	c->hello = r;
+	return 0;
+}
+
+struct sb_client *
+sb_connect(const char *path, sb_approval_cb cb, void *cb_arg, enum sb_err *err,
+    char *errmsg, size_t errmsg_len)
+{
+	struct sb_client *c = xcalloc(1, sizeof(*c));
+	struct sb_reply *r = NULL;
+	struct client_req hello;
+
+	c->fd = -1;
+	c->acb = cb;
+	c->aarg = cb_arg;
+	c->next_id = 1;
+	c->max_frame = FRAME_MAX_DEFAULT;
+	c->max_reply = FRAME_MAX_INTERNAL;
+	TAILQ_INIT(&c->pend);
+	memset(&hello, 0, sizeof(hello));
+	hello.type = CREQ_HELLO;
+	hello.protocol = SKILLBROKER_PROTOCOL;
+	hello.approvals = cb != NULL;
+	if (sb_dial(c, sb_socket_path(path)) == 0 &&
+	    sb_queue(c, &hello, NULL, &r) == 0 && sb_wait(c, &r) == 0 &&
+	    sb_hello_done(c, r) == 0)
+		return c;
+	if (err != NULL)
+		*err = c->err;
+	if (errmsg != NULL && errmsg_len > 0)
+		(void)snprintf(errmsg, errmsg_len, "%s", c->errmsg);
+	sb_close(c);
+	return NULL;
+}
+
+void
+sb_close(struct sb_client *c)
+{
+	if (c == NULL)
+		return;
+	sb_die(c, SB_ERR_CANCELLED, "the client closed the connection");
+	if (c->fd != -1)
+		close(c->fd);
+	sb_reply_free(c->hello);
+	free(c->out);
+	free(c->in);
+	free(c);
+}
+
+void
+sb_set_notice(struct sb_client *c, sb_notice_cb cb, void *arg)
+{
+	c->ncb = cb;
+	c->narg = arg;
+}
+
+const struct sb_reply *
+sb_hello(const struct sb_client *c)
+{
+	return c->hello;
+}
+
+enum sb_err
+sb_errcode(const struct sb_client *c)
+{
+	return c->err;
+}
+
+const char *
+sb_errmsg(const struct sb_client *c)
+{
+	return c->errmsg;
+}
+
+int
+sb_fd(const struct sb_client *c)
+{
+	return c->fd;
+}
+
+short
+sb_events(const struct sb_client *c)
+{
+	if (c->dead)
+		return 0;
+	return POLLIN | (c->outoff < c->outlen ? POLLOUT : 0);
+}
+
+size_t
+sb_pending(const struct sb_client *c)
+{
+	return c->npend;
+}
+
+/* The request in flight with this id, or NULL. */
+static struct sb_pending *
+sb_find(struct sb_client *c, const struct client_id *id)
+{
+	struct sb_pending *p;
+
+	TAILQ_FOREACH (p, &c->pend, entry)
+		if (client_id_eq(&p->id, id))
+			return p;
+	return NULL;
+}
+
+/* The sync side's callback: the reply goes into the waiting slot. */
+static void
+sb_slot_cb(struct sb_client *c, struct sb_reply *r, void *arg)
+{
+	(void)c;
+	*(struct sb_reply **)arg = r;
+}
+
+/*
+ * Encode r as a frame at the end of the out queue, its reply to cb (NULL:
+ * into the slot at arg). The id must be set and not in flight.
+ */
+int
+sb_queue(struct sb_client *c, struct client_req *r, sb_reply_cb cb, void *arg)
+{
+	struct sb_pending *p;
+	struct sb_req tmp;
+	struct error e;
+	struct mp_enc m;
+	size_t need;
+
+	if (c->dead)
+		return sb_fail(c, c->err, "%s", c->errmsg);
+	if (r->id.is_num == 0 && r->id.str == NULL) {
+		/* the library's own requests (hello): numbered here */
+		r->id.is_num = 1;
+		r->id.num = c->next_id++;
+	}
+	if (sb_find(c, &r->id) != NULL)
+		return sb_fail(c, SB_ERR_USAGE,
+		    "a request with this id is in flight already");
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.r = *r;
+	if (sb_req_encode(&tmp, c->max_frame, &m, &e) == -1)
+		return sb_fail(c, SB_ERR_USAGE, "%s", e.msg);
+	need = FRAME_HDR_LEN + m.sb.size;
+	if (c->outoff > 0 && c->outoff == c->outlen)
+		c->outoff = c->outlen = 0;
+	if (c->outcap - c->outlen < need) {
+		size_t cap = c->outcap > 0 ? c->outcap : 4096;
+		while (cap - c->outlen < need)
+			cap *= 2;
+		c->out = xreallocarray(c->out, cap, 1);
+		c->outcap = cap;
+	}
+	frame_put_len(c->out + c->outlen, m.sb.size);
+	memcpy(c->out + c->outlen + FRAME_HDR_LEN, m.sb.data, m.sb.size);
+	c->outlen += need;
+	enc_free(&m);
+	p = xcalloc(1, sizeof(*p));
+	p->id = r->id;
+	if (r->id.str != NULL)
+		p->id.str = xstrdup(r->id.str);
+	p->cb = cb != NULL ? cb : sb_slot_cb;
+	p->arg = arg;
+	TAILQ_INSERT_TAIL(&c->pend, p, entry);
+	c->npend++;
+	return 0;
+}
+
+/* Write what the socket takes now; -1 once the broker stopped reading. */
+static int
+sb_flush(struct sb_client *c)
+{
+	ssize_t n;
+
+	while (c->outoff < c->outlen) {
+		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n == -1)
+			return -1;
+		c->outoff += (size_t)n;
+	}
+	c->outoff = c->outlen = 0;
+	return 0;
+}
+
+/* An approval request: to the approval callback, or a notice. */
+static void
+sb_on_approval(struct sb_client *c, struct sb_reply *r)
+{
+	enum sb_approval a;
+
+	if (c->acb == NULL) {
+		if (c->ncb != NULL)
+			c->ncb(c, r, c->narg);
+		return;
+	}
+	a = c->acb(c, r, c->aarg);
+	if (a != SB_APPROVAL_NONE && r->id[0] != '\0' &&
+	    sb_approve(c, r->id, a) == -1 && c->ncb != NULL)
+		c->ncb(c, r, c->narg);
+}
+
+/* One frame's body: hand it to whoever waits for it. */
+static void
+sb_dispatch(struct sb_client *c, uint8_t *body, size_t len)
+{
+	struct sb_pending *p;
+	struct sb_reply *r;
+	struct error e;
+
+	if ((r = sb_reply_decode(body, len, &e)) == NULL) {
+		sb_die(c, SB_ERR_PROTOCOL, "a malformed reply: %s", e.msg);
+		return;
+	}
+	if (strcmp(r->type, "approval_request") == 0) {
+		sb_on_approval(c, r);
+		sb_reply_free(r);
+		return;
+	}
+	if (r->id[0] == '\0' && r->err != SB_OK) {
+		/* about the connection, not a request: it ends */
+		sb_die(c, r->err, "%s: %s", r->errtype, r->errmsg);
+		sb_reply_free(r);
+		return;
+	}
+	if ((p = sb_find(c, &r->cid)) == NULL) {
+		if (c->ncb != NULL)
+			c->ncb(c, r, c->narg);
+		sb_reply_free(r);
+		return;
+	}
+	TAILQ_REMOVE(&c->pend, p, entry);
+	c->npend--;
+	if (p->internal) {
+		if (r->err != SB_OK && c->ncb != NULL)
+			c->ncb(c, r, c->narg);
+		sb_reply_free(r);
+	} else
+		p->cb(c, r, p->arg);
+	free(p->id.str);
+	free(p);
+}
+
+/* Take the whole frames off the in buffer, one at a time (a callback
+ * may read on: nothing here holds a pointer into the buffer). */
+static void
+sb_frames(struct sb_client *c)
+{
+	enum frame_status st;
+	struct error e;
+	uint8_t *body;
+	size_t blen;
+
+	while (!c->dead) {
+		st = frame_check(c->in, c->inlen, c->max_reply, &blen, &e);
+		if (st == FRAME_NEED_MORE)
+			return;
+		if (st == FRAME_BAD) {
+			sb_die(c, SB_ERR_PROTOCOL, "a bad frame: %s", e.msg);
+			return;
+		}
+		body = xmalloc(blen);
+		memcpy(body, c->in + FRAME_HDR_LEN, blen);
+		c->inlen -= FRAME_HDR_LEN + blen;
+		memmove(c->in, c->in + FRAME_HDR_LEN + blen, c->inlen);
+		sb_dispatch(c, body, blen);
+	}
+}
+
+int
+sb_process(struct sb_client *c)
+{
+	int wfail;
+	ssize_t n;
+
+	if (c->dead)
+		return -1;
+	/* A broker that stopped reading may still have answered: read on. */
+	wfail = sb_flush(c) == -1 ? errno : 0;
+	for (;;) {
+		if (c->incap - c->inlen < SB_READ_CHUNK) {
+			c->incap = c->inlen + 2 * SB_READ_CHUNK;
+			c->in = xreallocarray(c->in, c->incap, 1);
+		}
+		n = recv(
+		    c->fd, c->in + c->inlen, c->incap - c->inlen, MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n == -1) {
+			sb_die(c, SB_ERR_PROTOCOL,
+			    "reading from the broker: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			sb_frames(c);
+			sb_die(c, SB_ERR_PROTOCOL,
+			    "the broker closed the connection%s",
+			    c->inlen > 0 ? " in the middle of a frame" : "");
+			return -1;
+		}
+		c->inlen += (size_t)n;
+		sb_frames(c);
+		if (c->dead)
+			return -1;
+	}
+	if (wfail != 0 && !c->dead)
+		sb_die(c, SB_ERR_PROTOCOL, "writing to the broker: %s",
+		    strerror(wfail));
+	return c->dead ? -1 : 0;
+}
+
+/* Run the connection until *slot holds a reply; -1 (c->err) when the
+ * reply is one the library made because the connection died. */
+int
+sb_wait(struct sb_client *c, struct sb_reply **slot)
+{
+	struct pollfd pfd;
+
+	while (*slot == NULL) {
+		pfd.fd = c->fd;
+		pfd.events = sb_events(c);
+		pfd.revents = 0;
+		if (pfd.events == 0)
+			break;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			sb_die(c, SB_ERR_PROTOCOL, "poll: %s", strerror(errno));
+			break;
+		}
+		(void)sb_process(c);
+	}
+	if (*slot == NULL)
+		return sb_fail(c, c->err, "%s", c->errmsg);
+	if ((*slot)->local) {
+		sb_fail(c, (*slot)->err, "%s", (*slot)->errmsg);
+		sb_reply_free(*slot);
+		*slot = NULL;
+		return -1;
+	}
+	return 0;
+}
