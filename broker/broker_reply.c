@@ -158,6 +158,7 @@ reply_info_skill(
 		enc_kstr(m, "name", a->commands[i].name);
 		enc_kstr(m, "description", a->commands[i].description);
 		enc_kbool(m, "allowed", a->commands[i].allowed);
+		enc_kbool(m, "ask", a->commands[i].ask);
 		enc_map_close(m);
 	}
 	enc_key(m, "permissions");

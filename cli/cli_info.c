@@ -83,7 +83,7 @@ info_commands(const msgpack_object *skill, FILE *out, struct error *e)
 	const msgpack_object *arr = mp_get(skill, "commands");
 	char *name = NULL, *desc = NULL;
 	uint32_t i;
-	int allowed = 0;
+	int allowed = 0, ask = 0;
 
 	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY)
 		return error_set(
@@ -95,13 +95,17 @@ info_commands(const msgpack_object *skill, FILE *out, struct error *e)
 		    mp_str(c, "name", 1, INFO_FIELD_MAX, &name, e) == -1 ||
 		    mp_str(c, "description", 0, INFO_FIELD_MAX, &desc, e) ==
 		        -1 ||
-		    mp_bool(c, "allowed", 0, &allowed, e) == -1) {
+		    mp_bool(c, "allowed", 0, &allowed, e) == -1 ||
+		    mp_bool(c, "ask", 0, &ask, e) == -1) {
 			free(name);
 			return error_set(e, ERR_BAD_REQUEST, "a bad command");
 		}
 		fputs("  ", out);
 		cli_put_safe(out, name);
-		fputs(allowed ? "\tallowed" : "\tnot allowed", out);
+		fputs(allowed ? "\tallowed"
+		      : ask   ? "\tasks first"
+		              : "\tnot allowed",
+		    out);
 		if (desc != NULL && *desc != '\0') {
 			fputc('\t', out);
 			cli_put_safe(out, desc);

@@ -54,8 +54,9 @@ struct info_budget {
 	int texts_stopped;  /* a text did not fit: no more texts */
 };
 
-/* The caller's view of the skill: which commands it may run, and the
- * permissions an allowed one would get; -1 if it may run none. */
+/* The caller's view of the skill: which commands it may run, at once
+ * or once a human said yes (an ask rule), and the permissions the first
+ * of these would get; -1 if it may run none. */
 static int
 info_decide(const struct policy_env *pe, const struct msg_skill_info_req *req,
     const struct skill *s, struct msg_skill_info_ans *a, struct error *e)
@@ -64,7 +65,7 @@ info_decide(const struct policy_env *pe, const struct msg_skill_info_req *req,
 	struct decision d, first;
 	struct mp_enc m;
 	size_t i;
-	int any = 0;
+	int any = 0, asked = 0;
 
 	memset(&q, 0, sizeof(q));
 	memset(&first, 0, sizeof(first));
@@ -82,12 +83,18 @@ info_decide(const struct policy_env *pe, const struct msg_skill_info_req *req,
 		a->commands[i].description = xstrdup(
 		    s->cmds[i].description ? s->cmds[i].description : "");
 		a->commands[i].allowed = d.err == ERR_NONE;
+		a->commands[i].ask = d.err != ERR_NONE && d.ask;
 		a->ncommands++;
-		if (d.err == ERR_NONE && !any++)
+		if (d.err == ERR_NONE && !any++) {
+			if (asked) /* an allowed command's view wins */
+				decision_free(&first);
+			first = d;
+		} else if (a->commands[i].ask && !any && !asked++)
 			first = d;
 		else
 			decision_free(&d);
 	}
+	any += asked;
 	/* Instructions only: no command to run, none granted. */
 	if (s->ncmds == 0 && decide_sees(pe, &q))
 		any = 1;

@@ -247,6 +247,7 @@ struct msg_skill_info_req {
 struct msg_info_cmd {
 	char *name, *description; /* description: "" when none */
 	int allowed;              /* the caller may run it (phase execution) */
+	int ask;                  /* it may, once a human said yes (ask rule) */
 };
 
 /* Why a reference file comes without its text. */

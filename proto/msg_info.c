@@ -112,6 +112,7 @@ msg_skill_info_ans_enc(struct mp_enc *m, const struct msg_skill_info_ans *a)
 		enc_kstr(m, "name", a->commands[i].name);
 		enc_kstr(m, "description", a->commands[i].description);
 		enc_kbool(m, "allowed", a->commands[i].allowed);
+		enc_kbool(m, "ask", a->commands[i].ask);
 		enc_map_close(m);
 	}
 	info_enc_rawmap(m, "permissions", a->permissions, a->permissions_len);
@@ -160,15 +161,19 @@ static int
 info_cmd_dec(const msgpack_object *o, struct msg_info_cmd *c, struct error *e)
 {
 	static const char *const keys[] = {
-	    "name", "description", "allowed", NULL};
+	    "name", "description", "allowed", "ask", NULL};
 
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return error_set(e, ERR_BAD_REQUEST, "a command is not a map");
 	if (mp_only_keys(o, keys, e) ||
 	    mp_str(o, "name", 1, COMMAND_MAX_LEN, &c->name, e) ||
 	    mp_str(o, "description", 1, SKILL_DESC_MAX, &c->description, e) ||
-	    mp_bool(o, "allowed", 1, &c->allowed, e))
+	    mp_bool(o, "allowed", 1, &c->allowed, e) ||
+	    mp_bool(o, "ask", 1, &c->ask, e))
 		return -1;
+	if (c->allowed && c->ask)
+		return error_set(
+		    e, ERR_BAD_REQUEST, "a command both allowed and asked");
 	if (!command_name_valid(c->name, COMMAND_MAX_LEN))
 		return error_set(e, ERR_BAD_REQUEST, "malformed command name");
 	return 0;

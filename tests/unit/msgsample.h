@@ -246,7 +246,7 @@ sample_skill_info_ans(void)
 	    {.name = "save",
 	        .description = "Saves stdin as a note",
 	        .allowed = 1},
-	    {.name = "list", .description = "", .allowed = 0},
+	    {.name = "list", .description = "", .allowed = 0, .ask = 1},
 	};
 	static struct msg_info_ref refs[] = {
 	    {

@@ -1508,7 +1508,9 @@ test_skill_info_ans(void **state)
 	assert_string_equal(
 	    out.commands[0].description, "Saves stdin as a note");
 	assert_int_equal(out.commands[0].allowed, 1);
+	assert_int_equal(out.commands[0].ask, 0);
 	assert_int_equal(out.commands[1].allowed, 0);
+	assert_int_equal(out.commands[1].ask, 1);
 	assert_int_equal(out.nrefs, 2);
 	assert_string_equal(out.refs[0].path, "references/format.md");
 	assert_int_equal(out.refs[0].size, 13);

@@ -174,6 +174,7 @@ static const char policy_yaml[] =
     "    principals: [asker]\n"
     "    skills: [notes]\n"
     "    action: ask\n"
+    "    ceiling: { exec: [sh], env: [TZ] }\n"
     "  - name: plan-only\n"
     "    principals: [planner]\n"
     "    skills: [notes]\n"
@@ -441,6 +442,37 @@ test_instructions_only(void **state)
 	hidden(5000, "prose"); /* no rule at all */
 }
 
+/* An ask rule shows the skill: its commands run once a human says yes,
+ * and the permissions are what the approved call would get. */
+static void
+test_asked_skill(void **state)
+{
+	struct msg_skill_info_req r = req(3000, "notes", 0);
+	struct msg_skill_info_ans a;
+	struct error e;
+
+	(void)state;
+	skill("notes", "", "# notes\n");
+	load();
+	assert_int_equal(build(&r, &a, &e), 0);
+	assert_int_equal(a.ncommands, 2);
+	assert_int_equal(a.commands[0].allowed, 0);
+	assert_int_equal(a.commands[0].ask, 1);
+	assert_int_equal(a.commands[1].ask, 1);
+	assert_non_null(memmem(a.permissions, a.permissions_len,
+	    "\xa4"
+	    "exec",
+	    5));
+	msg_skill_info_ans_free(&a);
+	/* alice may run save at once: not asked */
+	r = req(1000, "notes", 0);
+	assert_int_equal(build(&r, &a, &e), 0);
+	assert_int_equal(a.commands[0].allowed, 1);
+	assert_int_equal(a.commands[0].ask, 0);
+	assert_int_equal(a.commands[1].ask, 0);
+	msg_skill_info_ans_free(&a);
+}
+
 static void
 test_hidden_skills(void **state)
 {
@@ -454,7 +486,6 @@ test_hidden_skills(void **state)
 	hidden(1000, "NOTES");
 	hidden(5000, "notes");    /* no rule at all */
 	hidden(2000, "notes");    /* allowed, but a deny rule beats it */
-	hidden(3000, "notes");    /* ask only: approvals do not run yet */
 	hidden(4000, "notes");    /* planning only: nothing ever runs */
 	hidden(1000, "disabled"); /* a rule, but not enabled */
 	hidden(1000, "broken");   /* invalid: never runs */
@@ -760,6 +791,7 @@ main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T(test_visible_skill),
 	    T(test_hidden_skills),
+	    T(test_asked_skill),
 	    T(test_instructions_only),
 	    T(test_hostile_references),
 	    T(test_references_not_a_dir),
