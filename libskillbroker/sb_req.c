@@ -89,7 +89,7 @@ sb_req_parse_id(const char *s, struct client_id *id)
 	if (s == NULL || *s == '\0' || strlen(s) > CLIENT_ID_MAX ||
 	    !utf8_valid(s, strlen(s)))
 		return -1;
-	if (s[0] >= '1' && s[0] <= '9') {
+	if (s[0] >= '0' && s[0] <= '9') {
 		errno = 0;
 		v = strtoull(s, &end, 10);
 		if (*end == '\0' && errno == 0) {
