@@ -8,6 +8,9 @@ BINDIR = $(PREFIX)/bin
 LIBEXECDIR = $(PREFIX)/libexec/skillbroker
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/skillbroker,$(PREFIX)/etc/skillbroker)
 DATADIR = $(PREFIX)/share/skillbroker
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
 LOCALSTATEDIR ?= /var
 RUNDIR ?= /run/skillbroker
 
@@ -199,10 +202,11 @@ check: deps
 # The layering check reads the roles' objects (tests/check-layers.sh).
 LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC) $(NETPROXY_SRC))
 
-# The unit tests, the layering, and whether docs/architecture.md names
-# every message type of proto/msg.h.
+# The unit tests, the layering, whether docs/architecture.md names
+# every message type of proto/msg.h, and the manual pages' mdoc.
 unit: $(UNIT_BINS) $(LAYER_OBJS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
+	@mandoc -Tlint -W warning man/*.[1-9] && echo "man: $$(ls man/*.[1-9] | wc -l) pages lint clean"
 	@sh tests/check-layers.sh $(OUT)/obj
 	@sh tests/check-msg-doc.sh
 
@@ -270,6 +274,20 @@ install: all install-users
 		etc/skillbroker.yaml > $(DESTDIR)$(SYSCONFDIR)/skillbroker.yaml
 	install -m 644 etc/policy.d/*.yaml $(DESTDIR)$(SYSCONFDIR)/policy.d/
 	cp -R skills $(DESTDIR)$(DATADIR)/
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(MANDIR)/man3
+	install -m 755 $(BIN)/skillbroker-mcp $(DESTDIR)$(BINDIR)/
+	install -m 644 $(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION) \
+		$(OUT)/lib/libskillbroker.a $(DESTDIR)$(LIBDIR)/
+	ln -sf libskillbroker.so.$(LIBSB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_MAJOR)
+	ln -sf libskillbroker.so.$(LIBSB_MAJOR) $(DESTDIR)$(LIBDIR)/libskillbroker.so
+	install -m 644 include/skillbroker.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBSB_VERSION)|' \
+		-e 's|@PRIVATE@|$(LIBSB_LIBS)|' \
+		libskillbroker/skillbroker.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/skillbroker.pc
+	install -m 644 man/skillbroker.3 $(DESTDIR)$(MANDIR)/man3/
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

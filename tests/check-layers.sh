@@ -12,6 +12,9 @@
 # 3. master/ and worker/ include nothing from broker/.
 # 4. No file outside tests/ writes a raw map header (msgpack_pack_map)
 #    but proto/mp.c: maps count their own entries.
+# 5. The clients of the library (mcp/, examples/, tests/clients/) speak
+#    the protocol through include/skillbroker.h only: they include
+#    nothing from proto/, libskillbroker/ or a role directory.
 # Prints what it found; exits 1 on a violation, 2 if it cannot check.
 set -u
 
@@ -147,6 +150,22 @@ if [ -s "$TMP/inc" ]; then
 else
 	echo "layers: proto/ and lib/ include no role header;" \
 	    "master/ and worker/ nothing from broker/"
+fi
+
+for f in mcp/*.[ch] examples/*.c tests/clients/*.c; do
+	[ -e "$f" ] || continue
+	includes "$f" | while read -r inc path; do
+		case $path in
+		include/* | lib/* | mcp/*) ;;
+		*) echo "layers: $f includes \"$inc\": a client of the library uses include/skillbroker.h" ;;
+		esac
+	done
+done >"$TMP/cli"
+if [ -s "$TMP/cli" ]; then
+	cat "$TMP/cli"
+	fail=1
+else
+	echo "layers: the library's clients include only its public header (and lib/)"
 fi
 
 find lib proto master broker policyd auditd worker cli bench \
