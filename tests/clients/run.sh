@@ -108,7 +108,44 @@ c05_mcp_sdk() {
 	SKILLBROKER_MCP=$SB_BIN/skillbroker-mcp client_run mcp npm --prefix tests/clients/mcp test
 }
 
-SB_TESTS="c01_c_library c02_c_example c03_python c04_node c05_mcp_sdk"
+# The installed library: make install into a staging root, then the
+# example built with what the installed skillbroker.pc says alone, once
+# on the shared library and once on the static one, and run.
+c06_installed_library() {
+	local d=$TMP/root pc lib cc=${CC:-cc} san="" out
+	command -v pkg-config >/dev/null 2>&1 || { sb_skip "pkg-config is not installed"; return 1; }
+	# the sanitizer tree's library needs its runtime in the program too
+	[ -z "${ASAN_OPTIONS:-}" ] || san="-fsanitize=address,undefined"
+	if ! make -s -C "$ROOT" install DESTDIR="$d" >"$TMP/install.log" 2>&1; then
+		sb_fail "make install DESTDIR=$d failed: $(tail -n 3 "$TMP/install.log")"
+		return 1
+	fi
+	pc="env PKG_CONFIG_PATH=$d/usr/local/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d pkg-config"
+	lib=$d/usr/local/lib
+	[ -L "$lib/libskillbroker.so.1" ] && [ -f "$lib/libskillbroker.a" ] &&
+	    [ -f "$d/usr/local/include/skillbroker.h" ] &&
+	    [ -f "$d/usr/local/share/man/man3/skillbroker.3" ] ||
+	    { sb_fail "make install left out the library, header or manual page"; return 1; }
+	sb_eq "soname" "$(objdump -p "$lib/libskillbroker.so.1" | awk '$1 == "SONAME" { print $2 }')" libskillbroker.so.1 || return 1
+	# shellcheck disable=SC2046 # pkg-config's words split on purpose
+	"$cc" $san -o "$TMP/ex-shared" "$ROOT/examples/sb-invoke.c" \
+	    $($pc --cflags --libs skillbroker) 2>"$TMP/cc.log" ||
+	    { sb_fail "building on the installed .pc: $(head -n 3 "$TMP/cc.log")"; return 1; }
+	# shellcheck disable=SC2046
+	"$cc" $san -o "$TMP/ex-static" "$ROOT/examples/sb-invoke.c" \
+	    $($pc --cflags skillbroker) "$lib/libskillbroker.a" \
+	    $($pc --static --libs-only-l skillbroker | sed 's/-lskillbroker//') 2>"$TMP/cc.log" ||
+	    { sb_fail "building on the installed .a: $(head -n 3 "$TMP/cc.log")"; return 1; }
+	out=$(SKILLBROKER_SOCKET=$SB_SOCK LD_LIBRARY_PATH=$lib "$TMP/ex-shared" echo-args run a b 2>&1)
+	sb_eq "the example on the installed .so" "$out" $'a b\n[exit 0]' || return 1
+	out=$(SKILLBROKER_SOCKET=$SB_SOCK "$TMP/ex-static" echo-args run c 2>&1)
+	sb_eq "the example on the installed .a" "$out" $'c\n[exit 0]' || return 1
+	ldd "$TMP/ex-static" | grep -q skillbroker &&
+	    { sb_fail "the static build still loads the shared library"; return 1; }
+	return 0
+}
+
+SB_TESTS="c01_c_library c02_c_example c03_python c04_node c05_mcp_sdk c06_installed_library"
 
 setup_fixtures
 sb_config "$TMP/sb.yaml" "per_uid.sessions: 64" "per_uid.workers: 10"
