@@ -311,7 +311,7 @@ clean:
 # libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
 FUZZ_TIME ?= 30
 FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml \
-	build/fuzz/fuzz_http
+	build/fuzz/fuzz_http build/fuzz/fuzz_reply
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # fuzz_yaml reads YAML as policyd reads a policy file.
@@ -330,6 +330,12 @@ build/fuzz/fuzz_http: tests/fuzz/fuzz_http.c $(COMMON_SRC) $(FUZZ_HTTP_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
 		$(FUZZ_HTTP_SRC) $(PKG_LIBS)
+
+# fuzz_reply feeds what a broker sends to the client library.
+build/fuzz/fuzz_reply: tests/fuzz/fuzz_reply.c $(COMMON_SRC) $(LIBSB_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
+		$(LIBSB_SRC) $(PKG_LIBS)
 
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
 	@mkdir -p $(dir $@)

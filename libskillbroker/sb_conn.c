@@ -137,21 +137,30 @@ sb_hello_done(struct sb_client *c, struct sb_reply *r)
 	return 0;
 }
 
+/* A client on fd (-1: not connected yet), before its hello. */
 struct sb_client *
-sb_connect(const char *path, sb_approval_cb cb, void *cb_arg, enum sb_err *err,
-    char *errmsg, size_t errmsg_len)
+sb_client_new(int fd, sb_approval_cb cb, void *cb_arg)
 {
 	struct sb_client *c = xcalloc(1, sizeof(*c));
-	struct sb_reply *r = NULL;
-	struct client_req hello;
 
-	c->fd = -1;
+	c->fd = fd;
 	c->acb = cb;
 	c->aarg = cb_arg;
 	c->next_id = 1;
 	c->max_frame = FRAME_MAX_DEFAULT;
 	c->max_reply = FRAME_MAX_INTERNAL;
 	TAILQ_INIT(&c->pend);
+	return c;
+}
+
+struct sb_client *
+sb_connect(const char *path, sb_approval_cb cb, void *cb_arg, enum sb_err *err,
+    char *errmsg, size_t errmsg_len)
+{
+	struct sb_client *c = sb_client_new(-1, cb, cb_arg);
+	struct sb_reply *r = NULL;
+	struct client_req hello;
+
 	memset(&hello, 0, sizeof(hello));
 	hello.type = CREQ_HELLO;
 	hello.protocol = SKILLBROKER_PROTOCOL;

@@ -77,6 +77,7 @@ struct sb_client {
 };
 
 /* sb_conn.c */
+struct sb_client *sb_client_new(int fd, sb_approval_cb cb, void *cb_arg);
 int sb_fail(struct sb_client *c, enum sb_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
