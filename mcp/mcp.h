@@ -43,8 +43,9 @@ extern const char *const mcp_protocols[];
 #define MCP_CALLS_MAX 64                /* tools/call in flight */
 #define MCP_INFO_IN_FLIGHT 16           /* skill_info requests at once */
 #define MCP_POLL_S_DEFAULT 5            /* seconds between catalog polls */
-#define MCP_FRESH_MS 1000 /* a catalog this young is not refreshed for a miss  \
-	                   */
+#define MCP_FRESH_MS                                                           \
+	1000 /* a catalog this young is not refreshed for a miss               \
+	      */
 
 /* Tool arguments (the broker's bounds, docs/protocol.md). */
 #define MCP_ARGS_MAX 256
@@ -56,8 +57,9 @@ extern const char *const mcp_protocols[];
 #define MCP_SESSION_MAX 64
 #define MCP_FILES_MAX 64
 #define MCP_FILE_PATH_MAX 1024
-#define MCP_FILE_BYTES (MCP_LINE_MAX) /* a file's content: the line bounds it  \
-	                               */
+#define MCP_FILE_BYTES                                                         \
+	(MCP_LINE_MAX) /* a file's content: the line bounds it                 \
+	                */
 
 /* Tool names: MCP's rule ([A-Za-z0-9._-], 1..128 characters). */
 #define MCP_TOOL_NAME_MAX 128
@@ -299,7 +301,7 @@ struct mcp_read {
 struct mcp_server {
 	struct mcp_line in;
 	struct mcp_out out;
-	int in_eof;
+	int throttled;   /* output waits: stdin is not read */
 	int stopping;    /* shutting down: answer nothing more */
 	int initialized; /* initialize answered */
 	int ready;       /* notifications/initialized came */

@@ -178,6 +178,22 @@ mcp_call_files(const struct sb_reply *r, char **text)
 	return a;
 }
 
+/* A word on an error the broker's message alone does not explain. */
+static const char *
+mcp_call_why(struct mcp_server *s, enum sb_err err)
+{
+	if (err == SB_ERR_APPROVAL_DENIED && !s->caps.elicitation)
+		return "\nThe MCP host does not support elicitation (it "
+		       "declared no elicitation capability at initialize), so "
+		       "the approval the policy's ask rule requires could not "
+		       "be asked of a human, and the call was denied.";
+	if (err == SB_ERR_PROTOCOL)
+		return "\nThe connection to the skillbroker daemon was lost "
+		       "(the broker cancels the calls of a connection that "
+		       "closes); the next request connects again.";
+	return "";
+}
+
 /* What a result reply says, for the host: content and
  * structuredContent, and isError when the call failed or the skill
  * exited non-zero. */
@@ -218,14 +234,7 @@ mcp_call_result(struct mcp_server *s, struct mcp_call *c, struct sb_reply *r)
 		            mcp_reply_emsg(r), strlen(mcp_reply_emsg(r)))));
 		(void)xasprintf(&t, "%s %s failed: %s: %s%s", c->skill,
 		    c->command, etype, mcp_reply_emsg(r),
-		    strcmp(etype, "approval_denied") == 0 &&
-		            !s->caps.elicitation
-		        ? "\nThe MCP host does not support elicitation (it "
-		          "declared no elicitation capability at initialize), "
-		          "so the approval the policy's ask rule requires "
-		          "could not be asked of a human, and the call was "
-		          "denied."
-		        : "");
+		    mcp_call_why(s, sb_reply_error(r)));
 		json_array_append_new(
 		    content, mcp_call_text(mcp_text_json(t, strlen(t))));
 		free(t);

@@ -336,8 +336,14 @@ mcp_server_run(struct mcp_server *s)
 		n = 0;
 		/* a negative fd is not polled: no input while the host
 		 * does not read our output, no stdout while nothing waits */
-		pfd[n].fd =
-		    mcp_out_pending(&s->out) < MCP_OUT_HIGH ? STDIN_FILENO : -1;
+		if ((mcp_out_pending(&s->out) >= MCP_OUT_HIGH) !=
+		    s->throttled) {
+			s->throttled = !s->throttled;
+			log_debug("%zu bytes of output wait: %s reading stdin",
+			    mcp_out_pending(&s->out),
+			    s->throttled ? "stopped" : "resumed");
+		}
+		pfd[n].fd = s->throttled ? -1 : STDIN_FILENO;
 		pfd[n].events = POLLIN;
 		n++;
 		pfd[n].fd = mcp_out_pending(&s->out) > 0 ? STDOUT_FILENO : -1;
