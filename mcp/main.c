@@ -39,6 +39,7 @@ static void __attribute__((noreturn)) mcp_main_usage(const char *why)
 	exit(2);
 }
 
+/* Parse the options, make stdin and stdout non-blocking, and serve. */
 int
 main(int argc, char **argv)
 {

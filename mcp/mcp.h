@@ -31,7 +31,7 @@
 #define MCP_SERVER_NAME "skillbroker-mcp"
 #define MCP_VERSION "0.2.0" /* the project's, as the broker's hello says */
 
-/* The MCP revisions we speak, newest first; the first is our latest. */
+/* The MCP revisions we speak (mcp_init.c), newest first. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 extern const char *const mcp_protocols[];
 
@@ -43,9 +43,8 @@ extern const char *const mcp_protocols[];
 #define MCP_CALLS_MAX 64                /* tools/call in flight */
 #define MCP_INFO_IN_FLIGHT 16           /* skill_info requests at once */
 #define MCP_POLL_S_DEFAULT 5            /* seconds between catalog polls */
-#define MCP_FRESH_MS                                                           \
-	1000 /* a catalog this young is not refreshed for a miss               \
-	      */
+/* A catalog this young is not refreshed for a tool name it lacks. */
+#define MCP_FRESH_MS 1000
 
 /* Tool arguments (the broker's bounds, docs/protocol.md). */
 #define MCP_ARGS_MAX 256
@@ -57,9 +56,6 @@ extern const char *const mcp_protocols[];
 #define MCP_SESSION_MAX 64
 #define MCP_FILES_MAX 64
 #define MCP_FILE_PATH_MAX 1024
-#define MCP_FILE_BYTES                                                         \
-	(MCP_LINE_MAX) /* a file's content: the line bounds it                 \
-	                */
 
 /* Tool names: MCP's rule ([A-Za-z0-9._-], 1..128 characters). */
 #define MCP_TOOL_NAME_MAX 128
@@ -285,8 +281,6 @@ struct mcp_call {
 	int refreshed;     /* the catalog was refreshed for a miss */
 	json_t *elicit_id; /* our elicitation/create in flight, or NULL */
 	char approval[MCP_APPROVAL_ID_MAX]; /* its approval id */
-	int approval_asked;                 /* an approval request came */
-	char *approval_answer;
 };
 TAILQ_HEAD(mcp_calls, mcp_call);
 

@@ -89,6 +89,7 @@ mcp_approve_message(const struct sb_reply *rq)
 	return cut;
 }
 
+/* An approval request for one of our calls: ask the host, answer later. */
 enum sb_approval
 mcp_approve_cb(
     UNUSED struct sb_client *sb, const struct sb_reply *rq, void *arg)
@@ -132,7 +133,6 @@ mcp_approve_cb(
 	json_decref(req);
 	c->elicit_id = id;
 	(void)snprintf(c->approval, sizeof(c->approval), "%s", appr);
-	c->approval_asked = 1;
 	mcp_call_progress(s, c,
 	    "waiting for a human's approval (%s), asked through elicitation",
 	    appr);
@@ -162,6 +162,7 @@ mcp_approve_answer(json_t *result, json_t *error, const char **why)
 	return SB_APPROVAL_NO;
 }
 
+/* The host answered an elicitation: pass the answer on to the broker. */
 void
 mcp_approve_response(
     struct mcp_server *s, json_t *id, json_t *result, json_t *error)
@@ -195,6 +196,7 @@ mcp_approve_response(
 	                                        : "no");
 }
 
+/* Tell the host a question it was asked no longer needs an answer. */
 void
 mcp_approve_withdraw(struct mcp_server *s, struct mcp_call *c)
 {

@@ -22,6 +22,7 @@ mcp_args_prop(const char *type, const char *description)
 	    "{s:s, s:s}", "type", type, "description", description);
 }
 
+/* The inputSchema every tool has (a new reference). */
 json_t *
 mcp_args_schema(void)
 {
@@ -230,6 +231,7 @@ mcp_args_one(const char *k, json_t *v, struct mcp_args *a, struct error *e)
 	    k);
 }
 
+/* Check tools/call's arguments against the schema and the bounds. */
 int
 mcp_args_parse(json_t *arguments, struct mcp_args *a, struct error *e)
 {
@@ -252,6 +254,7 @@ mcp_args_parse(json_t *arguments, struct mcp_args *a, struct error *e)
 	return 0;
 }
 
+/* Free what mcp_args_parse allocated (the strings are the JSON's). */
 void
 mcp_args_free(struct mcp_args *a)
 {

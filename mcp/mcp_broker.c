@@ -35,6 +35,7 @@ mcp_broker_notice(
 	    mcp_reply_etype(frame), mcp_reply_emsg(frame));
 }
 
+/* The broker connection, made now if there is none. */
 struct sb_client *
 mcp_broker(struct mcp_server *s, struct error *e)
 {
@@ -77,6 +78,7 @@ mcp_broker(struct mcp_server *s, struct error *e)
 	return s->sb;
 }
 
+/* Close a connection that died; the next use reconnects. */
 void
 mcp_broker_drop(struct mcp_server *s)
 {
@@ -95,6 +97,7 @@ mcp_broker_drop(struct mcp_server *s)
 	s->sb_dead = 0;
 }
 
+/* A reply's error type: the broker's wire name, or the library's. */
 const char *
 mcp_reply_etype(const struct sb_reply *r)
 {
@@ -103,6 +106,7 @@ mcp_reply_etype(const struct sb_reply *r)
 	return t != NULL ? t : sb_err_name(sb_reply_error(r));
 }
 
+/* A reply's error message, "" when it has none. */
 const char *
 mcp_reply_emsg(const struct sb_reply *r)
 {
@@ -337,6 +341,7 @@ mcp_broker_skills_cb(UNUSED struct sb_client *c, struct sb_reply *r, void *arg)
 	mcp_broker_pump(s);
 }
 
+/* Wait for a fresh catalog: join the refresh in flight, or start one. */
 void
 mcp_broker_refresh(struct mcp_server *s, mcp_refresh_cb cb, void *arg)
 {
@@ -374,6 +379,7 @@ mcp_broker_polled(struct mcp_server *s, UNUSED void *arg, const char *err)
 	s->sb_down_logged = 1;
 }
 
+/* The poll's tick: refresh unless a refresh runs already. */
 void
 mcp_broker_poll(struct mcp_server *s)
 {

@@ -36,7 +36,6 @@ mcp_call_free(struct mcp_server *s, struct mcp_call *c)
 	free(c->tool);
 	free(c->skill);
 	free(c->command);
-	free(c->approval_answer);
 	free(c);
 }
 
@@ -76,6 +75,7 @@ mcp_call_fail(struct mcp_server *s, struct mcp_call *c, const char *fmt, ...)
 	free(msg);
 }
 
+/* A progress notification for c, when the host asked for them. */
 void
 mcp_call_progress(
     struct mcp_server *s, struct mcp_call *c, const char *fmt, ...)
@@ -97,6 +97,7 @@ mcp_call_progress(
 	json_decref(n);
 }
 
+/* The call whose broker request in flight is req_id. */
 struct mcp_call *
 mcp_call_by_req(struct mcp_server *s, const char *req_id)
 {
@@ -555,6 +556,7 @@ mcp_call_busy(struct mcp_server *s, json_t *id)
 	return 0;
 }
 
+/* tools/call: check the request, then resolve and run it. */
 void
 mcp_call_start(struct mcp_server *s, json_t *id, json_t *params)
 {
@@ -615,6 +617,7 @@ mcp_call_start(struct mcp_server *s, json_t *id, json_t *params)
 	mcp_call_resolve(s, c);
 }
 
+/* notifications/cancelled for a tools/call: cancel it at the broker. */
 void
 mcp_call_cancel(struct mcp_server *s, json_t *id)
 {
@@ -625,7 +628,10 @@ mcp_call_cancel(struct mcp_server *s, json_t *id)
 			break;
 	if (c == NULL)
 		return;
-	log_debug("call %s cancelled by the host", c->req_id);
+	log_debug("tools/call %s cancelled by the host while %s", c->tool,
+	    c->state == MCP_CALL_RESOLVING ? "resolving its name"
+	    : c->state == MCP_CALL_PUTTING ? "putting its files"
+	                                   : "invoked");
 	c->cancelled = 1;
 	mcp_approve_withdraw(s, c);
 	if (c->req_id[0] != '\0' && s->sb != NULL && !s->sb_closing &&

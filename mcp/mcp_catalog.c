@@ -17,12 +17,14 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
+/* An empty catalog. */
 void
 mcp_catalog_init(struct mcp_catalog *c)
 {
 	memset(c, 0, sizeof(*c));
 }
 
+/* Free a catalog and everything in it. */
 void
 mcp_catalog_free(struct mcp_catalog *c)
 {
@@ -72,6 +74,7 @@ mcp_catalog_grow(struct mcp_skill *k, const char *command)
 	return n;
 }
 
+/* A skill of the skills reply, its commands not yet decided. */
 size_t
 mcp_catalog_add(struct mcp_catalog *c, const char *name,
     const char *description, const char *const *commands, size_t n)
@@ -90,6 +93,7 @@ mcp_catalog_add(struct mcp_catalog *c, const char *name,
 	return c->nskills++;
 }
 
+/* skill_info answered for skill i: it is visible, with these instructions. */
 void
 mcp_catalog_body(struct mcp_catalog *c, size_t i, const char *body)
 {
@@ -100,6 +104,7 @@ mcp_catalog_body(struct mcp_catalog *c, size_t i, const char *body)
 	k->visible = 1;
 }
 
+/* What skill_info says of one command of skill i. */
 void
 mcp_catalog_command(struct mcp_catalog *c, size_t i, const char *command,
     const char *description, int allowed, int ask)
@@ -126,6 +131,7 @@ mcp_catalog_cmp(const void *a, const void *b)
 	    ((const struct mcp_tool *)b)->name);
 }
 
+/* Name every command, sort the names for the lookup. */
 void
 mcp_catalog_finish(struct mcp_catalog *c)
 {
@@ -171,6 +177,7 @@ mcp_catalog_finish(struct mcp_catalog *c)
 	c->built_ms = now_mono_ms();
 }
 
+/* The tool of a name, listed or not; NULL for none. */
 const struct mcp_tool *
 mcp_catalog_find(const struct mcp_catalog *c, const char *name)
 {
@@ -184,6 +191,7 @@ mcp_catalog_find(const struct mcp_catalog *c, const char *name)
 	    &key, c->tools, c->ntools, sizeof(*c->tools), mcp_catalog_cmp);
 }
 
+/* A skill of the catalog by its name; NULL for none. */
 const struct mcp_skill *
 mcp_catalog_skill(const struct mcp_catalog *c, const char *name)
 {
@@ -241,6 +249,7 @@ mcp_catalog_tools(const struct mcp_catalog *c)
 	return a;
 }
 
+/* skill://NAME/SKILL.md (the caller frees it). */
 char *
 mcp_catalog_uri(const char *skill)
 {
@@ -250,6 +259,7 @@ mcp_catalog_uri(const char *skill)
 	return uri;
 }
 
+/* The skill a resource URI names, checked as a skill name. */
 int
 mcp_catalog_uri_skill(const char *uri, char *name, size_t len)
 {
@@ -275,6 +285,7 @@ mcp_catalog_uri_skill(const char *uri, char *name, size_t len)
 	return 0;
 }
 
+/* resources/list's resources: each visible skill's SKILL.md. */
 json_t *
 mcp_catalog_resources(const struct mcp_catalog *c)
 {

@@ -38,6 +38,7 @@ mcp_init_elicitation(json_t *caps)
 	return json_object_size(el) == 0 || json_object_get(el, "form") != NULL;
 }
 
+/* initialize: check the params, agree on a revision, say what we serve. */
 json_t *
 mcp_init_answer(json_t *params, struct mcp_client_caps *caps, struct error *e)
 {

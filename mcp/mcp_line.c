@@ -103,6 +103,7 @@ mcp_line_eof(struct mcp_line *l, mcp_line_cb cb, void *arg)
 	l->discarding = 0;
 }
 
+/* Free the framer's buffer. */
 void
 mcp_line_free(struct mcp_line *l)
 {

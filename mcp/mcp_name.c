@@ -28,6 +28,7 @@ mcp_name_plain(unsigned char c, int command)
 	       (c >= '0' && c <= '9') || c == '-' || (command && c == '.');
 }
 
+/* 1 if name fits MCP's tool name rule. */
 int
 mcp_name_valid(const char *name)
 {
@@ -63,6 +64,7 @@ mcp_name_put(const char *s, int command, char *out, size_t *o, size_t max)
 	return 0;
 }
 
+/* The tool name of (skill, command): plain, or cut and hashed. */
 int
 mcp_name_encode(const char *skill, const char *command, char *out)
 {
@@ -146,6 +148,7 @@ mcp_name_get(const char *p, const char *end, int command, char *out, size_t len)
 	return 0;
 }
 
+/* The pair a plain name encodes; -1 for any other spelling. */
 int
 mcp_name_decode(const char *name, char *skill, size_t skill_len, char *command,
     size_t command_len)

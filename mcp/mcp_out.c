@@ -14,6 +14,7 @@
 
 #include "../lib/xmalloc.h"
 
+/* An empty output queue for fd, bounded by max bytes. */
 void
 mcp_out_init(struct mcp_out *o, int fd, size_t max)
 {
@@ -61,6 +62,7 @@ mcp_out_json(struct mcp_out *o, json_t *msg)
 	return 0;
 }
 
+/* Write what the fd takes now without blocking. */
 int
 mcp_out_flush(struct mcp_out *o)
 {
@@ -87,12 +89,14 @@ mcp_out_flush(struct mcp_out *o)
 	return 0;
 }
 
+/* Bytes queued and not yet written. */
 size_t
 mcp_out_pending(const struct mcp_out *o)
 {
 	return o->len - o->off;
 }
 
+/* Free the queue (what is in it is lost). */
 void
 mcp_out_free(struct mcp_out *o)
 {

@@ -30,6 +30,7 @@ mcp_res_listed(struct mcp_server *s, void *arg, const char *err)
 	json_decref(id);
 }
 
+/* resources/list, from a fresh catalog. */
 void
 mcp_res_list(struct mcp_server *s, json_t *id)
 {
@@ -48,6 +49,7 @@ mcp_res_missing(struct mcp_server *s, json_t *id, const char *uri)
 	json_decref(m);
 }
 
+/* Free a resources/read that was answered. */
 static void
 mcp_res_free(struct mcp_read *rd)
 {
@@ -84,6 +86,7 @@ mcp_res_info(UNUSED struct sb_client *sb, struct sb_reply *r, void *arg)
 	mcp_res_free(rd);
 }
 
+/* resources/read: skill_info for the skill the URI names. */
 void
 mcp_res_read(struct mcp_server *s, json_t *id, json_t *params)
 {

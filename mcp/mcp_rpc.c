@@ -20,6 +20,7 @@ mcp_rpc_invalid(struct mcp_msg *m, json_t *id, int code, const char *why)
 	(void)snprintf(m->why, sizeof(m->why), "%s", why);
 }
 
+/* MCP ids are strings or integers; null is not one. */
 int
 mcp_rpc_id_valid(const json_t *id)
 {
@@ -135,6 +136,7 @@ mcp_rpc_parse(const char *line, size_t len, struct mcp_msg *m)
 	m->kind = MCP_MSG_RESPONSE;
 }
 
+/* Free a parsed message (its borrowed pointers go with it). */
 void
 mcp_rpc_free(struct mcp_msg *m)
 {
@@ -153,6 +155,7 @@ mcp_rpc_base(json_t *id)
 	return o;
 }
 
+/* A result response to id. */
 json_t *
 mcp_rpc_result(json_t *id, json_t *result)
 {
@@ -162,6 +165,7 @@ mcp_rpc_result(json_t *id, json_t *result)
 	return o;
 }
 
+/* An error response to id (null when NULL); msg made valid UTF-8. */
 json_t *
 mcp_rpc_error(json_t *id, int code, const char *msg, json_t *data)
 {
@@ -175,6 +179,7 @@ mcp_rpc_error(json_t *id, int code, const char *msg, json_t *data)
 	return o;
 }
 
+/* A notification. */
 json_t *
 mcp_rpc_notify(const char *method, json_t *params)
 {
@@ -187,6 +192,7 @@ mcp_rpc_notify(const char *method, json_t *params)
 	return o;
 }
 
+/* A request of ours to the host. */
 json_t *
 mcp_rpc_request(json_t *id, const char *method, json_t *params)
 {

@@ -44,6 +44,7 @@ static const struct mcp_method mcp_server_methods[] = {
     {"resources/templates/list", 0, mcp_server_templates},
 };
 
+/* A server with nothing connected yet. */
 void
 mcp_server_init(struct mcp_server *s, const char *sock, const char *session,
     unsigned poll_s)
@@ -60,6 +61,7 @@ mcp_server_init(struct mcp_server *s, const char *sock, const char *session,
 	TAILQ_INIT(&s->calls);
 }
 
+/* Queue msg for stdout; a host that reads nothing for long ends us. */
 void
 mcp_send(struct mcp_server *s, json_t *msg)
 {
@@ -71,6 +73,7 @@ mcp_send(struct mcp_server *s, json_t *msg)
 		    mcp_out_pending(&s->out));
 }
 
+/* Answer id with result (stolen). */
 void
 mcp_send_result(struct mcp_server *s, json_t *id, json_t *result)
 {
@@ -80,6 +83,7 @@ mcp_send_result(struct mcp_server *s, json_t *id, json_t *result)
 	json_decref(m);
 }
 
+/* Answer id with an error of code and a formatted message. */
 void
 mcp_send_error(struct mcp_server *s, json_t *id, int code, const char *fmt, ...)
 {
@@ -95,6 +99,7 @@ mcp_send_error(struct mcp_server *s, json_t *id, int code, const char *fmt, ...)
 	json_decref(m);
 }
 
+/* A broker request id of this process: mcp-PID-N. */
 void
 mcp_server_req_id(struct mcp_server *s, char *buf, size_t len)
 {
@@ -129,6 +134,7 @@ mcp_server_initialize(struct mcp_server *s, json_t *id, json_t *params)
 		log_warnx("%s", e.msg);
 }
 
+/* ping: an empty result. */
 static void
 mcp_server_ping(struct mcp_server *s, json_t *id, UNUSED json_t *params)
 {
@@ -162,6 +168,7 @@ mcp_server_tools_done(struct mcp_server *s, void *arg, const char *err)
 	json_decref(id);
 }
 
+/* tools/list, from a fresh catalog. */
 static void
 mcp_server_tools_list(struct mcp_server *s, json_t *id, json_t *params)
 {
@@ -170,6 +177,7 @@ mcp_server_tools_list(struct mcp_server *s, json_t *id, json_t *params)
 	mcp_broker_refresh(s, mcp_server_tools_done, json_incref(id));
 }
 
+/* resources/list, after its cursor is checked. */
 static void
 mcp_server_res_list(struct mcp_server *s, json_t *id, json_t *params)
 {
@@ -178,6 +186,7 @@ mcp_server_res_list(struct mcp_server *s, json_t *id, json_t *params)
 	mcp_res_list(s, id);
 }
 
+/* resources/templates/list: we have none. */
 static void
 mcp_server_templates(struct mcp_server *s, json_t *id, json_t *params)
 {
@@ -321,6 +330,7 @@ mcp_server_stop(struct mcp_server *s)
 	return 0;
 }
 
+/* The loop: stdin, stdout and the broker, until stdin ends. */
 int
 mcp_server_run(struct mcp_server *s)
 {

@@ -47,6 +47,7 @@ mcp_text_char(const unsigned char *p, size_t n)
 	return need;
 }
 
+/* A JSON string of data: each ill-formed sequence becomes U+FFFD. */
 json_t *
 mcp_text_json(const void *data, size_t len)
 {
@@ -77,6 +78,7 @@ mcp_text_json(const void *data, size_t len)
 	return j ? j : json_string("");
 }
 
+/* s cut on a character to at most max bytes, with "…" when cut. */
 char *
 mcp_text_cut(const char *s, size_t max)
 {

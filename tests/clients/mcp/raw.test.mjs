@@ -58,6 +58,24 @@ test('before initialize: requests are refused, ping is answered', { skip: noAdap
   await pingOk();
 });
 
+test('initialize: the revision asked for, else the latest', { skip: noAdapter }, async () => {
+  for (const [want, got] of [
+    ['2025-06-18', '2025-06-18'],
+    ['2024-11-05', '2024-11-05'],
+    ['2025-03-26', '2025-11-25'],
+    ['2099-01-01', '2025-11-25'],
+  ]) {
+    const b = raw();
+    try {
+      await b.send({ ...INIT, params: { ...INIT.params, protocolVersion: want } });
+      const r = await b.next();
+      assert.equal(r.result.protocolVersion, got, want);
+    } finally {
+      await b.close();
+    }
+  }
+});
+
 test('bad JSON: -32700 with id null', { skip: noAdapter }, async () => {
   for (const line of ['{"jsonrpc":"2.0","id":1,"method":"ping"', 'not json', '{"a":1,"a":2}', '{"x":"\\ud800"}']) {
     await a.write(line + '\n');
@@ -132,9 +150,11 @@ test('a host that does not read: input waits, nothing blocks or is lost', { skip
     const n = 60000; // about 2.5 MB of replies: past the 1 MiB the adapter queues
     const lines = [];
     for (let i = 0; i < n; i++) lines.push(JSON.stringify({ jsonrpc: '2.0', id: `p${i}`, method: 'ping' }));
-    const written = b.write(lines.join('\n') + '\n');
+    let taken = false;
+    const written = b.write(lines.join('\n') + '\n').then(() => (taken = true));
     await new Promise((r) => setTimeout(r, 1000));
     assert.match(b.stderr(), /bytes of output wait: stopped reading stdin/);
+    assert.equal(taken, false, 'the adapter stopped reading: our input waits');
     b.child.stdout.resume();
     await written;
     for (let i = 0; i < n; i++) {
