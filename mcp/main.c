@@ -95,5 +95,7 @@ main(int argc, char **argv)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		fatal("calloc");
 	mcp_server_init(s, sock, session, (unsigned)poll_s);
-	return mcp_server_run(s);
+	ch = mcp_server_run(s);
+	mcp_server_free(s);
+	return ch;
 }

@@ -335,6 +335,7 @@ void mcp_server_init(struct mcp_server *s, const char *sock,
     const char *session, unsigned poll_s);
 /* Run until stdin ends; returns the exit status. */
 int mcp_server_run(struct mcp_server *s);
+void mcp_server_free(struct mcp_server *s);
 /* Queue a message for the host (msg is the caller's). */
 void mcp_send(struct mcp_server *s, json_t *msg);
 void mcp_send_result(struct mcp_server *s, json_t *id, json_t *result);

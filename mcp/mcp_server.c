@@ -302,6 +302,37 @@ mcp_server_read(struct mcp_server *s)
 	return 1;
 }
 
+/* Answer nothing more, and close the broker connection: the calls in
+ * flight get their (cancelled) replies now and are forgotten. */
+static void
+mcp_server_close(struct mcp_server *s)
+{
+	s->stopping = 1;
+	if (s->sb != NULL) {
+		s->sb_closing = 1;
+		sb_close(s->sb);
+		s->sb_closing = 0;
+		s->sb = NULL;
+	}
+}
+
+/* Free everything the server holds, after mcp_server_run. */
+void
+mcp_server_free(struct mcp_server *s)
+{
+	mcp_server_close(s);
+	mcp_line_free(&s->in);
+	mcp_out_free(&s->out);
+	mcp_catalog_free(&s->cat);
+	mcp_catalog_free(&s->next);
+	free(s->tools_seen);
+	free(s->resources_seen);
+	free(s->refresh_err);
+	if (!TAILQ_EMPTY(&s->calls) || !TAILQ_EMPTY(&s->waiters))
+		log_warnx("%zu calls left at exit", s->ncalls);
+	free(s);
+}
+
 /* stdin ended: the host is done. Calls in flight are cancelled (the
  * broker kills what runs), what is queued is written, within 2 s. */
 static int
@@ -311,13 +342,7 @@ mcp_server_stop(struct mcp_server *s)
 	uint64_t end = now_mono_ms() + 2000;
 
 	mcp_line_eof(&s->in, mcp_server_line, s);
-	s->stopping = 1;
-	if (s->sb != NULL) {
-		s->sb_closing = 1;
-		sb_close(s->sb);
-		s->sb_closing = 0;
-		s->sb = NULL;
-	}
+	mcp_server_close(s);
 	while (mcp_out_pending(&s->out) > 0 && now_mono_ms() < end) {
 		p.fd = STDOUT_FILENO;
 		p.events = POLLOUT;
