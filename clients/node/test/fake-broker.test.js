@@ -119,6 +119,13 @@ test('an error reply rejects with its typed error, and the connection goes on', 
   assert.equal((await client.stats()).uptime_s, 3);
 });
 
+test('a reply of the wrong type rejects its call with ProtocolError', async (t) => {
+  const fake = await fakeFor(t, (req, conn) => conn.send({ type: 'skills', id: req.id, ok: true, skills: [] }));
+  const client = await clientFor(t, Client, { path: fake.path });
+  await assert.rejects(within(LIMIT, client.stats()), (err) => err instanceof ProtocolError && /"skills" reply/.test(err.message));
+  assert.equal(client.closed, false);
+});
+
 test('hello says protocol 2, and approvals only with a handler', async (t) => {
   const fake = await fakeFor(t, () => {});
   const a = await clientFor(t, Client, { path: fake.path });
@@ -178,7 +185,7 @@ test('an aborted signal sends cancel for the call; its cancelled reply rejects i
   assert.equal(cancel.request_id, p.requestId);
   // a signal aborted before the call: nothing is sent
   const before = fake.requests.length;
-  await assert.rejects(client.invoke('nap', { signal: AbortSignal.abort() }), CancelledError);
+  await assert.rejects(within(LIMIT, client.invoke('nap', { signal: AbortSignal.abort() })), CancelledError);
   assert.equal(fake.requests.length, before);
 });
 

@@ -2,7 +2,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApprovalDeniedError, Client } from '../index.js';
-import { SOCKET, liveSkip, session } from './helpers.js';
+import { SOCKET, liveSkip, session, within } from './helpers.js';
 
 const run = { phase: 'execution' };
 
@@ -42,7 +42,7 @@ describe('live: approvals', { skip: liveSkip, timeout: 120000 }, () => {
 
   test('a connection without a handler is denied at once', async () => {
     const client = await connect();
-    await assert.rejects(client.invoke('confirm', { ...run, session: session('appr-none') }), (err) => {
+    await assert.rejects(within(5000, client.invoke('confirm', { ...run, session: session('appr-none') })), (err) => {
       assert.ok(err instanceof ApprovalDeniedError, String(err));
       assert.match(err.message, /does not answer approval requests/);
       return true;
