@@ -177,7 +177,8 @@ export interface SkillInfo {
   description: string;
   frontmatter: Record<string, any>;
   body: string;
-  commands: { name: string; description: string; allowed: boolean }[];
+  /** allowed: this caller may run it now; ask: once a human says yes (never both). */
+  commands: { name: string; description: string; allowed: boolean; ask: boolean }[];
   permissions: Record<string, any>;
   references: SkillReference[];
   referencesTruncated: boolean;

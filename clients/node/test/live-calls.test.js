@@ -106,6 +106,9 @@ describe('live: calls', { skip: liveSkip, timeout: 120000 }, () => {
     assert.equal(info.name, 'nap');
     assert.match(info.body, /nap SECONDS/);
     assert.deepEqual(info.commands.map((c) => c.name), ['run']);
+    // a skill an ask rule covers is seen, its command marked ask
+    const confirm = await client.skillInfo('confirm');
+    assert.deepEqual(confirm.commands.map((c) => [c.name, c.allowed, c.ask]), [['run', false, true]]);
     await assert.rejects(client.skillInfo('whoami'), UnknownSkillError);
   });
 
