@@ -112,11 +112,11 @@ sb_dial(struct sb_client *c, const char *path)
 	return 0;
 }
 
-/* hello's reply: keep it, and the frame bound it names. */
+/* hello's reply: keep it, and the bounds it names. */
 static int
 sb_hello_done(struct sb_client *c, struct sb_reply *r)
 {
-	uint64_t max;
+	uint64_t max, reply;
 
 	if (r->local) {
 		sb_reply_free(r);
@@ -133,6 +133,11 @@ sb_hello_done(struct sb_client *c, struct sb_reply *r)
 		c->max_frame = (size_t)max;
 		c->max_reply = (size_t)max + SB_REPLY_SLACK;
 	}
+	/* a result carries its output beside its fields: up to reply_bytes */
+	if (sb_reply_uint(r, "capabilities.limits.reply_bytes", &reply) == 0 &&
+	    reply > c->max_reply)
+		c->max_reply =
+		    reply < SB_REPLY_MAX_CAP ? (size_t)reply : SB_REPLY_MAX_CAP;
 	c->hello = r;
 	return 0;
 }
