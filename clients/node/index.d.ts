@@ -44,7 +44,7 @@ export interface ConnectOptions {
   path?: string;
   /** Given: hello says approvals: true, and approval requests are answered through it. */
   approvalHandler?: ApprovalHandler;
-  /** The largest reply frame accepted (default 1 MiB + 64 KiB, as skillctl). */
+  /** The largest reply frame accepted (default: hello's limits.reply_bytes, at most 256 MiB). */
   maxReplyBytes?: number;
 }
 

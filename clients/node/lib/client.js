@@ -10,6 +10,8 @@ export { APPROVAL_OPTIONS } from './connection.js';
 /** The protocol major this client speaks. */
 export const PROTOCOL = 2;
 
+/** The most hello's reply_bytes may raise the reply bound to. */
+const MAX_REPLY_CAP = 256 * 1024 * 1024;
 const CALL_OPTIONS = new Set(['args', 'stdin', 'env', 'session', 'phase', 'timeoutMs', 'signal', 'id']);
 
 function plainMap(v) {
@@ -257,6 +259,12 @@ export class Client extends Connection {
     }
     if (Number.isSafeInteger(this.limits.in_flight) && this.limits.in_flight > 0) {
       this._inFlightMax = this.limits.in_flight;
+    }
+    // A result carries its output beside its fields: it may be longer
+    // than a frame, up to hello's reply_bytes (never past 256 MiB).
+    const rb = this.limits.reply_bytes;
+    if (this._maxReplyAuto && Number.isSafeInteger(rb) && rb > this._reader.max) {
+      this._reader.max = Math.min(rb, MAX_REPLY_CAP);
     }
   }
 }

@@ -61,6 +61,7 @@ export class Connection extends EventEmitter {
     this.closed = false;
     this._sock = sock;
     this._reader = new FrameReader(opts.maxReplyBytes ?? DEFAULT_MAX_REPLY);
+    this._maxReplyAuto = opts.maxReplyBytes == null; // hello's reply_bytes may raise it
     this._approvalHandler = opts.approvalHandler ?? null;
     this._maxFrame = DEFAULT_MAX_FRAME; // hello's max_frame_bytes, once known
     this._nextId = 1;
