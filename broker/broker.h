@@ -187,6 +187,7 @@ struct broker {
 	struct peer master, policyd, auditd;
 	size_t max_frame, max_sessions;
 	uint64_t max_timeout_ms; /* a queued call waits at most this long */
+	uint64_t call_output;    /* limits.output_bytes: a result's output */
 	unsigned max_clients;
 	uint64_t workers; /* the master's worker pool */
 	struct quota per_uid;

@@ -241,6 +241,8 @@ reply_hello(struct mp_enc *m, const struct client_id *id, const struct conn *cn)
 	enc_kuint(m, "max_timeout_ms", B->max_timeout_ms);
 	enc_kuint(m, "file_path_bytes", CLIENT_PATH_MAX);
 	enc_kuint(m, "put_file_bytes", files_put_max());
+	enc_kuint(m, "reply_bytes",
+	    B->max_frame + B->call_output + CLIENT_REPLY_FIELDS);
 	enc_map_close(m);
 	enc_map_close(m);
 	client_reply_end(m);

@@ -189,6 +189,7 @@ main(int argc, char *argv[])
 	B = xcalloc(1, sizeof(*B));
 	B->max_frame = (size_t)conf.max_frame;
 	B->max_timeout_ms = conf.max_timeout_ms;
+	B->call_output = conf.call_output;
 	B->max_clients = (unsigned)conf.max_clients;
 	B->max_sessions = (size_t)conf.max_sessions;
 	B->workers = conf.workers;

@@ -112,11 +112,11 @@ sb_dial(struct sb_client *c, const char *path)
 	return 0;
 }
 
-/* hello's reply: keep it, and the frame bound it names. */
+/* hello's reply: keep it, and the bounds it names. */
 static int
 sb_hello_done(struct sb_client *c, struct sb_reply *r)
 {
-	uint64_t max;
+	uint64_t max, reply;
 
 	if (r->local) {
 		sb_reply_free(r);
@@ -133,6 +133,11 @@ sb_hello_done(struct sb_client *c, struct sb_reply *r)
 		c->max_frame = (size_t)max;
 		c->max_reply = (size_t)max + SB_REPLY_SLACK;
 	}
+	/* a result carries its output beside its fields: up to reply_bytes */
+	if (sb_reply_uint(r, "capabilities.limits.reply_bytes", &reply) == 0 &&
+	    reply > c->max_reply)
+		c->max_reply =
+		    reply < SB_REPLY_MAX_CAP ? (size_t)reply : SB_REPLY_MAX_CAP;
 	c->hello = r;
 	return 0;
 }
@@ -413,6 +418,25 @@ sb_frames(struct sb_client *c)
 	}
 }
 
+/* Room to read into: the whole frame whose header is in (its length
+ * was checked against max_reply), else a chunk. */
+static void
+sb_reserve(struct sb_client *c)
+{
+	size_t want = c->inlen + SB_READ_CHUNK;
+	uint32_t blen;
+
+	if (c->inlen >= FRAME_HDR_LEN) {
+		blen = frame_get_len(c->in);
+		if (blen <= c->max_reply && FRAME_HDR_LEN + blen > want)
+			want = FRAME_HDR_LEN + (size_t)blen;
+	}
+	if (c->incap < want) {
+		c->in = xreallocarray(c->in, want, 1);
+		c->incap = want;
+	}
+}
+
 int
 sb_process(struct sb_client *c)
 {
@@ -424,10 +448,7 @@ sb_process(struct sb_client *c)
 	/* A broker that stopped reading may still have answered: read on. */
 	wfail = sb_flush(c) == -1 ? errno : 0;
 	for (;;) {
-		if (c->incap - c->inlen < SB_READ_CHUNK) {
-			c->incap = c->inlen + 2 * SB_READ_CHUNK;
-			c->in = xreallocarray(c->in, c->incap, 1);
-		}
+		sb_reserve(c);
 		n = recv(
 		    c->fd, c->in + c->inlen, c->incap - c->inlen, MSG_DONTWAIT);
 		if (n == -1 && errno == EINTR)

@@ -51,6 +51,10 @@ enum client_approval {
 #define CLIENT_APPROVAL_ID_MAX 32 /* bytes of an approval id ("appr-17") */
 #define CLIENT_PATH_MAX 1024      /* bytes of a session file's path */
 #define CLIENT_PATH_DEPTH 32      /* its components */
+/* What a reply holds beside a call's output and a frame's worth of data
+ * (a result's files_written: 256 paths of at most 4 KiB, its policy,
+ * effects and the rest): hello's reply_bytes counts it in. */
+#define CLIENT_REPLY_FIELDS (2 * 1024 * 1024)
 
 struct client_id {
 	int is_num;

@@ -134,6 +134,7 @@ struct conf_broker {
 	uint64_t max_timeout_ms;      /* limits.max_timeout_ms: queued calls */
 	struct quota per_uid;         /* per_uid.* */
 	struct client_bounds clients; /* clients.* */
+	uint64_t call_output;         /* limits.output_bytes: hello's bound */
 };
 
 /* CONF_POLICYD */

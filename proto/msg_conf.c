@@ -61,6 +61,7 @@ conf_broker_enc(struct mp_enc *m, const struct conf_broker *c)
 	enc_kuint(m, "stall_s", c->clients.stall_s);
 	enc_kuint(m, "output_bytes", c->clients.output_bytes);
 	enc_kuint(m, "approval_s", c->clients.approval_s);
+	enc_kuint(m, "call_output", c->call_output);
 	msg_end(m);
 }
 
@@ -71,7 +72,7 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    "max_frame", "max_clients", "max_sessions", "session_idle_s",
 	    "workers", "max_timeout_ms", "per_uid_clients", "per_uid_calls",
 	    "per_uid_sessions", "per_uid_workers", "idle_s", "frame_s",
-	    "stall_s", "output_bytes", "approval_s", NULL};
+	    "stall_s", "output_bytes", "approval_s", "call_output", NULL};
 	struct quota *q = &c->per_uid;
 	struct client_bounds *b = &c->clients;
 	const msgpack_object *o = d->root;
@@ -95,7 +96,9 @@ conf_broker_dec(const struct mp_doc *d, struct conf_broker *c, struct error *e)
 	    mp_uint(o, "stall_s", 1, 3600, &b->stall_s, e) ||
 	    mp_uint(o, "output_bytes", 65536, 1024 * 1024 * 1024,
 	        &b->output_bytes, e) ||
-	    mp_uint(o, "approval_s", 1, 3600, &b->approval_s, e)) {
+	    mp_uint(o, "approval_s", 1, 3600, &b->approval_s, e) ||
+	    mp_uint(
+	        o, "call_output", 1, 64 * 1024 * 1024, &c->call_output, e)) {
 		conf_broker_free(c);
 		return -1;
 	}
@@ -349,7 +352,7 @@ conf_enc_for(struct mp_enc *m, enum msg_type t, const struct config *c)
 	struct conf_broker cb = {c->uid[USER_BROKER], c->gid[USER_BROKER], NULL,
 	    c->max_frame_bytes, c->max_clients, c->max_sessions,
 	    c->session_idle_s, config_nworkers(c), c->limits.max_timeout_ms,
-	    c->per_uid, c->clients};
+	    c->per_uid, c->clients, c->limits.output_bytes};
 	struct conf_policyd cp = {c->uid[USER_POLICYD], c->gid[USER_POLICYD],
 	    c->skills_dirs, c->nskills_dirs, c->policy_dir, c->worker_network,
 	    c->limits, NULL, 0, c->sys_paths, c->nsys_paths, c->interp_exts,

@@ -115,6 +115,7 @@ t_blocking(void)
 	struct sb_reply *r = NULL;
 	struct sb_req *q;
 	char *json;
+	size_t len = 0;
 	int ask = 0;
 
 	check(sb_invoke(c, "echo-args", "run", argv, "blk", &r) == 0 &&
@@ -152,6 +153,14 @@ t_blocking(void)
 	    "sb_call: a built request, its reply under its id");
 	sb_reply_free(r);
 	sb_req_free(q);
+	argv[0] = "3000000";
+	argv[1] = NULL;
+	check(sb_invoke(c, "bigout", NULL, argv, "blk", &r) == 0 &&
+	          sb_reply_ok(r) &&
+	          sb_reply_bin(r, "output.stdout", &len) != NULL &&
+	          len == 3000000,
+	    "invoke: a result longer than a frame (3 MB of output)");
+	sb_reply_free(r);
 	q = sb_req_new("authorize");
 	check(sb_req_skill(q, "echo-args") == 0 &&
 	          sb_req_phase(q, "execution") == 0 && sb_call(c, q, &r) == 0 &&

@@ -17,6 +17,8 @@
 #   whoami     enabled, and a deny rule: permission_denied
 #   sleeper    not enabled: skill_not_enabled
 #   files      allowed: put_file, get_file, list_files, delete_file
+#   bigout     allowed, with a 4 MiB output cap: writes N bytes, so a
+#              result can be longer than a frame (1 MiB)
 # The clients find the socket in SKILLBROKER_SOCKET. Calls run as root,
 # with room for 64 sessions and 10 workers at once.
 #
@@ -44,12 +46,13 @@ setup_fixtures() {
 		cp -R "$ROOT/tests/integration/skills/$s" "$TMP/skills/"
 	done
 	cp -R "$ROOT/skills/files" "$TMP/skills/files"
+	cp -R "$HERE/skills/bigout" "$TMP/skills/"
 	chmod -R u+rwX,go+rX,go-w "$TMP/skills"
 	find "$TMP/skills" -name '*.sh' -exec chmod 755 {} +
 	cat >"$TMP/policy.d/10-clients.yaml" <<-EOF
 	# the client suite's policy (tests/clients/run.sh)
 	skills:
-	  enabled: [echo-args, exit-code, nap, confirm, whoami, files]
+	  enabled: [echo-args, exit-code, nap, confirm, whoami, files, bigout]
 	rules:
 	  - name: clients-allow
 	    principals: ["*"]
@@ -64,6 +67,12 @@ setup_fixtures() {
 	    principals: ["*"]
 	    skills: [whoami]
 	    action: deny
+	  - name: clients-big-output
+	    principals: ["*"]
+	    skills: [bigout]
+	    action: allow
+	    ceiling: { exec: ["*"] }
+	    limits: { output_bytes: 4194304 }
 	EOF
 }
 
@@ -148,6 +157,7 @@ c06_installed_library() {
 SB_TESTS="c01_c_library c02_c_example c03_python c04_node c05_mcp_sdk c06_installed_library"
 
 setup_fixtures
+SB_OUTPUT_BYTES=4194304
 sb_config "$TMP/sb.yaml" "per_uid.sessions: 64" "per_uid.workers: 10"
 if ! sb_start; then
 	echo "not ok - startup: the daemon did not start"

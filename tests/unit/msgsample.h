@@ -39,6 +39,7 @@ sample_conf_broker(void)
 	        .stall_s = 9,
 	        .output_bytes = 65536,
 	        .approval_s = 45},
+	    .call_output = 4096,
 	};
 
 	return c;

@@ -842,6 +842,7 @@ test_conf_broker(void **state)
 	assert_int_equal(out.session_idle_s, 600);
 	assert_int_equal(out.workers, 40);
 	assert_int_equal(out.max_timeout_ms, 120000);
+	assert_int_equal(out.call_output, 4096);
 	assert_int_equal(out.per_uid.clients, 4);
 	assert_int_equal(out.per_uid.calls, 20);
 	assert_int_equal(out.per_uid.sessions, 8);
