@@ -80,6 +80,15 @@ test('tools/call: stdin, env and a non-zero exit', { skip: noDaemon }, async () 
   assert.match(text(r), /exit code: 7/);
 });
 
+test('tools/call: a result longer than a broker frame comes whole', { skip: noDaemon }, async () => {
+  const n = 3 * 1000 * 1000; // bigout: 3 MB of "x", under the suite's 4 MiB output cap
+  const r = await c.client.callTool({ name: 'bigout.run', arguments: { args: [String(n)] } });
+  assert.equal(r.isError, false, text(r).slice(0, 300));
+  assert.equal(r.content[0].text.length, n);
+  assert.equal(r.structuredContent.truncated, false);
+  await c.client.ping();
+});
+
 test('tools/call: a denied skill is isError with permission_denied', { skip: noDaemon }, async () => {
   const r = await c.client.callTool({ name: 'whoami.run', arguments: {} });
   assert.equal(r.isError, true);
