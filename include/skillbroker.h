@@ -124,7 +124,8 @@ SB_API const char *sb_socket_path(const char *path);
  * protocol 2, and approvals: true when cb is not NULL (approval
  * requests for this connection's calls then go to cb). On failure
  * returns NULL with *err and errmsg (errmsg_len bytes, may be NULL) set:
- * SB_ERR_CONNECT, SB_ERR_PROTOCOL, or the broker's refusal (overloaded).
+ * SB_ERR_CONNECT, SB_ERR_PROTOCOL (also when no hello came within 5 s),
+ * or the broker's refusal (overloaded).
  */
 SB_API struct sb_client *sb_connect(const char *path, sb_approval_cb cb,
     void *cb_arg, enum sb_err *err, char *errmsg, size_t errmsg_len);

@@ -48,7 +48,7 @@ sb_call(struct sb_client *c, struct sb_req *req, struct sb_reply **reply)
 		(void)snprintf(req->idbuf, sizeof(req->idbuf), "%llu",
 		    (unsigned long long)req->r.id.num);
 	}
-	if (sb_queue(c, &req->r, NULL, &r) == -1 || sb_wait(c, &r) == -1)
+	if (sb_queue(c, &req->r, NULL, &r) == -1 || sb_wait(c, &r, -1) == -1)
 		return -1;
 	*reply = r;
 	return 0;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../lib/util.h"
@@ -171,7 +172,8 @@ sb_connect(const char *path, sb_approval_cb cb, void *cb_arg, enum sb_err *err,
 	hello.protocol = SKILLBROKER_PROTOCOL;
 	hello.approvals = cb != NULL;
 	if (sb_dial(c, sb_socket_path(path)) == 0 &&
-	    sb_queue(c, &hello, NULL, &r) == 0 && sb_wait(c, &r) == 0 &&
+	    sb_queue(c, &hello, NULL, &r) == 0 &&
+	    sb_wait(c, &r, SB_HELLO_TIMEOUT_MS) == 0 &&
 	    sb_hello_done(c, r) == 0)
 		return c;
 	if (err != NULL)
@@ -478,12 +480,29 @@ sb_process(struct sb_client *c)
 	return c->dead ? -1 : 0;
 }
 
-/* Run the connection until *slot holds a reply; -1 (c->err) when the
- * reply is one the library made because the connection died. */
-int
-sb_wait(struct sb_client *c, struct sb_reply **slot)
+/* Milliseconds on the monotonic clock. */
+static int64_t
+sb_now_ms(void)
 {
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Run the connection until *slot holds a reply, at most timeout_ms (-1:
+ * as long as it takes; the broker answers every request in time); -1
+ * (c->err) when the reply is one the library made because the
+ * connection died, or the time ran out (the connection is then dead).
+ */
+int
+sb_wait(struct sb_client *c, struct sb_reply **slot, int timeout_ms)
+{
+	int64_t end = sb_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
 	struct pollfd pfd;
+	int left = -1, n;
 
 	while (*slot == NULL) {
 		pfd.fd = c->fd;
@@ -491,13 +510,20 @@ sb_wait(struct sb_client *c, struct sb_reply **slot)
 		pfd.revents = 0;
 		if (pfd.events == 0)
 			break;
-		if (poll(&pfd, 1, -1) == -1) {
+		if (timeout_ms >= 0 && (left = (int)(end - sb_now_ms())) <= 0) {
+			sb_die(c, SB_ERR_PROTOCOL,
+			    "the broker did not answer within %d ms",
+			    timeout_ms);
+			break;
+		}
+		if ((n = poll(&pfd, 1, left)) == -1) {
 			if (errno == EINTR)
 				continue;
 			sb_die(c, SB_ERR_PROTOCOL, "poll: %s", strerror(errno));
 			break;
 		}
-		(void)sb_process(c);
+		if (n > 0)
+			(void)sb_process(c);
 	}
 	if (*slot == NULL)
 		return sb_fail(c, c->err, "%s", c->errmsg);

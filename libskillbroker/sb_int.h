@@ -21,6 +21,9 @@
 #define SB_REPLY_MAX_CAP (256u * 1024 * 1024)
 #define SB_ERRMSG_MAX 512
 #define SB_IDBUF 24 /* "18446744073709551615" and its NUL */
+/* A broker that took the connection answers hello at once; one that
+ * does not within this long is stuck, and sb_connect gives up. */
+#define SB_HELLO_TIMEOUT_MS 5000
 
 struct sb_req {
 	struct client_req r;
@@ -85,7 +88,7 @@ void sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
 int sb_queue(
     struct sb_client *c, struct client_req *r, sb_reply_cb cb, void *arg);
 int sb_queue_internal(struct sb_client *c, struct client_req *r);
-int sb_wait(struct sb_client *c, struct sb_reply **slot);
+int sb_wait(struct sb_client *c, struct sb_reply **slot, int timeout_ms);
 
 /* sb_req.c */
 int sb_req_parse_id(const char *s, struct client_id *id);

@@ -429,7 +429,8 @@ t_files(void)
 /*
  * A fake broker on a socket of its own: it answers hello, then does
  * what mode says to the next request: 1 sends a frame over any bound,
- * 2 closes mid-frame, 3 sends a body that is not a map.
+ * 2 closes mid-frame, 3 sends a body that is not a map. Mode 4 never
+ * answers hello.
  */
 static void
 fake_serve(int ls, int mode)
@@ -444,6 +445,10 @@ fake_serve(int ls, int mode)
 	if (fd == -1)
 		_exit(1);
 	n = read(fd, buf, sizeof(buf)); /* hello */
+	if (mode == 4) {
+		sleep(30);
+		_exit(0);
+	}
 	hdr[0] = hdr[1] = hdr[2] = 0;
 	hdr[3] = sizeof(hello);
 	if (n <= 0 || write(fd, hdr, 4) != 4 ||
@@ -473,7 +478,7 @@ static void
 t_faults(void)
 {
 	static const char *what[] = {"", "an oversized frame",
-	    "a close mid-frame", "a body that is not a map"};
+	    "a close mid-frame", "a body that is not a map", ""};
 	struct sockaddr_un sun;
 	struct sb_client *c;
 	struct sb_reply *r;
@@ -487,7 +492,7 @@ t_faults(void)
 	check(c == NULL && err == SB_ERR_CONNECT &&
 	          strstr(msg, "is skillbrokerd running?") != NULL,
 	    "connect: no daemon is SB_ERR_CONNECT, with a hint (%s)", msg);
-	for (mode = 1; mode <= 3; mode++) {
+	for (mode = 1; mode <= 4; mode++) {
 		snprintf(path, sizeof(path), "/tmp/sbfake.%d.%d", (int)getpid(),
 		    mode);
 		memset(&sun, 0, sizeof(sun));
@@ -503,7 +508,19 @@ t_faults(void)
 		if ((pid = fork()) == 0)
 			fake_serve(ls, mode);
 		close(ls);
+		t0 = now_s();
 		c = sb_connect(path, NULL, NULL, &err, msg, sizeof(msg));
+		if (mode == 4) {
+			check(c == NULL && err == SB_ERR_PROTOCOL &&
+			          now_s() - t0 > 4 && now_s() - t0 < 8,
+			    "fault: a broker that never answers hello: "
+			    "sb_connect gives up after %.1f s (%s)",
+			    now_s() - t0, msg);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			unlink(path);
+			continue;
+		}
 		t0 = now_s();
 		r = NULL;
 		check(c != NULL &&
