@@ -311,7 +311,7 @@ clean:
 # libFuzzer harnesses (clang), each run for FUZZ_TIME seconds: make fuzz
 FUZZ_TIME ?= 30
 FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml \
-	build/fuzz/fuzz_http build/fuzz/fuzz_reply
+	build/fuzz/fuzz_http build/fuzz/fuzz_reply build/fuzz/fuzz_mcp
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # fuzz_yaml reads YAML as policyd reads a policy file.
@@ -336,6 +336,13 @@ build/fuzz/fuzz_reply: tests/fuzz/fuzz_reply.c $(COMMON_SRC) $(LIBSB_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
 		$(LIBSB_SRC) $(PKG_LIBS)
+
+# fuzz_mcp reads lines as skillbroker-mcp reads its stdin.
+FUZZ_MCP_SRC = mcp/mcp_rpc.c mcp/mcp_line.c mcp/mcp_args.c mcp/mcp_text.c
+build/fuzz/fuzz_mcp: tests/fuzz/fuzz_mcp.c $(COMMON_SRC) $(FUZZ_MCP_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(COMMON_SRC) \
+		$(FUZZ_MCP_SRC) $(PKG_LIBS)
 
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRC)
 	@mkdir -p $(dir $@)
