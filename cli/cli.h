@@ -21,7 +21,6 @@
 #include "../lib/error.h"
 #include "../libskillbroker/sb_int.h"
 #include "../proto/client.h"
-#include "../proto/frame.h"
 #include "../proto/mp.h"
 
 /* Exit statuses; the usage text documents them. */
@@ -31,7 +30,8 @@
 #define CLI_EXIT_PROTO 4  /* cannot connect, or a protocol error */
 
 #define CLI_STDIN_MAX (1024 * 1024)
-#define CLI_REPLY_MAX FRAME_MAX_INTERNAL
+/* A field of a reply is no bigger than the reply the library takes. */
+#define CLI_REPLY_MAX SB_REPLY_MAX_CAP
 #define CLI_MSG_MAX 1024 /* bytes of one "skillctl: ..." message */
 
 /* cli_conn.c: one connection to the broker. */
