@@ -1,12 +1,14 @@
 /*
  * cli.h: the pieces of skillctl. main.c parses arguments and dispatches;
- * cli_conn.c talks to the broker; cli_print.c turns a reply into output
- * and an exit status (cli_stats.c: the stats reply's text and Prometheus
- * forms; cli_approve.c: an approval request shown and answered on a
- * terminal; cli_files.c: put, get, ls and rm, which take more than one
- * request or check what came; cli_policy.c, cli_skill.c, cli_audit.c:
- * the offline checks, and a skill's skeleton). Everything but main()
- * lives outside main.c so the unit tests can link it.
+ * cli_conn.c talks to the broker through libskillbroker (whose internal
+ * header gives the printers a reply's msgpack object); cli_print.c
+ * turns a reply into output and an exit status (cli_stats.c: the stats
+ * reply's text and Prometheus forms; cli_approve.c: an approval request
+ * shown and answered on a terminal; cli_files.c: put, get, ls and rm,
+ * the library's whole checked transfers between a session and local
+ * files; cli_policy.c, cli_skill.c, cli_audit.c: the offline checks, and
+ * a skill's skeleton). Everything but main() lives outside main.c so the
+ * unit tests can link it.
  */
 #ifndef SB_CLI_H
 #define SB_CLI_H
@@ -17,8 +19,8 @@
 
 #include "../auditd/auditd.h"
 #include "../lib/error.h"
+#include "../libskillbroker/sb_int.h"
 #include "../proto/client.h"
-#include "../proto/frame.h"
 #include "../proto/mp.h"
 
 /* Exit statuses; the usage text documents them. */
@@ -27,47 +29,25 @@
 #define CLI_EXIT_FAILED 3 /* the broker answered ok=false */
 #define CLI_EXIT_PROTO 4  /* cannot connect, or a protocol error */
 
-#define CLI_SOCKET_ENV "SKILLBROKER_SOCKET"
-#define CLI_SOCKET_DEFAULT "/run/skillbroker/skillbroker.sock"
-#define CLI_SOCKET_DEV "run/skillbroker.sock" /* `make run` layout */
 #define CLI_STDIN_MAX (1024 * 1024)
-#define CLI_REPLY_MAX FRAME_MAX_INTERNAL
+/* A field of a reply is no bigger than the reply the library takes. */
+#define CLI_REPLY_MAX SB_REPLY_MAX_CAP
+#define CLI_MSG_MAX 1024 /* bytes of one "skillctl: ..." message */
 
-/* One decoded reply; the doc points into buf, so both live together. */
-struct cli_reply {
-	uint8_t *buf;
-	size_t len;
-	struct mp_doc doc;
+/* cli_conn.c: one connection to the broker. */
+struct cli_conn {
+	struct sb_client *c;
+	int tty;    /* where approval requests are asked, or -1: not */
+	int noted;  /* an unanswered approval request was noted */
+	int format; /* CLI_OUT_*: how a refusal is printed */
 };
-
-/* cli_conn.c */
-const char *cli_socket_path(const char *opt);
-int cli_connect(const char *path, int *fdp, struct error *e);
-int cli_read_all(
-    int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e);
-int cli_encode(const struct client_req *req, struct mp_enc *m, struct error *e);
-int cli_id_matches(const msgpack_object *reply, const struct client_id *id);
-int cli_recv_reply(int fd, const struct client_id *id, FILE *err,
-    struct cli_reply *rep, struct error *e);
-int cli_exchange(int fd, const char *path, const void *msg, size_t len,
-    const struct client_id *id, FILE *err, struct cli_reply *rep,
-    struct error *e);
-int cli_call(const char *path, const void *msg, size_t len,
-    const struct client_id *id, FILE *err, struct cli_reply *rep,
-    struct error *e);
-void cli_reply_free(struct cli_reply *rep);
-/* Who answers an approval_request met on the way (sock: the broker's). */
-struct cli_approver {
-	enum client_approval (*ask)(
-	    const msgpack_object *req, int sock, void *arg);
-	void *arg;
-};
-int cli_recv_reply_approving(int fd, const struct client_id *id,
-    const struct cli_approver *ap, FILE *err, struct cli_reply *rep,
-    struct error *e);
-int cli_call_approving(const char *path, const void *msg, size_t len,
-    const struct client_id *id, const struct cli_approver *ap, FILE *err,
-    struct cli_reply *rep, struct error *e);
+int cli_say(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int cli_open(struct cli_conn *cc, const char *sock, int tty, int format);
+void cli_close(struct cli_conn *cc);
+struct sb_req *cli_req(const struct client_req *r, struct error *e);
+int cli_call(struct cli_conn *cc, struct sb_req *req, struct sb_reply **rep);
+int cli_failed(struct cli_conn *cc);
 
 /* cli_approve.c: an approval request on a terminal */
 void cli_approval_show(const msgpack_object *req, FILE *out);
@@ -110,12 +90,16 @@ int cli_skill_help(void);
 int cli_info_print(const msgpack_object *reply, FILE *out, struct error *e);
 
 /*
- * cli_files.c: put, get, ls and rm on a session's files (req: type, id,
- * session, path; local: put's source or get's target, "-" for stdin or
- * stdout; format: CLI_OUT_HUMAN or CLI_OUT_JSON); the exit status.
+ * cli_files.c: put, get, ls and rm on a session's files (sock: -s or
+ * NULL; req: type, id, session, path; local: put's source or get's
+ * target, "-" for stdin or stdout; format: CLI_OUT_HUMAN or
+ * CLI_OUT_JSON); the exit status.
  */
-int cli_files_run(
-    const char *sock, struct client_req *req, const char *local, int format);
+int cli_files_run(const char *sock, const struct client_req *req,
+    const char *local, int format);
+/* Read fd to EOF, refusing more than max bytes; *out is never NULL. */
+int cli_read_all(
+    int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e);
 /* A list_files reply as ls prints it. */
 int cli_files_list_print(
     const msgpack_object *reply, FILE *out, struct error *e);

@@ -1,365 +1,270 @@
-/* cli_conn.c: skillctl's side of the socket: connect, send, wait. */
+/*
+ * cli_conn.c: skillctl's connection, through libskillbroker: the socket
+ * opened (the library says hello; invoke on a terminal answers approval
+ * requests), a request built from main.c's struct client_req with the
+ * library's setters, and a call that got no reply told to the user as a
+ * message and an exit status.
+ */
 #include "cli.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
-#include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
-/* Replies nest deeper than requests (effects.files_written[].path). */
-static const struct mp_limits cli_reply_limits = {
-    .max_depth = 8,
-    .max_str = CLI_REPLY_MAX,
-    .max_elems = 65536,
-    .max_key = 256,
-};
-
-/* -s wins, then the environment, then the installed or the dev socket. */
-const char *
-cli_socket_path(const char *opt)
-{
-	const char *env;
-	struct stat st;
-
-	if (opt != NULL)
-		return opt;
-	if ((env = getenv(CLI_SOCKET_ENV)) != NULL && *env != '\0')
-		return env;
-	if (stat(CLI_SOCKET_DEFAULT, &st) == -1 && errno == ENOENT &&
-	    stat(CLI_SOCKET_DEV, &st) == 0)
-		return CLI_SOCKET_DEV;
-	return CLI_SOCKET_DEFAULT;
-}
-
-/* A connected stream socket, or the message the user should see. */
+/* "skillctl: MESSAGE" on stderr (controls as ?); returns status. */
 int
-cli_connect(const char *path, int *fdp, struct error *e)
+cli_say(int status, const char *fmt, ...)
 {
-	struct sockaddr_un sun;
-	int fd, saved;
+	char msg[CLI_MSG_MAX];
+	va_list ap;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return error_set(e, ERR_INTERNAL, "cannot connect to %s: %s",
-		    path, strerror(ENAMETOOLONG));
-	memcpy(sun.sun_path, path, strlen(path));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return error_set(e, ERR_INTERNAL, "cannot connect to %s: %s",
-		    path, strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		saved = errno;
-		close(fd);
-		return error_set(e, ERR_INTERNAL, "cannot connect to %s: %s",
-		    path, strerror(saved));
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fputs("skillctl: ", stderr);
+	cli_put_safe(stderr, msg);
+	fputc('\n', stderr);
+	fflush(stderr);
+	return status;
+}
+
+/* The terminal's answer, as the library names it. */
+static enum sb_approval
+conn_answer(enum client_approval a)
+{
+	switch (a) {
+	case CLIENT_APPROVAL_YES_ONCE:
+		return SB_APPROVAL_YES_ONCE;
+	case CLIENT_APPROVAL_YES_IN_SESSION:
+		return SB_APPROVAL_YES_IN_SESSION;
+	case CLIENT_APPROVAL_NO:
+		return SB_APPROVAL_NO;
+	default:
+		return SB_APPROVAL_NONE;
 	}
-	*fdp = fd;
-	return 0;
 }
 
-/* Read fd to EOF, refusing more than max bytes; *out is never NULL. */
-int
-cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e)
+/* An approval request for our call: put to the human at the terminal. */
+static enum sb_approval
+conn_ask(struct sb_client *c, const struct sb_reply *req, void *arg)
 {
-	size_t cap = 65536, len = 0;
-	uint8_t *buf = xmalloc(cap);
-	ssize_t n;
+	const struct cli_conn *cc = arg;
 
-	for (;;) {
-		if (len == cap) {
-			buf = xreallocarray(buf, 2, cap);
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			free(buf);
-			return error_set(
-			    e, ERR_INTERNAL, "%s", strerror(errno));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			free(buf);
-			return error_set(
-			    e, ERR_BAD_REQUEST, "more than %zu bytes", max);
-		}
-	}
-	*out = buf;
-	*outlen = len;
-	return 0;
+	return conn_answer(cli_approval_prompt(
+	    sb_reply_object(req), sb_fd(c), cc->tty, stderr));
 }
 
-/* Encode req into m, refusing what the broker would reject as too big. */
-int
-cli_encode(const struct client_req *req, struct mp_enc *m, struct error *e)
-{
-	enc_init(m);
-	client_req_enc(m, req);
-	if (m->sb.size > FRAME_MAX_DEFAULT) {
-		error_set(e, ERR_BAD_REQUEST,
-		    "request of %zu bytes exceeds "
-		    "the broker's limit of %d bytes",
-		    m->sb.size, FRAME_MAX_DEFAULT);
-		enc_free(m);
-		return -1;
-	}
-	return 0;
-}
-
-/* 1 if the reply's "id" is the one we sent. */
-int
-cli_id_matches(const msgpack_object *reply, const struct client_id *id)
-{
-	const msgpack_object *o = mp_get(reply, "id");
-
-	if (o == NULL)
-		return 0;
-	if (id->is_num)
-		return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		       o->via.u64 == id->num;
-	return id->str != NULL && o->type == MSGPACK_OBJECT_STR &&
-	       o->via.str.size == strlen(id->str) &&
-	       memcmp(o->via.str.ptr, id->str, o->via.str.size) == 0;
-}
-
-/* 1 if the reply's "type" is the string t. */
-static int
-reply_is(const msgpack_object *reply, const char *t)
-{
-	const msgpack_object *o = mp_get(reply, "type");
-
-	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
-	       o->via.str.size == strlen(t) &&
-	       memcmp(o->via.str.ptr, t, o->via.str.size) == 0;
-}
-
-/* A request-independent error (id nil or absent) ends our wait too. */
-static int
-reply_is_ours(const msgpack_object *reply, const struct client_id *id)
-{
-	const msgpack_object *o = mp_get(reply, "id");
-
-	if (cli_id_matches(reply, id))
-		return 1;
-	return reply_is(reply, "error") &&
-	       (o == NULL || o->type == MSGPACK_OBJECT_NIL);
-}
-
-/* Release a reply; safe on a zeroed or already freed one. */
-void
-cli_reply_free(struct cli_reply *rep)
-{
-	mp_doc_free(&rep->doc);
-	free(rep->buf);
-	rep->buf = NULL;
-	rep->len = 0;
-}
-
-/* Read and decode one frame into rep. */
-static int
-recv_one(int fd, struct cli_reply *rep, struct error *e)
-{
-	struct error fe;
-
-	memset(rep, 0, sizeof(*rep));
-	if (frame_recv(fd, CLI_REPLY_MAX, &rep->buf, &rep->len, &fe) == -1)
-		return error_set(
-		    e, ERR_INTERNAL, "reading the reply: %s", fe.msg);
-	if (mp_decode(&rep->doc, rep->buf, rep->len, &cli_reply_limits, &fe) ==
-	    -1) {
-		cli_reply_free(rep);
-		return error_set(
-		    e, ERR_INTERNAL, "malformed reply: %s", fe.msg);
-	}
-	return 0;
-}
-
-/* Send approve for the approval_request req, under its own id. */
-static int
-cli_send_approve(int fd, const msgpack_object *req, const struct client_id *id,
-    unsigned n, enum client_approval a, struct error *e)
-{
-	struct client_req ar;
-	struct error fe;
-	struct mp_enc m;
-	int r;
-
-	memset(&ar, 0, sizeof(ar));
-	ar.type = CREQ_APPROVE;
-	ar.option = a;
-	if (mp_str(req, "id", 1, CLIENT_APPROVAL_ID_MAX, &ar.approval_id, e) ==
-	    -1)
-		return -1;
-	xasprintf(&ar.id.str, "%.100s-approve-%u",
-	    id->str != NULL ? id->str : "skillctl", n);
-	enc_init(&m);
-	client_req_enc(&m, &ar);
-	r = frame_send(fd, m.sb.data, m.sb.size, &fe);
-	enc_free(&m);
-	client_req_free(&ar);
-	if (r == -1)
-		return error_set(
-		    e, ERR_INTERNAL, "sending the answer: %s", fe.msg);
-	return 0;
-}
-
-/* 1 if the reply's id is one cli_send_approve gave. */
-static int
-cli_is_approve_id(const msgpack_object *reply)
-{
-	const msgpack_object *o = mp_get(reply, "id");
-
-	return o != NULL && o->type == MSGPACK_OBJECT_STR &&
-	       memmem(o->via.str.ptr, o->via.str.size, "-approve-", 9) != NULL;
-}
-
-/* An error reply to one of our approve requests: say so, go on. */
+/*
+ * A frame that answers no call of ours: the broker's error to an answer
+ * we gave is said; an approval request this client does not answer is
+ * noted once (the wait goes on); anything else is skipped.
+ */
 static void
-cli_note_approve_error(const msgpack_object *reply, FILE *err)
+conn_notice(struct sb_client *c, const struct sb_reply *f, void *arg)
 {
-	const msgpack_object *em = NULL;
-	char *t = NULL, *msg = NULL;
+	struct cli_conn *cc = arg;
 
-	(void)mp_submap(reply, "error", 0, &em, NULL);
-	if (em != NULL) {
-		(void)mp_str(em, "type", 0, 64, &t, NULL);
-		(void)mp_str(em, "message", 0, 1024, &msg, NULL);
+	if (strcmp(sb_reply_type(f), "approval_request") == 0) {
+		if (cc->tty != -1) /* the library could not send our answer */
+			(void)cli_say(0, "the answer could not be sent: %s",
+			    sb_errmsg(c));
+		else if (!cc->noted)
+			(void)cli_say(0, "the broker asks for an approval; "
+			                 "this client does not answer "
+			                 "approvals, still waiting");
+		cc->noted = 1;
+	} else if (!sb_reply_ok(f) && cc->tty != -1)
+		(void)cli_say(0, "the answer was not taken: %s: %s",
+		    sb_reply_error_type(f), sb_reply_error_message(f));
+}
+
+/*
+ * The broker refused the connection or ended it (an error of its own,
+ * "TYPE: MESSAGE" in msg): printed as the error reply it sent, exit 3.
+ */
+static int
+conn_refused(enum sb_err err, const char *msg, int format)
+{
+	static const struct client_id none; /* the reply had no id */
+	const char *name = sb_err_name(err);
+	size_t n = strlen(name);
+	struct sb_reply *r;
+	int status;
+
+	if (err != SB_ERR_UNKNOWN && strncmp(msg, name, n) == 0 &&
+	    strncmp(msg + n, ": ", 2) == 0)
+		msg += n + 2;
+	r = sb_reply_local(&none, err, msg);
+	status = cli_print_reply(
+	    sb_reply_object(r), CREQ_HELLO, format, stdout, stderr);
+	sb_reply_free(r);
+	return status;
+}
+
+/*
+ * Connect to the socket sock (NULL: sb_socket_path's choice), asking on
+ * tty (-1: approvals are not answered); the exit status, CLI_EXIT_OK
+ * with cc->c open, else what was printed says why.
+ */
+int
+cli_open(struct cli_conn *cc, const char *sock, int tty, int format)
+{
+	const char *path = sb_socket_path(sock);
+	enum sb_err err = SB_ERR_CONNECT;
+	char msg[SB_ERRMSG_MAX];
+
+	memset(cc, 0, sizeof(*cc));
+	cc->tty = tty;
+	cc->format = format;
+	cc->c = sb_connect(
+	    path, tty != -1 ? conn_ask : NULL, cc, &err, msg, sizeof(msg));
+	if (cc->c != NULL) {
+		sb_set_notice(cc->c, conn_notice, cc);
+		return CLI_EXIT_OK;
 	}
-	fputs("skillctl: the answer was not taken: ", err);
-	cli_put_safe(err, t != NULL ? t : "error");
-	fputs(": ", err);
-	cli_put_safe(err, msg != NULL ? msg : "");
-	fputc('\n', err);
-	fflush(err);
-	free(t);
-	free(msg);
+	if (err != SB_OK && err <= SB_ERR_UNKNOWN)
+		return conn_refused(err, msg, format);
+	if (err == SB_ERR_CONNECT) /* the library names the socket */
+		return cli_say(CLI_EXIT_PROTO, "%s", msg);
+	/* the hello was not answered: our request was never sent */
+	return cli_say(CLI_EXIT_PROTO, "cannot connect to %s: %s", path, msg);
 }
 
-/*
- * Wait for the frame that answers id. An approval_request on the way is
- * put to ap (NULL: noted, and the wait goes on); its answer is sent as
- * an approve of its own. Other frames are skipped.
- */
-int
-cli_recv_reply_approving(int fd, const struct client_id *id,
-    const struct cli_approver *ap, FILE *err, struct cli_reply *rep,
-    struct error *e)
+/* Close the connection cli_open made. */
+void
+cli_close(struct cli_conn *cc)
 {
-	enum client_approval a;
-	unsigned asked = 0;
-	int noted = 0;
+	sb_close(cc->c);
+	cc->c = NULL;
+}
 
-	for (;;) {
-		if (recv_one(fd, rep, e) == -1)
-			return -1;
-		if (reply_is_ours(rep->doc.root, id))
-			return 0;
-		if (reply_is(rep->doc.root, "approval_request") && ap != NULL) {
-			a = ap->ask(rep->doc.root, fd, ap->arg);
-			if (a != CLIENT_APPROVAL_NONE &&
-			    cli_send_approve(
-			        fd, rep->doc.root, id, ++asked, a, e) == -1) {
-				cli_reply_free(rep);
-				return -1;
-			}
-		} else if (reply_is(rep->doc.root, "approval_request") &&
-		           !noted) {
-			fprintf(err, "skillctl: the broker asks for an "
-			             "approval; this client does not answer "
-			             "approvals, still waiting\n");
-			fflush(err);
-			noted = 1;
-		} else if (reply_is(rep->doc.root, "error") &&
-		           cli_is_approve_id(rep->doc.root))
-			cli_note_approve_error(rep->doc.root, err);
-		cli_reply_free(rep);
+/* A value the library would not put in a request: -1, e says which. */
+static int
+req_refused(struct error *e, const char *what)
+{
+	return error_set(e, ERR_BAD_REQUEST,
+	    "%s: not a value the protocol takes (empty, too long, not "
+	    "UTF-8, or one too many)",
+	    what);
+}
+
+/* The skill's arguments and environment, each as the library takes it. */
+static int
+req_lists(struct sb_req *req, const struct client_req *r, struct error *e)
+{
+	char what[32], *key;
+	const char *eq;
+	size_t i;
+	int bad;
+
+	for (i = 0; i < r->nargs; i++)
+		if (sb_req_arg(req, r->args[i]) == -1) {
+			(void)snprintf(
+			    what, sizeof(what), "argument %zu", i + 1);
+			return req_refused(e, what);
+		}
+	for (i = 0; i < r->nenv; i++) {
+		if ((eq = strchr(r->env[i], '=')) == NULL)
+			return req_refused(e, "--env");
+		key = xstrndup(r->env[i], (size_t)(eq - r->env[i]));
+		bad = sb_req_env(req, key, eq + 1) == -1;
+		free(key);
+		if (bad)
+			return req_refused(e, "--env");
 	}
+	return 0;
 }
 
-/* Wait for the frame that answers id, skipping (and noting) the rest. */
-int
-cli_recv_reply(int fd, const struct client_id *id, FILE *err,
-    struct cli_reply *rep, struct error *e)
+/* invoke and authorize: what runs, and how. */
+static int
+req_call(struct sb_req *req, const struct client_req *r, struct error *e)
 {
-	return cli_recv_reply_approving(fd, id, NULL, err, rep, e);
+	/* an empty COMMAND is the skill's default, as it always was */
+	if (r->command != NULL && *r->command != '\0' &&
+	    sb_req_command(req, r->command) == -1)
+		return req_refused(e, "COMMAND");
+	if (r->phase != NULL && sb_req_phase(req, r->phase) == -1)
+		return req_refused(e, "--phase");
+	if (r->timeout_ms != 0 && sb_req_timeout(req, r->timeout_ms) == -1)
+		return req_refused(e, "--timeout");
+	if (r->stdin_data != NULL &&
+	    sb_req_stdin(req, r->stdin_data, r->stdin_len) == -1)
+		return req_refused(e, "the stdin");
+	return req_lists(req, r, e);
 }
 
-/*
- * One request on a connection to the socket at path: send the encoded
- * request, wait for its reply. A failed send still looks for a reply,
- * since a broker that refuses a connection (overloaded, bad frame)
- * answers and closes.
- */
-int
-cli_exchange(int fd, const char *path, const void *msg, size_t len,
-    const struct client_id *id, FILE *err, struct cli_reply *rep,
-    struct error *e)
+/* The fields of the other request types (and a call's skill, session). */
+static int
+req_fields(struct sb_req *req, const struct client_req *r, struct error *e)
 {
-	struct error fe;
-	int r;
-
-	if (frame_send(fd, msg, len, &fe) == 0)
-		return cli_recv_reply(fd, id, err, rep, e);
-	if ((r = cli_recv_reply(fd, id, err, rep, e)) == -1)
-		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
-	return r;
-}
-
-/* The whole conversation: connect, one request and its reply, close. */
-int
-cli_call(const char *path, const void *msg, size_t len,
-    const struct client_id *id, FILE *err, struct cli_reply *rep,
-    struct error *e)
-{
-	int fd, r;
-
-	if (cli_connect(path, &fd, e) == -1)
-		return -1;
-	r = cli_exchange(fd, path, msg, len, id, err, rep, e);
-	close(fd);
-	return r;
+	if (r->skill != NULL && sb_req_skill(req, r->skill) == -1)
+		return req_refused(e, "SKILL");
+	if (r->session != NULL && sb_req_session(req, r->session) == -1)
+		return req_refused(e, "--session");
+	if (r->references && sb_req_references(req, 1) == -1)
+		return req_refused(e, "--references");
+	if (r->rid.str != NULL && sb_req_target(req, r->rid.str) == -1)
+		return req_refused(e, "REQUEST_ID");
+	if (r->approval_id != NULL &&
+	    sb_req_approval(req, r->approval_id, conn_answer(r->option)) == -1)
+		return req_refused(e, "APPROVAL_ID");
+	if (r->path != NULL && sb_req_path(req, r->path) == -1)
+		return req_refused(e, "PATH");
+	return 0;
 }
 
 /*
- * cli_call for a call that may be asked: hello says approvals: true
- * first, and the approval requests on the way go to ap.
+ * The request r as the library sends it, under r's id (skillctl-PID-1;
+ * cancel's target as typed, in rid.str); NULL with e set when a value
+ * is not one the protocol takes: refused before anything is sent.
+ */
+struct sb_req *
+cli_req(const struct client_req *r, struct error *e)
+{
+	struct sb_req *req;
+
+	if ((req = sb_req_new(creq_type_name(r->type))) == NULL) {
+		error_set(e, ERR_BAD_REQUEST, "no request of type %s",
+		    creq_type_name(r->type));
+		return NULL;
+	}
+	if (r->id.str != NULL && sb_req_id(req, r->id.str) == -1)
+		(void)req_refused(e, "the request id");
+	else if (req_fields(req, r, e) == 0 &&
+	         ((r->type != CREQ_INVOKE && r->type != CREQ_AUTHORIZE) ||
+	             req_call(req, r, e) == 0))
+		return req;
+	sb_req_free(req);
+	return NULL;
+}
+
+/*
+ * A call on cc that got no reply, or the broker's word on the whole
+ * connection: the message, and the exit status the usage text gives.
  */
 int
-cli_call_approving(const char *path, const void *msg, size_t len,
-    const struct client_id *id, const struct cli_approver *ap, FILE *err,
-    struct cli_reply *rep, struct error *e)
+cli_failed(struct cli_conn *cc)
 {
-	struct client_req hello;
-	struct error fe;
-	struct mp_enc m;
-	int fd, r;
+	enum sb_err err = sb_errcode(cc->c);
 
-	if (cli_connect(path, &fd, e) == -1)
-		return -1;
-	memset(&hello, 0, sizeof(hello));
-	hello.type = CREQ_HELLO;
-	hello.protocol = CLIENT_PROTO_MAX;
-	hello.approvals = 1;
-	xasprintf(&hello.id.str, "%.100s-hello",
-	    id->str != NULL ? id->str : "skillctl");
-	enc_init(&m);
-	client_req_enc(&m, &hello);
-	client_req_free(&hello);
-	if (frame_send(fd, m.sb.data, m.sb.size, &fe) == 0 &&
-	    frame_send(fd, msg, len, &fe) == 0)
-		r = cli_recv_reply_approving(fd, id, ap, err, rep, e);
-	else if ((r = cli_recv_reply_approving(fd, id, ap, err, rep, e)) == -1)
-		error_set(e, ERR_INTERNAL, "sending to %s: %s", path, fe.msg);
-	enc_free(&m);
-	close(fd);
-	return r;
+	/* an error frame with no id ended the connection */
+	if (err != SB_OK && err <= SB_ERR_UNKNOWN)
+		return conn_refused(err, sb_errmsg(cc->c), cc->format);
+	if (err == SB_ERR_USAGE) /* refused before it was sent */
+		return cli_say(CLI_EXIT_USAGE, "%s", sb_errmsg(cc->c));
+	if (err == SB_ERR_PROTOCOL)
+		return cli_say(
+		    CLI_EXIT_PROTO, "reading the reply: %s", sb_errmsg(cc->c));
+	return cli_say(CLI_EXIT_PROTO, "%s", sb_errmsg(cc->c));
+}
+
+/* Send req on cc and wait for its reply (*rep); the exit status. */
+int
+cli_call(struct cli_conn *cc, struct sb_req *req, struct sb_reply **rep)
+{
+	if (sb_call(cc->c, req, rep) == -1)
+		return cli_failed(cc);
+	return CLI_EXIT_OK;
 }

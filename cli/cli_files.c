@@ -1,12 +1,13 @@
 /*
  * cli_files.c: skillctl put, get, ls and rm, on the files of a session
- * (its work dir, what a skill sees under /work). put sends a local file
- * in chunks of at most hello's put_file_bytes on one connection and
- * checks the size and sha256 the broker reports against its own; get
- * asks for chunks until eof, checks that every chunk speaks of the same
- * file and that what came hashes to its sha256, and only then renames a
- * temporary file over LOCAL. The paths of a listing are a skill's
- * choice: they are shown through cli_put_safe.
+ * (its work dir, what a skill sees under /work). The transfers are the
+ * library's (sb_put_from, sb_get_to: chunks of the size hello allows,
+ * every reply's size and sha256 checked against the bytes); here are
+ * their ends: put's source (a regular file read as it goes, or stdin
+ * read whole), get's target (a temporary file beside LOCAL, renamed
+ * over it only once the copy is whole and checked, removed by a signal
+ * that ends skillctl), and what the user sees. The paths of a listing
+ * are a skill's choice: they are shown through cli_put_safe.
  */
 #include "cli.h"
 
@@ -14,13 +15,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/log.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
@@ -34,9 +35,15 @@
 /* put's source: a regular file read as it goes, or stdin read whole. */
 struct files_src {
 	int fd;       /* the file, or -1: the bytes are in mem */
-	uint8_t *mem; /* stdin's bytes; for a file, a chunk and one more */
+	uint8_t *mem; /* stdin's bytes */
 	size_t len, off;
-	int carry; /* a file: mem[chunk] is the next chunk's first byte */
+	int err; /* errno of a read of the file that failed */
+};
+
+/* get's target: the temporary file, or stdout. */
+struct files_sink {
+	int fd;
+	int err; /* errno of a write that failed */
 };
 
 /* get's temporary file, which a signal that ends skillctl removes. */
@@ -46,11 +53,7 @@ static char *volatile cli_files_tmp;
 static int
 files_say(int status, const struct error *e)
 {
-	fputs("skillctl: ", stderr);
-	cli_put_safe(stderr, e->msg);
-	fputc('\n', stderr);
-	fflush(stderr);
-	return status;
+	return cli_say(status, "%s", e->msg);
 }
 
 /* A syscall that failed after the work was done: noted, no more. */
@@ -60,111 +63,64 @@ files_warn(const char *what)
 	fprintf(stderr, "skillctl: %s: %s\n", what, strerror(errno));
 }
 
-/* A reply that does not have the documented shape: exit 4. */
-static int
-files_malformed(const struct error *e)
+/* Read fd to EOF, refusing more than max bytes; *out is never NULL. */
+int
+cli_read_all(int fd, size_t max, uint8_t **out, size_t *outlen, struct error *e)
 {
-	struct error m;
+	size_t cap = 65536, len = 0;
+	uint8_t *buf = xmalloc(cap);
+	ssize_t n;
 
-	error_set(&m, ERR_INTERNAL, "malformed reply: %s", e->msg);
-	return files_say(CLI_EXIT_PROTO, &m);
-}
-
-/* 1 if s is a sha256 as the broker writes it: 64 lowercase hex digits. */
-static int
-files_sha_valid(const char *s)
-{
-	return strlen(s) == CLI_FILES_SHA_HEX &&
-	       hex_lower_n(s, CLI_FILES_SHA_HEX);
-}
-
-/* A sha256 context, or the reason there is none. */
-static EVP_MD_CTX *
-files_sha_new(struct error *e)
-{
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-
-	if (ctx == NULL || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(ctx);
-		error_set(e, ERR_INTERNAL, "cannot compute a sha256");
-		return NULL;
+	for (;;) {
+		if (len == cap) {
+			buf = xreallocarray(buf, 2, cap);
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			free(buf);
+			return error_set(
+			    e, ERR_INTERNAL, "%s", strerror(errno));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			return error_set(
+			    e, ERR_BAD_REQUEST, "more than %zu bytes", max);
+		}
 	}
-	return ctx;
-}
-
-/* Hash n more bytes. */
-static int
-files_sha_add(EVP_MD_CTX *ctx, const uint8_t *p, size_t n, struct error *e)
-{
-	if (n > 0 && !EVP_DigestUpdate(ctx, p, n))
-		return error_set(e, ERR_INTERNAL, "cannot compute a sha256");
+	*out = buf;
+	*outlen = len;
 	return 0;
 }
 
-/* The sha256 of everything added, as hex (CLI_FILES_SHA_HEX + 1 bytes). */
-static int
-files_sha_end(EVP_MD_CTX *ctx, char *hex, struct error *e)
+/* The session a file request names: the broker's default if none. */
+static const char *
+files_session(const struct client_req *req)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-
-	if (!EVP_DigestFinal_ex(ctx, md, &len) || len != 32)
-		return error_set(e, ERR_INTERNAL, "cannot compute a sha256");
-	hex_encode(md, len, hex);
-	return 0;
-}
-
-/* Encode req and send it on fd; its reply in rep. */
-static int
-files_send(int fd, const char *sock, const struct client_req *req,
-    struct cli_reply *rep, struct error *e)
-{
-	struct mp_enc m;
-	int r;
-
-	if (cli_encode(req, &m, e) == -1)
-		return -1;
-	r = cli_exchange(
-	    fd, sock, m.sb.data, m.sb.size, &req->id, stderr, rep, e);
-	enc_free(&m);
-	return r;
+	return req->session != NULL ? req->session : "default";
 }
 
 /*
- * The reply's ok, and for ok=true that it answers a request of type t
- * (a wrapper accepts only its own answer); -1 when it is malformed.
+ * A transfer the library ended without the whole copy (its source or
+ * sink failed: the caller says that): the broker's refusal, its reply
+ * in last, printed as any refusal is; a check on what came, in the
+ * library's words; else what ended the connection.
  */
 static int
-files_reply_ok(
-    const struct cli_reply *rep, enum creq_type t, int *ok, struct error *e)
+files_failed(struct cli_conn *cc, const struct sb_reply *last, enum creq_type t)
 {
-	const msgpack_object *o = mp_get(rep->doc.root, "type");
-	const char *want = creq_type_name(t);
-
-	if (mp_bool(rep->doc.root, "ok", 1, ok, e) == -1)
-		return -1;
-	if (!*ok)
-		return 0;
-	if (o == NULL || o->type != MSGPACK_OBJECT_STR ||
-	    o->via.str.size != strlen(want) ||
-	    memcmp(o->via.str.ptr, want, o->via.str.size) != 0)
-		return error_set(e, ERR_INTERNAL,
-		    "the answer to %s is of another type", want);
-	return 0;
-}
-
-/* The reply's path is the one asked about. */
-static int
-files_path_is(const msgpack_object *reply, const char *path, struct error *e)
-{
-	char *p = NULL;
-	int same;
-
-	if (mp_str(reply, "path", 1, CLIENT_PATH_MAX, &p, e) == -1)
-		return -1;
-	same = strcmp(p, path) == 0;
-	free(p);
-	return same ? 0 : error_set(e, ERR_INTERNAL, "it names another path");
+	if (last != NULL && !sb_reply_ok(last))
+		return cli_print_reply(
+		    sb_reply_object(last), t, cc->format, stdout, stderr);
+	/* a reply that failed a check; or no put_file in hello's limits */
+	if (last != NULL || sb_errcode(cc->c) == SB_ERR_UNSUPPORTED)
+		return cli_say(CLI_EXIT_PROTO, "%s", sb_errmsg(cc->c));
+	return cli_failed(cc);
 }
 
 /* Open put's source: LOCAL a regular file, or "-" for stdin. */
@@ -216,227 +172,88 @@ files_src_close(struct files_src *s)
 	s->mem = NULL;
 }
 
-/*
- * The next chunk of at most max bytes (the same max every time) in
- * *p, *n; *last when no byte follows it. A file is read one byte
- * ahead, so a file that ends on a chunk's end needs no empty put.
- */
-static int
-files_src_next(struct files_src *s, size_t max, uint8_t **p, size_t *n,
-    int *last, struct error *e)
+/* sb_source: the next bytes of the file, or of stdin's copy. */
+static ssize_t
+files_src_read(void *arg, void *buf, size_t max)
 {
-	size_t have = 0;
+	struct files_src *s = arg;
+	size_t n;
 	ssize_t r;
 
 	if (s->fd == -1) {
-		*p = s->mem + s->off;
-		*n = s->len - s->off < max ? s->len - s->off : max;
-		s->off += *n;
-		*last = s->off == s->len;
-		return 0;
+		n = s->len - s->off < max ? s->len - s->off : max;
+		if (n > 0)
+			memcpy(buf, s->mem + s->off, n);
+		s->off += n;
+		return (ssize_t)n;
 	}
-	if (s->mem == NULL)
-		s->mem = xmalloc(max + 1);
-	if (s->carry) {
-		s->mem[0] = s->mem[max];
-		have = 1;
-	}
-	while (have < max + 1) {
-		if ((r = read(s->fd, s->mem + have, max + 1 - have)) == -1 &&
-		    errno == EINTR)
-			continue;
-		if (r == -1)
-			return error_set(e, ERR_INTERNAL,
-			    "reading the local file: %s", strerror(errno));
-		if (r == 0)
-			break;
-		have += (size_t)r;
-	}
-	s->carry = have == max + 1;
-	*p = s->mem;
-	*n = s->carry ? max : have;
-	*last = !s->carry;
-	return 0;
-}
-
-/* hello on the connection: the most data one put_file may carry. */
-static int
-files_hello(int fd, const char *sock, const struct client_req *req, int format,
-    size_t *chunk)
-{
-	const msgpack_object *caps = NULL, *lim = NULL;
-	struct client_req hello;
-	struct cli_reply rep;
-	struct error e;
-	uint64_t max = 0;
-	int ok, r, status = CLI_EXIT_OK;
-
-	memset(&hello, 0, sizeof(hello));
-	hello.type = CREQ_HELLO;
-	hello.protocol = CLIENT_PROTO_MAX;
-	xasprintf(&hello.id.str, "%.100s-hello",
-	    req->id.str != NULL ? req->id.str : "skillctl");
-	r = files_send(fd, sock, &hello, &rep, &e);
-	client_req_free(&hello);
+	while ((r = read(s->fd, buf, max)) == -1 && errno == EINTR)
+		continue;
 	if (r == -1)
-		return files_say(CLI_EXIT_PROTO, &e);
-	if (files_reply_ok(&rep, CREQ_HELLO, &ok, &e) == -1)
-		status = files_malformed(&e);
-	else if (!ok)
-		status = cli_print_reply(
-		    rep.doc.root, CREQ_HELLO, format, stdout, stderr);
-	else if (mp_submap(rep.doc.root, "capabilities", 1, &caps, &e) == -1 ||
-	         mp_submap(caps, "limits", 1, &lim, &e) == -1 ||
-	         mp_uint(lim, "put_file_bytes", 0, FRAME_MAX_DEFAULT, &max,
-	             &e) == -1)
-		status = files_malformed(&e);
-	else if (max == 0) {
-		error_set(&e, ERR_UNSUPPORTED,
-		    "the broker serves no put_file (its hello has no "
-		    "limits.put_file_bytes)");
-		status = files_say(CLI_EXIT_PROTO, &e);
-	}
-	cli_reply_free(&rep);
-	*chunk = (size_t)max;
-	return status;
+		s->err = errno;
+	return r;
 }
 
-/*
- * An ok answer to a put of the bytes up to sent: the path, and the
- * file's size is what was sent; its sha256 in sha.
- */
-static int
-files_put_check(const msgpack_object *reply, const char *path, uint64_t sent,
-    char *sha, struct error *e)
+/* "PATH: N bytes, sha256 HEX": the last reply of a whole copy. */
+static void
+files_summary(const char *path, const struct sb_reply *last)
 {
+	const char *sha = sb_reply_str(last, "sha256");
 	uint64_t size = 0;
-	char *s = NULL;
 
-	if (files_path_is(reply, path, e) == -1 ||
-	    mp_uint(reply, "size_bytes", 1, INT64_MAX, &size, e) == -1 ||
-	    mp_str(reply, "sha256", 1, CLI_FILES_SHA_HEX, &s, e) == -1)
-		return -1;
-	if (!files_sha_valid(s)) {
-		free(s);
-		return error_set(e, ERR_INTERNAL, "a bad sha256");
-	}
-	memcpy(sha, s, CLI_FILES_SHA_HEX + 1);
-	free(s);
-	if (size != sent)
-		return error_set(e, ERR_INTERNAL,
-		    "%s is %" PRIu64 " bytes after %" PRIu64
-		    " were put: another writer, or a broker that lost bytes",
-		    path, size, sent);
-	return 0;
+	/* the library checked both against the bytes */
+	(void)sb_reply_uint(last, "size_bytes", &size);
+	cli_put_safe(stdout, path);
+	printf(
+	    ": %" PRIu64 " bytes, sha256 %s\n", size, sha != NULL ? sha : "-");
 }
 
-/*
- * The put_file loop: chunks of at most chunk bytes from offset 0, each
- * answer checked; then the whole against the last answer's sha256.
- * The last answer stays in rep, the bytes the broker took in *sent.
- */
+/* put on an open connection: the library's chunks from src. */
 static int
-files_put_loop(int fd, const char *sock, struct client_req *req,
-    struct files_src *src, size_t chunk, int format, struct cli_reply *rep,
-    uint64_t *sent)
+files_put_send(struct cli_conn *cc, const struct client_req *req,
+    struct files_src *src, const char *local, int format)
 {
-	char hex[CLI_FILES_SHA_HEX + 1], sha[CLI_FILES_SHA_HEX + 1] = "";
-	EVP_MD_CTX *ctx;
-	struct error e;
-	uint8_t *p = NULL;
-	size_t n = 0;
-	int last = 0, ok, r, status = CLI_EXIT_PROTO;
+	struct sb_reply *last = NULL;
+	uint64_t done = 0;
+	int status = CLI_EXIT_OK;
 
-	if ((ctx = files_sha_new(&e)) == NULL)
-		return files_say(CLI_EXIT_PROTO, &e);
-	while (!last) {
-		if (files_src_next(src, chunk, &p, &n, &last, &e) == -1) {
-			status = CLI_EXIT_USAGE;
-			goto say;
-		}
-		if (files_sha_add(ctx, p, n, &e) == -1)
-			goto say;
-		req->stdin_data = p; /* borrowed: not req's to free */
-		req->stdin_len = n;
-		req->offset = *sent;
-		cli_reply_free(rep);
-		r = files_send(fd, sock, req, rep, &e);
-		req->stdin_data = NULL;
-		req->stdin_len = 0;
-		if (r == -1)
-			goto say;
-		if (files_reply_ok(rep, CREQ_PUT_FILE, &ok, &e) == -1) {
-			status = files_malformed(&e);
-			goto out;
-		}
-		if (!ok) {
-			status = cli_print_reply(rep->doc.root, CREQ_PUT_FILE,
-			    format, stdout, stderr);
-			goto out;
-		}
-		*sent += n;
-		if (files_put_check(rep->doc.root, req->path, *sent, sha, &e) ==
-		    -1)
-			goto say;
-	}
-	if (files_sha_end(ctx, hex, &e) == -1)
-		goto say;
-	if (strcmp(hex, sha) != 0) {
-		error_set(&e, ERR_INTERNAL,
-		    "%s: the broker has sha256 %s, but what was sent has %s",
-		    req->path, sha, hex);
-		goto say;
-	}
-	status = CLI_EXIT_OK;
-	goto out;
-say:
-	status = files_say(status, &e);
-out:
-	EVP_MD_CTX_free(ctx);
-	return status;
-}
-
-/* put [--json] LOCAL PATH: hello, the chunks, what the broker has. */
-static int
-files_put(
-    const char *sock, struct client_req *req, const char *local, int format)
-{
-	struct cli_reply rep;
-	struct files_src src;
-	struct error e;
-	uint64_t sent = 0;
-	size_t chunk = 0;
-	char *sha = NULL;
-	int fd = -1, status;
-
-	memset(&rep, 0, sizeof(rep));
-	if (files_src_open(&src, local, &e) == -1)
-		return files_say(CLI_EXIT_USAGE, &e);
-	if (cli_connect(sock, &fd, &e) == -1)
-		status = files_say(CLI_EXIT_PROTO, &e);
-	else if ((status = files_hello(fd, sock, req, format, &chunk)) ==
-	         CLI_EXIT_OK)
-		status = files_put_loop(
-		    fd, sock, req, &src, chunk, format, &rep, &sent);
-	if (status != CLI_EXIT_OK && sent > 0) {
-		error_set(&e, ERR_INTERNAL,
+	if (sb_put_from(cc->c, files_session(req), req->path, files_src_read,
+	        src, &done, &last) == 0) {
+		if (format == CLI_OUT_JSON)
+			status = cli_print_reply(sb_reply_object(last),
+			    CREQ_PUT_FILE, format, stdout, stderr);
+		else
+			files_summary(req->path, last);
+	} else if (sb_errcode(cc->c) == SB_ERR_IO)
+		status = cli_say(CLI_EXIT_USAGE, "reading the local file: %s",
+		    strerror(src->err));
+	else
+		status = files_failed(cc, last, CREQ_PUT_FILE);
+	if (status != CLI_EXIT_OK && done > 0)
+		(void)cli_say(status,
 		    "%s is not a whole copy of %s (%" PRIu64
 		    " bytes were put): put it again, or rm it",
-		    req->path, strcmp(local, "-") == 0 ? "stdin" : local, sent);
-		(void)files_say(status, &e);
-	} else if (status == CLI_EXIT_OK && format == CLI_OUT_JSON)
-		status = cli_print_reply(
-		    rep.doc.root, CREQ_PUT_FILE, format, stdout, stderr);
-	else if (status == CLI_EXIT_OK &&
-	         mp_str(rep.doc.root, "sha256", 1, CLI_FILES_SHA_HEX, &sha,
-	             &e) == 0) {
-		cli_put_safe(stdout, req->path);
-		printf(": %" PRIu64 " bytes, sha256 %s\n", sent, sha);
+		    req->path, strcmp(local, "-") == 0 ? "stdin" : local, done);
+	sb_reply_free(last);
+	return status;
+}
+
+/* put [--json] LOCAL PATH: LOCAL open first, then the connection. */
+static int
+files_put(const char *sock, const struct client_req *req, const char *local,
+    int format)
+{
+	struct files_src src;
+	struct cli_conn cc;
+	struct error e;
+	int status;
+
+	if (files_src_open(&src, local, &e) == -1)
+		return files_say(CLI_EXIT_USAGE, &e);
+	if ((status = cli_open(&cc, sock, -1, format)) == CLI_EXIT_OK) {
+		status = files_put_send(&cc, req, &src, local, format);
+		cli_close(&cc);
 	}
-	free(sha);
-	cli_reply_free(&rep);
-	if (fd != -1 && close(fd) == -1)
-		files_warn("closing the connection");
 	files_src_close(&src);
 	return status;
 }
@@ -527,138 +344,6 @@ files_tmp_open(const char *local, char **tmp, int *fdp, struct error *e)
 	    e, ERR_INTERNAL, "%s: no free temporary name beside it", local);
 }
 
-/* What get has seen of the file: the first chunk's word, and progress. */
-struct files_got {
-	uint64_t size, off;
-	char sha[CLI_FILES_SHA_HEX + 1];
-	int eof;
-};
-
-/*
- * One get_file answer: the path, the offset asked, the same size and
- * sha256 as the first chunk's, data that fits the size, eof exactly at
- * the end. The data in *data (new), *n bytes.
- */
-static int
-files_get_check(const msgpack_object *reply, const char *path,
-    struct files_got *g, uint8_t **data, size_t *n, struct error *e)
-{
-	uint64_t size = 0, off = 0;
-	struct error me;
-	char *sha = NULL;
-	int eof = 0, changed;
-
-	*data = NULL;
-	if (files_path_is(reply, path, &me) == -1 ||
-	    mp_uint(reply, "offset", 1, INT64_MAX, &off, &me) == -1 ||
-	    mp_uint(reply, "size_bytes", 1, INT64_MAX, &size, &me) == -1 ||
-	    mp_str(reply, "sha256", 1, CLI_FILES_SHA_HEX, &sha, &me) == -1 ||
-	    mp_bool(reply, "eof", 1, &eof, &me) == -1 ||
-	    mp_bin(reply, "data", 1, CLI_REPLY_MAX, data, n, &me) == -1)
-		goto bad;
-	if (!files_sha_valid(sha)) {
-		error_set(&me, ERR_INTERNAL, "a bad sha256");
-		goto bad;
-	}
-	if (g->sha[0] == '\0') { /* the first chunk */
-		g->size = size;
-		memcpy(g->sha, sha, sizeof(g->sha));
-	}
-	changed = size != g->size || strcmp(sha, g->sha) != 0;
-	free(sha);
-	sha = NULL;
-	if (changed) {
-		free(*data);
-		*data = NULL;
-		return error_set(e, ERR_INTERNAL,
-		    "%s changed while it was read (its size or sha256 "
-		    "differ from one chunk to the next)",
-		    path);
-	}
-	if (off != g->off || *n > size - off || eof != (off + *n == size) ||
-	    (!eof && *n == 0)) {
-		error_set(&me, ERR_INTERNAL,
-		    "the chunk at %" PRIu64 " (%zu bytes of %" PRIu64
-		    ", eof %d) does not follow %" PRIu64,
-		    off, *n, size, eof, g->off);
-		goto bad;
-	}
-	g->eof = eof;
-	return 0;
-bad:
-	free(sha);
-	free(*data);
-	*data = NULL;
-	return error_set(e, ERR_INTERNAL, "malformed reply: %s", me.msg);
-}
-
-/*
- * The get_file loop: chunks from offset 0 until eof, each checked,
- * written to out and hashed; then the whole against the sha256.
- */
-static int
-files_get_loop(int fd, const char *sock, struct client_req *req, int out,
-    struct files_got *g)
-{
-	char hex[CLI_FILES_SHA_HEX + 1];
-	struct cli_reply rep;
-	EVP_MD_CTX *ctx;
-	struct error e;
-	uint8_t *data = NULL;
-	size_t n = 0;
-	int ok, status = CLI_EXIT_PROTO;
-
-	memset(&rep, 0, sizeof(rep));
-	memset(g, 0, sizeof(*g));
-	if ((ctx = files_sha_new(&e)) == NULL)
-		return files_say(CLI_EXIT_PROTO, &e);
-	while (!g->eof) {
-		req->offset = g->off;
-		cli_reply_free(&rep);
-		if (files_send(fd, sock, req, &rep, &e) == -1)
-			goto say;
-		if (files_reply_ok(&rep, CREQ_GET_FILE, &ok, &e) == -1) {
-			status = files_malformed(&e);
-			goto out;
-		}
-		if (!ok) {
-			status = cli_print_reply(rep.doc.root, CREQ_GET_FILE,
-			    CLI_OUT_HUMAN, stdout, stderr);
-			goto out;
-		}
-		if (files_get_check(
-		        rep.doc.root, req->path, g, &data, &n, &e) == -1 ||
-		    files_sha_add(ctx, data, n, &e) == -1)
-			goto say;
-		if (write_full(out, data, n) == -1) {
-			error_set(&e, ERR_INTERNAL, "writing %s: %s",
-			    out == STDOUT_FILENO ? "stdout" : "the local file",
-			    strerror(errno));
-			goto say;
-		}
-		free(data);
-		data = NULL;
-		g->off += n;
-	}
-	if (files_sha_end(ctx, hex, &e) == -1)
-		goto say;
-	if (strcmp(hex, g->sha) != 0) {
-		error_set(&e, ERR_INTERNAL,
-		    "%s: the broker says sha256 %s, but what came has %s",
-		    req->path, g->sha, hex);
-		goto say;
-	}
-	status = CLI_EXIT_OK;
-	goto out;
-say:
-	status = files_say(CLI_EXIT_PROTO, &e);
-out:
-	free(data);
-	cli_reply_free(&rep);
-	EVP_MD_CTX_free(ctx);
-	return status;
-}
-
 /* The temporary file made LOCAL: its bytes on disk, then the rename. */
 static int
 files_tmp_commit(int *out, const char *tmp, const char *local, struct error *e)
@@ -681,17 +366,58 @@ files_tmp_commit(int *out, const char *tmp, const char *local, struct error *e)
 	return 0;
 }
 
+/* sb_sink: the bytes to the temporary file, or stdout, as they come. */
+static int
+files_sink_write(void *arg, const void *data, size_t len)
+{
+	struct files_sink *s = arg;
+
+	if (write_full(s->fd, data, len) == -1) {
+		s->err = errno;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * get on an open connection, into out (tmp: the temporary file's name,
+ * renamed over LOCAL once the copy is whole; NULL: stdout).
+ */
+static int
+files_get_recv(struct cli_conn *cc, const struct client_req *req, int *out,
+    const char *tmp, const char *local)
+{
+	struct files_sink sink = {*out, 0};
+	struct sb_reply *last = NULL;
+	struct error e;
+	int status = CLI_EXIT_OK;
+
+	if (sb_get_to(cc->c, files_session(req), req->path, files_sink_write,
+	        &sink, &last) == 0) {
+		if (tmp != NULL && files_tmp_commit(out, tmp, local, &e) == -1)
+			status = files_say(CLI_EXIT_PROTO, &e);
+		else if (tmp != NULL)
+			files_summary(req->path, last);
+	} else if (sb_errcode(cc->c) == SB_ERR_IO)
+		status = cli_say(CLI_EXIT_PROTO, "writing %s: %s",
+		    tmp == NULL ? "stdout" : "the local file",
+		    strerror(sink.err));
+	else
+		status = files_failed(cc, last, CREQ_GET_FILE);
+	sb_reply_free(last);
+	return status;
+}
+
 /* get PATH LOCAL: LOCAL whole and checked, or untouched. */
 static int
-files_get(const char *sock, struct client_req *req, const char *local)
+files_get(const char *sock, const struct client_req *req, const char *local)
 {
 	struct sigaction act, old[3];
-	struct files_got g;
+	struct cli_conn cc;
 	struct error e;
 	char *tmp = NULL;
-	int fd = -1, out = STDOUT_FILENO, caught = 0, status;
+	int out = STDOUT_FILENO, caught = 0, status;
 
-	memset(&g, 0, sizeof(g));
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = files_on_signal;
 	act.sa_flags = SA_RESETHAND;
@@ -708,20 +434,11 @@ files_get(const char *sock, struct client_req *req, const char *local)
 			goto out;
 		}
 	}
-	if (cli_connect(sock, &fd, &e) == -1)
-		status = files_say(CLI_EXIT_PROTO, &e);
-	else
-		status = files_get_loop(fd, sock, req, out, &g);
-	if (status == CLI_EXIT_OK && tmp != NULL &&
-	    files_tmp_commit(&out, tmp, local, &e) == -1)
-		status = files_say(CLI_EXIT_PROTO, &e);
-	if (status == CLI_EXIT_OK && tmp != NULL) {
-		cli_put_safe(stdout, req->path);
-		printf(": %" PRIu64 " bytes, sha256 %s\n", g.size, g.sha);
+	if ((status = cli_open(&cc, sock, -1, CLI_OUT_HUMAN)) == CLI_EXIT_OK) {
+		status = files_get_recv(&cc, req, &out, tmp, local);
+		cli_close(&cc);
 	}
 out:
-	if (fd != -1 && close(fd) == -1)
-		files_warn("closing the connection");
 	if (tmp != NULL && out != -1 && close(out) == -1)
 		files_warn("closing the temporary file");
 	if (tmp != NULL && status != CLI_EXIT_OK && unlink(tmp) == -1)
@@ -749,7 +466,8 @@ files_ls_line(const msgpack_object *f, FILE *out, struct error *e)
 	    mp_uint(f, "size_bytes", 1, INT64_MAX, &size, e) == -1 ||
 	    mp_str(f, "sha256", 0, CLI_FILES_SHA_HEX, &sha, e) == -1)
 		goto out;
-	if (sha != NULL && !files_sha_valid(sha)) {
+	if (sha != NULL && (strlen(sha) != CLI_FILES_SHA_HEX ||
+	                       !hex_lower_n(sha, CLI_FILES_SHA_HEX))) {
 		error_set(e, ERR_INTERNAL, "a bad sha256");
 		goto out;
 	}
@@ -793,6 +511,20 @@ cli_files_list_print(const msgpack_object *reply, FILE *out, struct error *e)
 	return 0;
 }
 
+/* The reply's path is the one asked about. */
+static int
+files_path_is(const msgpack_object *reply, const char *path, struct error *e)
+{
+	char *p = NULL;
+	int same;
+
+	if (mp_str(reply, "path", 1, CLIENT_PATH_MAX, &p, e) == -1)
+		return -1;
+	same = strcmp(p, path) == 0;
+	free(p);
+	return same ? 0 : error_set(e, ERR_INTERNAL, "it names another path");
+}
+
 /* rm PATH: what was removed. */
 static int
 files_rm_print(
@@ -814,32 +546,50 @@ files_rm_print(
 	return 0;
 }
 
+/* ls and rm: the reply as --json or the text of its type. */
+static int
+files_one_print(
+    const struct sb_reply *rep, const struct client_req *req, int format)
+{
+	const msgpack_object *o = sb_reply_object(rep);
+	struct error e;
+
+	if (!sb_reply_ok(rep) || format == CLI_OUT_JSON)
+		return cli_print_reply(o, req->type, format, stdout, stderr);
+	/* a wrapper accepts only its own answer */
+	if (strcmp(sb_reply_type(rep), creq_type_name(req->type)) != 0)
+		error_set(&e, ERR_INTERNAL,
+		    "the answer to %s is of another type",
+		    creq_type_name(req->type));
+	else if ((req->type == CREQ_LIST_FILES
+	                 ? cli_files_list_print(o, stdout, &e)
+	                 : files_rm_print(o, req->path, stdout, &e)) == 0)
+		return CLI_EXIT_OK;
+	return cli_say(CLI_EXIT_PROTO, "malformed reply: %s", e.msg);
+}
+
 /* ls and rm: one request, its reply printed. */
 static int
-files_one(const char *sock, struct client_req *req, int format)
+files_one(const char *sock, const struct client_req *req, int format)
 {
-	struct cli_reply rep;
-	struct mp_enc m;
+	struct sb_reply *rep = NULL;
+	struct cli_conn cc;
+	struct sb_req *r;
 	struct error e;
-	int ok, r, status = CLI_EXIT_OK;
+	int status;
 
-	if (cli_encode(req, &m, &e) == -1)
+	if ((r = cli_req(req, &e)) == NULL)
 		return files_say(CLI_EXIT_USAGE, &e);
-	r = cli_call(sock, m.sb.data, m.sb.size, &req->id, stderr, &rep, &e);
-	enc_free(&m);
-	if (r == -1)
-		return files_say(CLI_EXIT_PROTO, &e);
-	if (files_reply_ok(&rep, req->type, &ok, &e) == -1)
-		status = files_malformed(&e);
-	else if (!ok || format == CLI_OUT_JSON)
-		status = cli_print_reply(
-		    rep.doc.root, req->type, format, stdout, stderr);
-	else if ((req->type == CREQ_LIST_FILES
-	                 ? cli_files_list_print(rep.doc.root, stdout, &e)
-	                 : files_rm_print(
-	                       rep.doc.root, req->path, stdout, &e)) == -1)
-		status = files_malformed(&e);
-	cli_reply_free(&rep);
+	/* the library wants a session named: the broker's default */
+	if (req->session == NULL && sb_req_session(r, files_session(req)) == -1)
+		fatalx("the default session refused");
+	if ((status = cli_open(&cc, sock, -1, format)) == CLI_EXIT_OK) {
+		if ((status = cli_call(&cc, r, &rep)) == CLI_EXIT_OK)
+			status = files_one_print(rep, req, format);
+		sb_reply_free(rep);
+		cli_close(&cc);
+	}
+	sb_req_free(r);
 	return status;
 }
 
@@ -848,14 +598,14 @@ files_one(const char *sock, struct client_req *req, int format)
  * source or get's target, "-" for stdin or stdout); the exit status.
  */
 int
-cli_files_run(
-    const char *sock, struct client_req *req, const char *local, int format)
+cli_files_run(const char *sock, const struct client_req *req, const char *local,
+    int format)
 {
 	struct sigaction ign, old;
 	struct error e;
 	int status;
 
-	/* A broker that hangs up must not kill us mid-transfer. */
+	/* get - into a pipe its reader closed: EPIPE, a message, exit 4 */
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	if (sigemptyset(&ign.sa_mask) == -1 ||

@@ -1,7 +1,6 @@
 /* main.c: skillctl, the command-line client: arguments and dispatch. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +58,9 @@ static const char usage_text[] =
     "  0      success (invoke: the skill exited 0)\n"
     "  1-255  invoke: the skill's non-zero exit status, or 128+N when a\n"
     "         signal N killed it (these can overlap 2-4; --json tells)\n"
-    "  2      usage error, or --stdin/--stdin-file input (or put's LOCAL)\n"
-    "         unreadable or too big\n"
+    "  2      usage error, a value the protocol does not take, or\n"
+    "         --stdin/--stdin-file input (or put's LOCAL) unreadable or too\n"
+    "         big\n"
     "  3      the broker refused or failed the request (ok=false)\n"
     "  4      cannot connect, a protocol error, output (or get's LOCAL)\n"
     "         cannot be written, or a put or get check failed\n"
@@ -269,19 +269,6 @@ parse_call(struct opts *o, int argc, char **argv)
 		usage_err("--stdin and --stdin-file exclude each other");
 }
 
-/* A request id as a client sent it: all digits an integer, else text. */
-static void
-cli_id_parse(const char *s, struct client_id *id)
-{
-	char *end;
-
-	errno = 0;
-	id->num = strtoull(s, &end, 10);
-	id->is_num = *s >= '0' && *s <= '9' && *end == '\0' && errno == 0;
-	if (!id->is_num)
-		id->str = xstrdup(s);
-}
-
 /* skills/hello take --json and nothing else. */
 static void
 parse_plain(struct opts *o, int argc, char **argv)
@@ -438,7 +425,7 @@ parse_verb(struct opts *o, int argc, char **argv)
 		o->req.type = CREQ_CANCEL;
 		if (argc < 2 || argv[1][0] == '-')
 			usage_err("cancel needs a REQUEST_ID");
-		cli_id_parse(argv[1], &o->req.rid);
+		o->req.rid.str = xstrdup(argv[1]); /* the library reads it */
 		parse_plain(o, argc - 1, argv + 1);
 	} else if (strcmp(v, "last-result") == 0 ||
 	           strcmp(v, "session-end") == 0) {
@@ -536,13 +523,6 @@ load_stdin(struct opts *o)
 	}
 }
 
-/* An approval request, put to the human at the terminal. */
-static enum client_approval
-ask_tty(const msgpack_object *req, int sock, void *arg)
-{
-	return cli_approval_prompt(req, sock, *(int *)arg, stderr);
-}
-
 /*
  * The terminal to ask on, when invoke runs on one (stdin and stderr);
  * else -1: this client does not answer approvals.
@@ -555,49 +535,58 @@ open_tty(const struct opts *o)
 	return open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 }
 
-/* Send the request, print the reply, and return the exit status. */
+/* The output format the options ask for. */
+static int
+out_format(const struct opts *o)
+{
+	if (o->prometheus)
+		return CLI_OUT_PROMETHEUS;
+	return o->json ? CLI_OUT_JSON : CLI_OUT_HUMAN;
+}
+
+/*
+ * On a connection: hello's reply (the library's own), or req sent and
+ * its reply printed; the exit status.
+ */
+static int
+run_on(struct cli_conn *cc, const struct opts *o, struct sb_req *req)
+{
+	struct sb_reply *rep = NULL;
+	int status;
+
+	if (req == NULL)
+		return cli_print_reply(sb_reply_object(sb_hello(cc->c)),
+		    CREQ_HELLO, out_format(o), stdout, stderr);
+	if ((status = cli_call(cc, req, &rep)) == CLI_EXIT_OK)
+		status = cli_print_reply(sb_reply_object(rep), o->req.type,
+		    out_format(o), stdout, stderr);
+	sb_reply_free(rep);
+	return status;
+}
+
+/* Build the request, connect, send, print; the exit status. */
 static int
 run(struct opts *o)
 {
-	struct cli_approver ap;
-	struct cli_reply rep;
-	struct mp_enc m;
+	struct sb_req *req = NULL;
+	struct cli_conn cc;
 	struct error e;
 	int status, tty;
 
 	if (creq_is_file(o->req.type))
-		return cli_files_run(cli_socket_path(o->sock), &o->req,
-		    o->local, o->json ? CLI_OUT_JSON : CLI_OUT_HUMAN);
-	if (cli_encode(&o->req, &m, &e) == -1) {
-		fprintf(stderr, "skillctl: %s\n", e.msg);
-		return CLI_EXIT_USAGE;
+		return cli_files_run(o->sock, &o->req, o->local, out_format(o));
+	/* a value the protocol does not take is refused before connecting */
+	if (o->req.type != CREQ_HELLO && (req = cli_req(&o->req, &e)) == NULL)
+		return cli_say(CLI_EXIT_USAGE, "%s", e.msg);
+	tty = open_tty(o);
+	if ((status = cli_open(&cc, o->sock, tty, out_format(o))) ==
+	    CLI_EXIT_OK) {
+		status = run_on(&cc, o, req);
+		cli_close(&cc);
 	}
-	/* A broker that hangs up must not kill us mid-conversation. */
-	signal(SIGPIPE, SIG_IGN);
-	if ((tty = open_tty(o)) != -1) {
-		ap = (struct cli_approver){ask_tty, &tty};
-		status = cli_call_approving(cli_socket_path(o->sock), m.sb.data,
-		    m.sb.size, &o->req.id, &ap, stderr, &rep, &e);
-		if (close(tty) == -1)
-			fprintf(stderr, "skillctl: /dev/tty: %s\n",
-			    strerror(errno));
-	} else
-		status = cli_call(cli_socket_path(o->sock), m.sb.data,
-		    m.sb.size, &o->req.id, stderr, &rep, &e);
-	enc_free(&m);
-	signal(SIGPIPE, SIG_DFL);
-	if (status == -1) {
-		fprintf(stderr, "skillctl: ");
-		cli_put_safe(stderr, e.msg);
-		fputc('\n', stderr);
-		return CLI_EXIT_PROTO;
-	}
-	status = cli_print_reply(rep.doc.root, o->req.type,
-	    o->prometheus ? CLI_OUT_PROMETHEUS
-	    : o->json     ? CLI_OUT_JSON
-	                  : CLI_OUT_HUMAN,
-	    stdout, stderr);
-	cli_reply_free(&rep);
+	if (tty != -1 && close(tty) == -1)
+		fprintf(stderr, "skillctl: /dev/tty: %s\n", strerror(errno));
+	sb_req_free(req);
 	return status;
 }
 
