@@ -522,11 +522,15 @@ gate_call() {
 	GATE_PID=$SIDE_PID
 }
 # The broker has read the whole request of side call NAME: its skillctl
-# waits in read(2) on its socket, and the broker's end holds no byte.
+# waits for the reply (in poll(2), or read(2)) on its socket, and the
+# broker's end holds no byte.
 broker_read() {
 	local p n q
 	p=$(cat "$D/calls/$1.pid" 2>/dev/null) || return 1
-	[ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 0 ] || return 1
+	case $(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null) in
+	0 | 7) ;;
+	*) return 1 ;;
+	esac
 	n=$(readlink "/proc/$p/fd/3" 2>/dev/null | tr -dc 0-9)
 	[ -n "$n" ] || return 1
 	q=$(ss -xn | awk -v n="$n" '$8 == n && $6 != n { print $3; exit }')
