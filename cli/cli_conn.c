@@ -7,9 +7,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../lib/xmalloc.h"
 
@@ -104,14 +106,35 @@ conn_refused(enum sb_err err, const char *msg, int format)
 }
 
 /*
- * Connect to the socket sock (NULL: sb_socket_path's choice), asking on
+ * skillctl's socket: -s, else the library's choice ($SKILLBROKER_SOCKET,
+ * the installed socket), else, when only it exists, the socket of `make
+ * run` in the current directory (the source tree's daemon). The library
+ * never looks there itself: that fallback is for a person in the tree.
+ */
+#define CLI_SOCKET_DEV "run/skillbroker.sock" /* `make run`'s socket */
+
+static const char *
+conn_socket_path(const char *sock)
+{
+	const char *path = sb_socket_path(sock);
+	struct stat st;
+
+	if (sock == NULL && strcmp(path, SKILLBROKER_SOCKET_DEFAULT) == 0 &&
+	    stat(path, &st) == -1 && errno == ENOENT &&
+	    stat(CLI_SOCKET_DEV, &st) == 0)
+		return CLI_SOCKET_DEV;
+	return path;
+}
+
+/*
+ * Connect to the socket sock (NULL: conn_socket_path's choice), asking on
  * tty (-1: approvals are not answered); the exit status, CLI_EXIT_OK
  * with cc->c open, else what was printed says why.
  */
 int
 cli_open(struct cli_conn *cc, const char *sock, int tty, int format)
 {
-	const char *path = sb_socket_path(sock);
+	const char *path = conn_socket_path(sock);
 	enum sb_err err = SB_ERR_CONNECT;
 	char msg[SB_ERRMSG_MAX];
 

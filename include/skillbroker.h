@@ -17,7 +17,8 @@
  * none: EINVAL for a bad argument). A reply whose "ok" is false is not
  * a failure of the call that returned it: sb_reply_ok says so and
  * sb_reply_error says why. A connection is used by one thread at a
- * time. Allocation failure aborts the process, as in the daemon.
+ * time. Allocation failure ends the process (exit status 1, a line on
+ * stderr), as in the daemon.
  * SIGPIPE is never raised: the library writes with MSG_NOSIGNAL.
  */
 #ifndef SKILLBROKER_H
@@ -115,8 +116,7 @@ typedef void (*sb_notice_cb)(
 /* ---------------------------------------------------------- connections */
 
 /* The socket path: path if not NULL, else $SKILLBROKER_SOCKET, else the
- * installed socket, else run/skillbroker.sock (a source tree's daemon)
- * when only that one exists. */
+ * installed socket; never one relative to the current directory. */
 SB_API const char *sb_socket_path(const char *path);
 
 /*
@@ -188,6 +188,9 @@ SB_API const char *sb_req_get_id(const struct sb_req *req);
  */
 SB_API int sb_call(
     struct sb_client *c, struct sb_req *req, struct sb_reply **reply);
+/* A callback may send, call and cancel on its connection; an sb_close
+ * of it takes effect once the library function that ran the callback
+ * returns (that function then returns -1, and c is gone). */
 /*
  * Queue req to be sent, its reply to go to cb. 0, or -1 (a duplicate
  * id in flight, a request over the frame limit, a dead connection).
@@ -196,8 +199,9 @@ SB_API int sb_call(
 SB_API int sb_send(
     struct sb_client *c, struct sb_req *req, sb_reply_cb cb, void *arg);
 /* Cancel a request of this connection in flight (its reply comes with
- * SB_ERR_CANCELLED, unless it had ended); the cancel's own reply is
- * dropped. */
+ * SB_ERR_CANCELLED, unless it had ended; -1, SB_ERR_USAGE, when none of
+ * this connection has that id); the cancel's own reply is dropped. A
+ * "cancel" request (sb_req_new) reaches the uid's other connections. */
 SB_API int sb_cancel(struct sb_client *c, const char *request_id);
 /* Answer an approval request later (approval_id: its "id"). */
 SB_API int sb_approve(
@@ -207,7 +211,9 @@ SB_API int sb_approve(
  * and POLLOUT while requests wait to go out), and the work to do when it
  * is ready: write what it can, read what came, run the callbacks. -1
  * when the connection is dead: every request in flight has then had a
- * reply of SB_ERR_PROTOCOL. */
+ * reply, of SB_ERR_PROTOCOL, or of the error the broker ended the
+ * connection with (an error frame without an id: overloaded, a bad
+ * frame). */
 SB_API int sb_fd(const struct sb_client *c);
 SB_API short sb_events(const struct sb_client *c);
 SB_API int sb_process(struct sb_client *c);

@@ -48,10 +48,15 @@ sb_call(struct sb_client *c, struct sb_req *req, struct sb_reply **reply)
 		(void)snprintf(req->idbuf, sizeof(req->idbuf), "%llu",
 		    (unsigned long long)req->r.id.num);
 	}
+	sb_enter(c);
 	if (sb_queue(c, &req->r, NULL, &r) == -1 || sb_wait(c, &r, -1) == -1)
+		r = NULL;
+	if (sb_leave(c)) { /* a callback closed c */
+		sb_reply_free(r);
 		return -1;
+	}
 	*reply = r;
-	return 0;
+	return r != NULL ? 0 : -1;
 }
 
 int
@@ -64,6 +69,14 @@ sb_cancel(struct sb_client *c, const char *request_id)
 	r.type = CREQ_CANCEL;
 	if (sb_req_parse_id(request_id, &r.rid) == -1)
 		return sb_fail(c, SB_ERR_USAGE, "sb_cancel: a bad request id");
+	/* this connection's own call: the broker would look on the uid's
+	 * other connections too (a cancel request does that on purpose) */
+	if (sb_find(c, &r.rid) == NULL) {
+		client_req_free(&r);
+		return sb_fail(c, SB_ERR_USAGE,
+		    "sb_cancel: no request %s in flight on this connection",
+		    request_id);
+	}
 	ret = sb_queue_internal(c, &r);
 	client_req_free(&r);
 	return ret;

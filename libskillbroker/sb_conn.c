@@ -22,7 +22,6 @@
 #include "../lib/xmalloc.h"
 #include "../proto/frame.h"
 
-#define SB_SOCKET_DEV "run/skillbroker.sock" /* a source tree's `make run` */
 #define SB_READ_CHUNK (64 * 1024)
 
 /* Note a failure on c; returns -1. */
@@ -35,6 +34,7 @@ sb_fail(struct sb_client *c, enum sb_err err, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
+	utf8_trim(c->errmsg); /* a cut never splits a character */
 	return -1;
 }
 
@@ -52,8 +52,9 @@ sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
 		va_start(ap, fmt);
 		(void)vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 		va_end(ap);
+		utf8_trim(c->errmsg);
 		c->outoff = c->outlen = 0;
-		c->inlen = 0;
+		c->inoff = c->inlen = 0;
 	}
 	while ((p = TAILQ_FIRST(&c->pend)) != NULL) {
 		TAILQ_REMOVE(&c->pend, p, entry);
@@ -66,19 +67,17 @@ sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
 	}
 }
 
+/* Never a path relative to the caller's directory: whoever could plant
+ * a socket there would get the calls' stdin, env and files. */
 const char *
 sb_socket_path(const char *path)
 {
 	const char *env;
-	struct stat st;
 
 	if (path != NULL)
 		return path;
 	if ((env = getenv(SKILLBROKER_SOCKET_ENV)) != NULL && *env != '\0')
 		return env;
-	if (stat(SKILLBROKER_SOCKET_DEFAULT, &st) == -1 && errno == ENOENT &&
-	    stat(SB_SOCKET_DEV, &st) == 0)
-		return SB_SOCKET_DEV;
 	return SKILLBROKER_SOCKET_DEFAULT;
 }
 
@@ -87,7 +86,7 @@ static int
 sb_dial(struct sb_client *c, const char *path)
 {
 	struct sockaddr_un sun;
-	int fd, saved;
+	int fd, r, saved;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -95,15 +94,23 @@ sb_dial(struct sb_client *c, const char *path)
 		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s",
 		    path, strerror(ENAMETOOLONG));
 	memcpy(sun.sun_path, path, strlen(path));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	/* non-blocking before connect: a broker whose backlog is full
+	 * (it accepts nothing) refuses at once, never holds us */
+	if ((fd = socket(
+	         AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1)
 		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s",
 		    path, strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
+	while ((r = connect(fd, (struct sockaddr *)&sun, sizeof(sun))) == -1 &&
+	       errno == EINTR)
+		;
+	if (r == -1) {
 		saved = errno;
-		close(fd);
+		(void)close(fd);
 		return sb_fail(c, SB_ERR_CONNECT, "cannot connect to %s: %s%s",
-		    path, strerror(saved),
+		    path,
+		    saved == EAGAIN ? "the broker accepts no connection now "
+		                      "(its backlog is full)"
+		                    : strerror(saved),
 		    saved == ENOENT || saved == ECONNREFUSED
 		        ? " (is skillbrokerd running? the socket is "
 		          "-s, or $" SKILLBROKER_SOCKET_ENV ")"
@@ -125,6 +132,16 @@ sb_hello_done(struct sb_client *c, struct sb_reply *r)
 	}
 	if (!sb_reply_ok(r)) {
 		sb_fail(c, r->err, "%s: %s", r->errtype, r->errmsg);
+		sb_reply_free(r);
+		return -1;
+	}
+	/* the peer is a skillbroker that speaks our major, or no peer */
+	if (strcmp(r->type, "hello") != 0 ||
+	    sb_reply_uint(r, "protocol", &max) == -1 ||
+	    max != SKILLBROKER_PROTOCOL) {
+		sb_fail(c, SB_ERR_PROTOCOL,
+		    "the broker's hello does not agree to protocol %d",
+		    SKILLBROKER_PROTOCOL);
 		sb_reply_free(r);
 		return -1;
 	}
@@ -171,31 +188,45 @@ sb_connect(const char *path, sb_approval_cb cb, void *cb_arg, enum sb_err *err,
 	hello.type = CREQ_HELLO;
 	hello.protocol = SKILLBROKER_PROTOCOL;
 	hello.approvals = cb != NULL;
+	sb_enter(c); /* an approval callback could close c: not yet ours */
 	if (sb_dial(c, sb_socket_path(path)) == 0 &&
 	    sb_queue(c, &hello, NULL, &r) == 0 &&
 	    sb_wait(c, &r, SB_HELLO_TIMEOUT_MS) == 0 &&
-	    sb_hello_done(c, r) == 0)
+	    sb_hello_done(c, r) == 0 && !c->closing) {
+		c->depth--;
 		return c;
+	}
+	c->depth--;
 	if (err != NULL)
 		*err = c->err;
 	if (errmsg != NULL && errmsg_len > 0)
 		(void)snprintf(errmsg, errmsg_len, "%s", c->errmsg);
+	c->closing = 0; /* a callback's sb_close waited for this one */
 	sb_close(c);
 	return NULL;
+}
+
+/* The connection's memory, once nothing runs on it. */
+static void
+sb_free(struct sb_client *c)
+{
+	if (c->fd != -1)
+		(void)close(c->fd);
+	sb_reply_free(c->hello);
+	free(c->out);
+	free(c->in);
+	free(c);
 }
 
 void
 sb_close(struct sb_client *c)
 {
-	if (c == NULL)
+	if (c == NULL || c->closing)
 		return;
+	c->closing = 1;
+	sb_enter(c);
 	sb_die(c, SB_ERR_CANCELLED, "the client closed the connection");
-	if (c->fd != -1)
-		close(c->fd);
-	sb_reply_free(c->hello);
-	free(c->out);
-	free(c->in);
-	free(c);
+	(void)sb_leave(c);
 }
 
 void
@@ -244,7 +275,7 @@ sb_pending(const struct sb_client *c)
 }
 
 /* The request in flight with this id, or NULL. */
-static struct sb_pending *
+struct sb_pending *
 sb_find(struct sb_client *c, const struct client_id *id)
 {
 	struct sb_pending *p;
@@ -291,8 +322,18 @@ sb_queue(struct sb_client *c, struct client_req *r, sb_reply_cb cb, void *arg)
 	if (sb_req_encode(&tmp, c->max_frame, &m, &e) == -1)
 		return sb_fail(c, SB_ERR_USAGE, "%s", e.msg);
 	need = FRAME_HDR_LEN + m.sb.size;
-	if (c->outoff > 0 && c->outoff == c->outlen)
-		c->outoff = c->outlen = 0;
+	if (c->outlen - c->outoff > SB_OUT_MAX) {
+		enc_free(&m);
+		return sb_fail(c, SB_ERR_USAGE,
+		    "%zu bytes of requests wait to be written already: poll "
+		    "the connection for POLLOUT and call sb_process",
+		    c->outlen - c->outoff);
+	}
+	if (c->outoff > 0) { /* what was written goes, before growing */
+		memmove(c->out, c->out + c->outoff, c->outlen - c->outoff);
+		c->outlen -= c->outoff;
+		c->outoff = 0;
+	}
 	if (c->outcap - c->outlen < need) {
 		size_t cap = c->outcap > 0 ? c->outcap : 4096;
 		while (cap - c->outlen < need)
@@ -405,7 +446,8 @@ sb_frames(struct sb_client *c)
 	size_t blen;
 
 	while (!c->dead) {
-		st = frame_check(c->in, c->inlen, c->max_reply, &blen, &e);
+		st = frame_check(c->in + c->inoff, c->inlen - c->inoff,
+		    c->max_reply, &blen, &e);
 		if (st == FRAME_NEED_MORE)
 			return;
 		if (st == FRAME_BAD) {
@@ -413,9 +455,10 @@ sb_frames(struct sb_client *c)
 			return;
 		}
 		body = xmalloc(blen);
-		memcpy(body, c->in + FRAME_HDR_LEN, blen);
-		c->inlen -= FRAME_HDR_LEN + blen;
-		memmove(c->in, c->in + FRAME_HDR_LEN + blen, c->inlen);
+		memcpy(body, c->in + c->inoff + FRAME_HDR_LEN, blen);
+		c->inoff += FRAME_HDR_LEN + blen;
+		if (c->inoff == c->inlen)
+			c->inoff = c->inlen = 0;
 		sb_dispatch(c, body, blen);
 	}
 }
@@ -425,9 +468,15 @@ sb_frames(struct sb_client *c)
 static void
 sb_reserve(struct sb_client *c)
 {
-	size_t want = c->inlen + SB_READ_CHUNK;
+	size_t want;
 	uint32_t blen;
 
+	if (c->inoff > 0) { /* once per read, not once per frame */
+		memmove(c->in, c->in + c->inoff, c->inlen - c->inoff);
+		c->inlen -= c->inoff;
+		c->inoff = 0;
+	}
+	want = c->inlen + SB_READ_CHUNK;
 	if (c->inlen >= FRAME_HDR_LEN) {
 		blen = frame_get_len(c->in);
 		if (blen <= c->max_reply && FRAME_HDR_LEN + blen > want)
@@ -439,17 +488,20 @@ sb_reserve(struct sb_client *c)
 	}
 }
 
-int
-sb_process(struct sb_client *c)
+/* sb_process's work, which sb_wait runs too. */
+static int
+sb_run(struct sb_client *c)
 {
-	int wfail;
+	int wfail, reads;
 	ssize_t n;
 
 	if (c->dead)
 		return -1;
 	/* A broker that stopped reading may still have answered: read on. */
 	wfail = sb_flush(c) == -1 ? errno : 0;
-	for (;;) {
+	/* a bounded share: a broker that writes on and on cannot keep the
+	 * caller's loop here (what is left keeps the fd readable) */
+	for (reads = 0; reads < SB_READS_MAX; reads++) {
 		sb_reserve(c);
 		n = recv(
 		    c->fd, c->in + c->inlen, c->incap - c->inlen, MSG_DONTWAIT);
@@ -466,7 +518,8 @@ sb_process(struct sb_client *c)
 			sb_frames(c);
 			sb_die(c, SB_ERR_PROTOCOL,
 			    "the broker closed the connection%s",
-			    c->inlen > 0 ? " in the middle of a frame" : "");
+			    c->inlen > c->inoff ? " in the middle of a frame"
+			                        : "");
 			return -1;
 		}
 		c->inlen += (size_t)n;
@@ -478,6 +531,33 @@ sb_process(struct sb_client *c)
 		sb_die(c, SB_ERR_PROTOCOL, "writing to the broker: %s",
 		    strerror(wfail));
 	return c->dead ? -1 : 0;
+}
+
+/* Callbacks run between these two: an sb_close in one waits for the
+ * outermost library call to return (sb_leave: 1 when c is gone). */
+void
+sb_enter(struct sb_client *c)
+{
+	c->depth++;
+}
+
+int
+sb_leave(struct sb_client *c)
+{
+	if (--c->depth > 0 || !c->closing)
+		return 0;
+	sb_free(c);
+	return 1;
+}
+
+int
+sb_process(struct sb_client *c)
+{
+	int r;
+
+	sb_enter(c);
+	r = sb_run(c);
+	return sb_leave(c) ? -1 : r;
 }
 
 /* Milliseconds on the monotonic clock. */
@@ -523,7 +603,7 @@ sb_wait(struct sb_client *c, struct sb_reply **slot, int timeout_ms)
 			break;
 		}
 		if (n > 0)
-			(void)sb_process(c);
+			(void)sb_run(c);
 	}
 	if (*slot == NULL)
 		return sb_fail(c, c->err, "%s", c->errmsg);

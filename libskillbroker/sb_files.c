@@ -13,6 +13,7 @@
 
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
+#include "../proto/frame.h"
 
 #define SB_SHA_HEX 64
 
@@ -126,10 +127,14 @@ sb_fill(sb_source src, void *arg, uint8_t *buf, size_t max)
 
 	while (have < max) {
 		n = src(arg, buf + have, max - have);
+		if (n == 0)
+			break;
+		if (n < -1 || (n > 0 && (size_t)n > max - have)) {
+			errno = EINVAL; /* a source that broke its contract */
+			return -1;
+		}
 		if (n == -1)
 			return -1;
-		if (n == 0 || (size_t)n > max - have)
-			break;
 		have += (size_t)n;
 	}
 	return (ssize_t)have;
@@ -150,15 +155,19 @@ sb_put_from(struct sb_client *c, const char *session, const char *path,
 		*last = NULL;
 	if (sb_xfer_init(&x, c, session, path) == -1)
 		return -1;
+	sb_enter(c);
 	if (c->hello == NULL ||
 	    sb_reply_uint(
 	        c->hello, "capabilities.limits.put_file_bytes", &chunk) == -1 ||
-	    chunk == 0 || chunk > c->max_frame) {
+	    chunk == 0) {
 		sb_fail(c, SB_ERR_UNSUPPORTED,
 		    "the broker serves no put_file (its hello has no "
 		    "limits.put_file_bytes)");
 		goto out;
 	}
+	/* a put_file's data is at most a default frame, whatever hello says */
+	if (chunk > FRAME_MAX_DEFAULT)
+		chunk = FRAME_MAX_DEFAULT;
 	buf = xmalloc((size_t)chunk);
 	req = sb_req_new("put_file");
 	if (sb_req_session(req, session) == -1 || sb_req_path(req, path) == -1)
@@ -202,7 +211,7 @@ out:
 	sb_req_free(req);
 	free(buf);
 	sb_xfer_done(&x, last);
-	return ret;
+	return sb_leave(c) ? -1 : ret;
 }
 
 /* One get_file answer follows the ones before: the same file, the data
@@ -252,6 +261,7 @@ sb_get_to(struct sb_client *c, const char *session, const char *path,
 		*last = NULL;
 	if (sb_xfer_init(&x, c, session, path) == -1)
 		return -1;
+	sb_enter(c);
 	req = sb_req_new("get_file");
 	if (sb_req_session(req, session) == -1 ||
 	    sb_req_path(req, path) == -1) {
@@ -278,7 +288,7 @@ sb_get_to(struct sb_client *c, const char *session, const char *path,
 out:
 	sb_req_free(req);
 	sb_xfer_done(&x, last);
-	return ret;
+	return sb_leave(c) ? -1 : ret;
 }
 
 /* sb_put's source: a buffer. */
@@ -335,9 +345,12 @@ sb_get(struct sb_client *c, const char *session, const char *path, size_t max,
 
 	*data = NULL;
 	*len = 0;
+	sb_enter(c); /* c is read after sb_get_to */
 	ret = sb_get_to(c, session, path, sb_mem_write, &m, NULL);
 	if (ret == -1 && c->err == SB_ERR_IO)
 		sb_fail(c, SB_ERR_USAGE, "%s is over %zu bytes", path, max);
+	if (sb_leave(c))
+		ret = -1;
 	if (ret == -1) {
 		free(m.buf);
 		return -1;

@@ -24,6 +24,8 @@
 /* A broker that took the connection answers hello at once; one that
  * does not within this long is stuck, and sb_connect gives up. */
 #define SB_HELLO_TIMEOUT_MS 5000
+#define SB_READS_MAX 16                /* reads per sb_process */
+#define SB_OUT_MAX (64u * 1024 * 1024) /* requests queued, not written */
 
 struct sb_req {
 	struct client_req r;
@@ -34,6 +36,7 @@ struct sb_req {
 /* A string copied out of a reply, NUL-terminated, kept with it. */
 struct sb_str {
 	SLIST_ENTRY(sb_str) next;
+	const msgpack_object *o; /* what it copies: asked again, no new copy */
 	char s[];
 };
 
@@ -73,14 +76,18 @@ struct sb_client {
 	uint64_t next_id;
 	uint8_t *out; /* frames waiting to be written: out[outoff..outlen) */
 	size_t outlen, outoff, outcap;
-	uint8_t *in; /* bytes read, not yet a whole frame */
-	size_t inlen, incap;
+	uint8_t *in; /* bytes read: in[inoff..inlen) not yet taken */
+	size_t inoff, inlen, incap;
+	int depth;   /* library calls running on c (callbacks inside) */
+	int closing; /* sb_close was called: freed when depth is 0 */
 	struct sb_pendq pend;
 	size_t npend;
 };
 
 /* sb_conn.c */
 struct sb_client *sb_client_new(int fd, sb_approval_cb cb, void *cb_arg);
+void sb_enter(struct sb_client *c);
+int sb_leave(struct sb_client *c);
 int sb_fail(struct sb_client *c, enum sb_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
@@ -88,6 +95,7 @@ void sb_die(struct sb_client *c, enum sb_err err, const char *fmt, ...)
 int sb_queue(
     struct sb_client *c, struct client_req *r, sb_reply_cb cb, void *arg);
 int sb_queue_internal(struct sb_client *c, struct client_req *r);
+struct sb_pending *sb_find(struct sb_client *c, const struct client_id *id);
 int sb_wait(struct sb_client *c, struct sb_reply **slot, int timeout_ms);
 
 /* sb_req.c */

@@ -108,6 +108,8 @@ sb_reply_head(struct sb_reply *r, struct error *e)
 	if (r->errmsg == NULL)
 		r->errmsg = xstrdup("");
 	r->err = sb_err_from_type(err_type_from_name(r->errtype));
+	if (r->err == SB_OK) /* ok: false, whatever its type says */
+		r->err = SB_ERR_UNKNOWN;
 	return 0;
 }
 
@@ -154,7 +156,10 @@ sb_reply_local(const struct client_id *id, enum sb_err err, const char *msg)
 	buf = xmalloc(len);
 	memcpy(buf, m.sb.data, len);
 	enc_free(&m);
-	if ((r = sb_reply_decode(buf, len, &e)) == NULL)
+	/* msg is trimmed UTF-8; were it not, the reply still comes */
+	if ((r = sb_reply_decode(buf, len, &e)) == NULL && msg[0] != '\0')
+		return sb_reply_local(id, err, "");
+	if (r == NULL)
 		fatal("sb_reply_local: %s", e.msg);
 	r->err = err; /* the library's own errors have no wire type */
 	r->local = 1;
@@ -276,10 +281,14 @@ sb_reply_str(const struct sb_reply *r, const char *path)
 
 	if (o == NULL || o->type != MSGPACK_OBJECT_STR)
 		return NULL;
+	SLIST_FOREACH(s, &r->strs, next)
+	if (s->o == o)
+		return s->s;
 	n = o->via.str.size;
 	if (memchr(o->via.str.ptr, '\0', n) != NULL)
 		return NULL;
 	s = xmalloc(sizeof(*s) + n + 1);
+	s->o = o;
 	memcpy(s->s, o->via.str.ptr, n);
 	s->s[n] = '\0';
 	SLIST_INSERT_HEAD(&((struct sb_reply *)r)->strs, s, next);

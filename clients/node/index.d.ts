@@ -334,11 +334,9 @@ export const ERROR_TYPES: readonly string[];
 export function errorFor(type: string, message: string, opts?: SkillbrokerErrorOptions): SkillbrokerError;
 
 export const SYSTEM_SOCKET: '/run/skillbroker/skillbroker.sock';
-export const DEV_SOCKET: 'run/skillbroker.sock';
 export function resolveSocketPath(
   path?: string,
   env?: Record<string, string | undefined>,
-  exists?: (path: string) => boolean,
 ): string;
 
 export const DEFAULT_MAX_FRAME: number;

@@ -1,7 +1,7 @@
 // index.js: the package's public surface (see README.md and index.d.ts).
 export { Client, PROTOCOL, APPROVAL_OPTIONS } from './lib/client.js';
 export { InvokeResult } from './lib/results.js';
-export { resolveSocketPath, SYSTEM_SOCKET, DEV_SOCKET } from './lib/socket-path.js';
+export { resolveSocketPath, SYSTEM_SOCKET } from './lib/socket-path.js';
 export { FrameReader, decodeBody, encodeFrame, DEFAULT_MAX_FRAME, DEFAULT_MAX_REPLY } from './lib/frame.js';
 export {
   SkillbrokerError,

@@ -1,20 +1,16 @@
-// socket-path.js: where the broker's socket is, found the way skillctl finds it.
-import { existsSync } from 'node:fs';
+// socket-path.js: where the broker's socket is: the option, the environment, or the installed one.
 
 export const SYSTEM_SOCKET = '/run/skillbroker/skillbroker.sock';
-export const DEV_SOCKET = 'run/skillbroker.sock'; // the `make run` layout
 
 /**
  * The option, else $SKILLBROKER_SOCKET when set and non-empty, else the
- * system socket, unless only ./run/skillbroker.sock exists
- * (docs/skillctl.md, "Options").
+ * system socket. Never a path relative to the current directory: whoever
+ * could plant a socket there would get the calls' stdin, env and files.
  * @param {string} [path]
  * @param {Record<string, string | undefined>} [env]
- * @param {(p: string) => boolean} [exists]
  */
-export function resolveSocketPath(path, env = process.env, exists = existsSync) {
+export function resolveSocketPath(path, env = process.env) {
   if (path) return path;
   if (env.SKILLBROKER_SOCKET) return env.SKILLBROKER_SOCKET;
-  if (!exists(SYSTEM_SOCKET) && exists(DEV_SOCKET)) return DEV_SOCKET;
   return SYSTEM_SOCKET;
 }

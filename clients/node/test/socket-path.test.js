@@ -1,24 +1,31 @@
-// socket-path.test.js: the socket is found as skillctl finds it (docs/skillctl.md).
+// socket-path.test.js: the socket is the option, the environment's, or the installed one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEV_SOCKET, SYSTEM_SOCKET, resolveSocketPath } from '../index.js';
-
-const none = () => false;
-const only = (p) => (q) => q === p;
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SYSTEM_SOCKET, resolveSocketPath } from '../index.js';
 
 test('the path option wins', () => {
-  assert.equal(resolveSocketPath('/x.sock', { SKILLBROKER_SOCKET: '/y.sock' }, none), '/x.sock');
+  assert.equal(resolveSocketPath('/x.sock', { SKILLBROKER_SOCKET: '/y.sock' }), '/x.sock');
 });
 
 test('then SKILLBROKER_SOCKET, when set and non-empty', () => {
-  assert.equal(resolveSocketPath(undefined, { SKILLBROKER_SOCKET: '/y.sock' }, none), '/y.sock');
-  assert.equal(resolveSocketPath(undefined, { SKILLBROKER_SOCKET: '' }, none), SYSTEM_SOCKET);
+  assert.equal(resolveSocketPath(undefined, { SKILLBROKER_SOCKET: '/y.sock' }), '/y.sock');
+  assert.equal(resolveSocketPath(undefined, { SKILLBROKER_SOCKET: '' }), SYSTEM_SOCKET);
 });
 
-test('then the system socket, unless only ./run/skillbroker.sock exists', () => {
-  assert.equal(SYSTEM_SOCKET, '/run/skillbroker/skillbroker.sock');
-  assert.equal(resolveSocketPath(undefined, {}, none), SYSTEM_SOCKET);
-  assert.equal(resolveSocketPath(undefined, {}, only(DEV_SOCKET)), 'run/skillbroker.sock');
-  assert.equal(resolveSocketPath(undefined, {}, () => true), SYSTEM_SOCKET);
-  assert.equal(resolveSocketPath(undefined, {}, only(SYSTEM_SOCKET)), SYSTEM_SOCKET);
+test('then the system socket, never one planted in the current directory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-sock-'));
+  const cwd = process.cwd();
+  try {
+    mkdirSync(join(dir, 'run'));
+    writeFileSync(join(dir, 'run', 'skillbroker.sock'), '');
+    process.chdir(dir);
+    assert.equal(SYSTEM_SOCKET, '/run/skillbroker/skillbroker.sock');
+    assert.equal(resolveSocketPath(undefined, {}), SYSTEM_SOCKET);
+  } finally {
+    process.chdir(cwd);
+    rmSync(dir, { recursive: true });
+  }
 });
