@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -724,6 +725,46 @@ t_faults(void)
 	}
 }
 
+/* A socket planted in the current directory is never the broker's. */
+static void
+t_planted_socket(void)
+{
+	struct sockaddr_un sun;
+	struct sb_client *c;
+	enum sb_err err;
+	char dir[] = "/tmp/sbplant.XXXXXX", cwd[4096], env[1024], msg[256];
+	int ls = -1, fd;
+
+	if (mkdtemp(dir) == NULL || getcwd(cwd, sizeof(cwd)) == NULL ||
+	    chdir(dir) == -1 || mkdir("run", 0755) == -1) {
+		check(0, "planted socket: set-up: %s", strerror(errno));
+		return;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "run/skillbroker.sock");
+	if ((ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1 ||
+	    bind(ls, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(ls, 4) == -1)
+		check(0, "planted socket: %s", strerror(errno));
+	snprintf(env, sizeof(env), "%s", getenv(SKILLBROKER_SOCKET_ENV));
+	unsetenv(SKILLBROKER_SOCKET_ENV);
+	c = sb_connect(NULL, NULL, NULL, &err, msg, sizeof(msg));
+	fd = accept(ls, NULL, NULL);
+	check(fd == -1 &&
+	          strcmp(sb_socket_path(NULL), SKILLBROKER_SOCKET_DEFAULT) == 0,
+	    "a socket planted in the current directory is not used");
+	if (fd != -1)
+		close(fd);
+	sb_close(c);
+	setenv(SKILLBROKER_SOCKET_ENV, env, 1);
+	close(ls);
+	unlink("run/skillbroker.sock");
+	rmdir("run");
+	if (chdir(cwd) == -1 || rmdir(dir) == -1)
+		check(0, "planted socket: clean-up: %s", strerror(errno));
+}
+
 int
 main(void)
 {
@@ -741,6 +782,7 @@ main(void)
 	t_close_in_callback();
 	t_files();
 	t_faults();
+	t_planted_socket();
 	printf("client_test: %d checks, %d failed\n", checks, failed);
 	return failed != 0;
 }
