@@ -1,6 +1,7 @@
 /* main.c: skillbroker-mcp, options and start; the rest is mcp_*.c. */
 #include "mcp.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,16 @@
 
 #include "../lib/log.h"
 #include "../lib/util.h"
+
+/* stdin's and stdout's file status flags before the adapter set them */
+static int mcp_main_flags[2];
+
+static void
+mcp_main_restore(void)
+{
+	(void)fcntl(STDIN_FILENO, F_SETFL, mcp_main_flags[0]);
+	(void)fcntl(STDOUT_FILENO, F_SETFL, mcp_main_flags[1]);
+}
 
 static const char mcp_usage[] =
     "usage: skillbroker-mcp [-s SOCKET] [--session NAME] [--poll-s N] [-v] "
@@ -89,7 +100,11 @@ main(int argc, char **argv)
 	log_init(MCP_SERVER_NAME, 1, verbose);
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		fatal("signal");
-	if (set_nonblock(STDIN_FILENO) == -1 ||
+	/* the host's (or a terminal's) open files: their flags come back
+	 * as they were when the adapter ends */
+	if ((mcp_main_flags[0] = fcntl(STDIN_FILENO, F_GETFL)) == -1 ||
+	    (mcp_main_flags[1] = fcntl(STDOUT_FILENO, F_GETFL)) == -1 ||
+	    atexit(mcp_main_restore) != 0 || set_nonblock(STDIN_FILENO) == -1 ||
 	    set_nonblock(STDOUT_FILENO) == -1)
 		fatal("stdin and stdout must be open");
 	if ((s = calloc(1, sizeof(*s))) == NULL)

@@ -36,8 +36,10 @@
 extern const char *const mcp_protocols[];
 
 /* Bounds. */
-#define MCP_LINE_MAX (4 * 1024 * 1024)  /* a message line, newline excluded */
-#define MCP_READ_CHUNK 65536            /* bytes read from stdin at once */
+#define MCP_LINE_MAX (4 * 1024 * 1024) /* a message line, newline excluded */
+#define MCP_READ_CHUNK 65536           /* bytes read from stdin at once */
+#define MCP_RETRY_MIN_MS 1000 /* after a failed connect, none before this */
+#define MCP_RETRY_MAX_MS 30000
 #define MCP_OUT_HIGH (1024 * 1024)      /* unsent output: stop reading */
 #define MCP_OUT_MAX (256 * 1024 * 1024) /* unsent output: give up */
 #define MCP_CALLS_MAX 64                /* tools/call in flight */
@@ -307,12 +309,14 @@ struct mcp_server {
 	uint64_t next_poll_ms;
 
 	struct sb_client *sb;
-	int sb_dead;        /* sb_process failed: close and reconnect */
-	int sb_closing;     /* inside sb_close: send nothing */
-	int sb_down_logged; /* the outage was logged */
-	uint64_t next_req;  /* broker request ids: mcp-PID-N */
-	int64_t next_rpc;   /* our own JSON-RPC request ids */
-	size_t put_chunk;   /* put_file data bytes per request */
+	int sb_dead;            /* sb_process failed: close and reconnect */
+	int sb_closing;         /* inside sb_close: send nothing */
+	int sb_down_logged;     /* the outage was logged */
+	uint64_t sb_retry_ms;   /* no connect tried before this (monotonic) */
+	uint64_t sb_backoff_ms; /* the wait after the next failure */
+	uint64_t next_req;      /* broker request ids: mcp-PID-N */
+	int64_t next_rpc;       /* our own JSON-RPC request ids */
+	size_t put_chunk;       /* put_file data bytes per request */
 
 	struct mcp_catalog cat;
 	int have_cat;

@@ -53,14 +53,33 @@ mcp_broker(struct mcp_server *s, struct error *e)
 		return s->sb;
 	if (s->sb != NULL)
 		mcp_broker_drop(s);
+	/* a connect can take up to the library's hello bound: after a
+	 * failure, requests fail at once for a while (1 s, doubling to 30 s)
+	 * rather than each holding the loop */
+	if (now_mono_ms() < s->sb_retry_ms) {
+		(void)error_set(e, ERR_INTERNAL,
+		    "cannot reach the skillbroker daemon at %s (tried %llu ms "
+		    "ago; trying again in %llu ms)",
+		    sb_socket_path(s->sock),
+		    (unsigned long long)(s->sb_backoff_ms / 2),
+		    (unsigned long long)(s->sb_retry_ms - now_mono_ms()));
+		return NULL;
+	}
 	s->sb = sb_connect(s->sock, s->caps.elicitation ? mcp_approve_cb : NULL,
 	    s, &err, msg, sizeof(msg));
 	if (s->sb == NULL) {
+		if (s->sb_backoff_ms == 0)
+			s->sb_backoff_ms = MCP_RETRY_MIN_MS;
+		s->sb_retry_ms = now_mono_ms() + s->sb_backoff_ms;
+		if (s->sb_backoff_ms < MCP_RETRY_MAX_MS)
+			s->sb_backoff_ms *= 2;
 		(void)error_set(e, ERR_INTERNAL,
 		    "cannot reach the skillbroker daemon at %s: %s",
 		    sb_socket_path(s->sock), msg);
 		return NULL;
 	}
+	s->sb_backoff_ms = 0;
+	s->sb_retry_ms = 0;
 	sb_set_notice(s->sb, mcp_broker_notice, s);
 	s->put_chunk = MCP_PUT_CHUNK_DEFAULT;
 	h = sb_hello(s->sb);

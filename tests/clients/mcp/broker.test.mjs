@@ -96,7 +96,16 @@ test('a broker that cannot be reached: -32603 and isError, until it can', { skip
     assert.equal(r.isError, true);
     assert.match(text(r), /cannot reach the skillbroker daemon/);
     await listen();
-    const ok = await c.client.callTool({ name: 'echo-args.run', arguments: { args: ['back'] } });
+    // after a failed connect the adapter waits (1 s, doubling) before it
+    // tries again; meanwhile calls fail at once, saying so
+    const t0 = Date.now();
+    let ok;
+    for (;;) {
+      ok = await c.client.callTool({ name: 'echo-args.run', arguments: { args: ['back'] } });
+      if (!ok.isError || Date.now() - t0 > 8000) break;
+      assert.match(text(ok), /cannot reach the skillbroker daemon/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     assert.equal(ok.content[0].text, 'back\n');
   } finally {
     await c.client.close();
