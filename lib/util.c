@@ -417,6 +417,18 @@ sha256_fd(int fd, char *hex)
 	return 0;
 }
 
+int
+sha256_mem(const void *p, size_t len, char *hex)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (EVP_Digest(p, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		return -1;
+	hex_encode(md, n, hex);
+	return 0;
+}
+
 size_t
 utf8_cut(const char *s, size_t max)
 {

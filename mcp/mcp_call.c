@@ -383,12 +383,8 @@ static void mcp_call_put(struct mcp_server *s, struct mcp_call *c);
 static void
 mcp_call_sha256(const void *data, size_t len, char *hex)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-
-	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-		fatalx("EVP_Digest failed");
-	hex_encode(md, n, hex);
+	if (sha256_mem(data, len, hex) == -1)
+		fatalx("cannot compute a sha256");
 }
 
 /* A put_file's reply: the next chunk, the next file, or the invoke. */
