@@ -158,6 +158,10 @@ class ProtocolError(ConnectionError):
         super().__init__(message)
         self.server_error = server_error
 
+    def again(self) -> "ProtocolError":
+        """The same failure as a new exception, for one more caller (each raise gets its own traceback)."""
+        return ProtocolError(str(self.args[0]) if self.args else "", self.server_error)
+
     def __str__(self) -> str:
         s = super().__str__()
         if self.server_error is not None:

@@ -74,16 +74,20 @@ class AsyncClient:
     ``await AsyncClient(path).connect()`` or ``async with AsyncClient(path)
     as c`` opens the socket and says hello. Calls may be made from many
     tasks at once; a reader task matches the replies to them by id.
+    ``connect_timeout`` bounds the connect and the hello; ``frame_timeout``
+    the rest of a reply frame once its first byte came.
     """
 
     def __init__(self, path: Optional[PathLike] = None, *,
                  approval_handler: Optional[AsyncApprovalHandler] = None,
                  sock: Optional[socket.socket] = None,
+                 connect_timeout: Optional[float] = 10.0,
                  frame_timeout: float = FRAME_TIMEOUT_S) -> None:
         self.path = socket_path(path) if sock is None else None
         self.approval_handler = approval_handler
         self.server: Optional[Hello] = None
         self._sock = sock
+        self._connect_timeout = connect_timeout
         self._frame_timeout = frame_timeout
         self._max_frame = DEFAULT_MAX_FRAME
         self._ids = itertools.count(1)
@@ -104,9 +108,10 @@ class AsyncClient:
         if self._read_task is not None:
             raise ProtocolError("already connected")
         if self._sock is not None:
-            self._reader, self._writer = await asyncio.open_unix_connection(sock=self._sock)
+            opening = asyncio.open_unix_connection(sock=self._sock)
         else:
-            self._reader, self._writer = await asyncio.open_unix_connection(self.path)
+            opening = asyncio.open_unix_connection(self.path)
+        self._reader, self._writer = await asyncio.wait_for(opening, self._connect_timeout)
         self._write_lock = asyncio.Lock()
         self._read_task = asyncio.ensure_future(self._read_loop())
         if hello:
@@ -123,9 +128,14 @@ class AsyncClient:
         return self
 
     async def hello(self) -> Hello:
-        """Say hello: protocol 2, approvals when there is a handler. Sets `server` and the frame bound."""
-        h = await self._call("hello", P.hello(self.approval_handler is not None),
-                             lambda r: Hello.from_reply(r, DEFAULT_MAX_FRAME))
+        """Say hello: protocol 2, approvals when there is a handler. Sets `server` and the frame bound.
+        TimeoutError if no reply comes within connect_timeout."""
+        call = await self.start("hello", P.hello(self.approval_handler is not None),
+                                lambda r: Hello.from_reply(r, DEFAULT_MAX_FRAME))
+        try:
+            h = await asyncio.wait_for(call.result(), self._connect_timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError("no hello reply within %s s" % self._connect_timeout) from None
         self.server = h
         self._max_frame = h.limits.max_frame_bytes
         return h
@@ -173,14 +183,14 @@ class AsyncClient:
         if self._writer is None or self._write_lock is None:
             raise ProtocolError("not connected")
         if self._dead is not None:
-            raise self._dead
+            raise self._dead.again()
         rid = next(self._ids)
         frame = encode_frame({"type": rtype, "id": rid, **fields}, self._max_frame)
         fut: "asyncio.Future[_Outcome]" = asyncio.get_running_loop().create_future()
         call = AsyncCall(self, rtype, rid, fut, parse)
         async with self._write_lock:
             if self._dead is not None:
-                raise self._dead
+                raise self._dead.again()
             self._pending[rid] = fut
             try:
                 self._writer.write(frame)
@@ -244,6 +254,9 @@ class AsyncClient:
             err = ProtocolError("connection failed: %s" % e)
         except asyncio.CancelledError:
             err = ProtocolError("connection closed by the client")
+        except Exception as e:  # a bug here must not leave the calls waiting
+            log.exception("the reader failed")
+            err = ProtocolError("the reader failed: %r" % e)
         if self._closing:
             err = ProtocolError("connection closed by the client")
         self._fail(err)
@@ -277,7 +290,7 @@ class AsyncClient:
         self._pending.clear()
         for fut in pending:
             if not fut.done():
-                fut.set_result((None, self._dead))
+                fut.set_result((None, self._dead.again()))
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         t = asyncio.ensure_future(coro)

@@ -78,6 +78,8 @@ class Client:
     once; replies come back on a reader thread and are matched by id.
     ``approval_handler`` answers the broker's approval requests; it runs
     on a thread of its own for each request, so it may block (ask a human).
+    ``connect_timeout`` bounds the connect and the hello; ``frame_timeout``
+    the rest of a reply frame once its first byte came.
     """
 
     def __init__(self, path: Optional[PathLike] = None, *,
@@ -135,9 +137,10 @@ class Client:
         return self
 
     def hello(self) -> Hello:
-        """Say hello: protocol 2, approvals when there is a handler. Sets `server` and the frame bound."""
-        h = self._call("hello", P.hello(self.approval_handler is not None),
-                       lambda r: Hello.from_reply(r, DEFAULT_MAX_FRAME))
+        """Say hello: protocol 2, approvals when there is a handler. Sets `server` and the frame bound.
+        TimeoutError if no reply comes within connect_timeout."""
+        h = self.start("hello", P.hello(self.approval_handler is not None),
+                       lambda r: Hello.from_reply(r, DEFAULT_MAX_FRAME)).wait(self._connect_timeout)
         self.server = h
         self._max_frame = h.limits.max_frame_bytes
         return h
@@ -153,16 +156,13 @@ class Client:
     def close(self) -> None:
         """Close the connection (the broker cancels its calls); pending calls raise ProtocolError."""
         self._closing = True
-        sock = self._sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self._shutdown()
         r = self._reader
         if r is not None and r is not threading.current_thread():
             r.join()
         self._fail(ProtocolError("connection closed by the client"))
+        if r is None and self._sock is not None:
+            self._sock.close()  # never connected; else the reader closes it
 
     def __enter__(self) -> "Client":
         if self._reader is None:
@@ -184,7 +184,7 @@ class Client:
         call: Call[T] = Call(self, rtype, rid, parse)
         with self._lock:
             if self._dead is not None:
-                raise self._dead
+                raise self._dead.again()
             self._pending[rid] = call
         try:
             with self._send_lock:
@@ -244,9 +244,16 @@ class Client:
             err = e
         except OSError as e:
             err = ProtocolError("connection failed: %s" % e)
+        except Exception as e:  # a bug here must not leave the calls waiting
+            log.exception("the reader failed")
+            err = ProtocolError("the reader failed: %r" % e)
         if self._closing:
             err = ProtocolError("connection closed by the client")
         self._fail(err)
+        # Only this thread closes the socket: closed under a blocked recv,
+        # its descriptor could be reused while that recv still waits on it.
+        assert self._sock is not None
+        self._sock.close()
 
     def _dispatch(self, frame: Dict[str, Any]) -> None:
         if frame["type"] == "approval_request":
@@ -277,10 +284,14 @@ class Client:
             pending = list(self._pending.values())
             self._pending.clear()
         for call in pending:
-            call._settle(None, err)
+            call._settle(None, err.again())
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        """Wake the reader (its recv returns); it closes the socket as it ends."""
         if self._sock is not None:
             try:
-                self._sock.close()
+                self._sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
 

@@ -22,8 +22,9 @@ def frame(obj: Any) -> bytes:
 class FakeBroker:
     """The server end: blocking reads with a timeout, so a test never hangs on it."""
 
-    def __init__(self, timeout: float = 5.0) -> None:
+    def __init__(self, timeout: float = 2.0) -> None:
         self.client_sock, self.sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.timeout = timeout
         self.sock.settimeout(timeout)
 
     def _exact(self, n: int) -> bytes:
@@ -47,7 +48,7 @@ class FakeBroker:
         except socket.timeout:
             return True
         finally:
-            self.sock.settimeout(5.0)
+            self.sock.settimeout(self.timeout)
 
     def send(self, obj: Any) -> None:
         self.sock.sendall(frame(obj))

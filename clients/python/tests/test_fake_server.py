@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import struct
 import threading
 import time
 import unittest
-from typing import Any, List
+from typing import Any, Callable, Dict, List, Tuple
+
+import msgpack
 
 
 import skillbroker as sb
@@ -17,7 +20,8 @@ WAIT = 5.0  # no step of these tests may take longer: a hang is a failure, not a
 # Frames a broker never sends; each must end the connection with ProtocolError.
 MALFORMED = {
     "oversized length": struct.pack(">I", 0x7FFFFFFF),          # and nothing after it
-    "length past max_frame_bytes": struct.pack(">I", 1025) + bytes(1025),
+    # before hello the bound is the protocol's default, 1 MiB
+    "length past max_frame_bytes": struct.pack(">I", (1 << 20) + 1) + bytes(64),
     "empty frame": struct.pack(">I", 0),
     "non-map body": frame([1, 2, 3]),
     "str body": frame("hello"),
@@ -25,7 +29,31 @@ MALFORMED = {
     "non-UTF-8 str": struct.pack(">I", 9) + b"\x81\xa4type\xa2\xff\xfe",
     "no type": frame({"id": 1, "ok": True}),
     "truncated then closed": struct.pack(">I", 100) + bytes(10),
+    # the 20 bytes that came are a whole map: still not the frame announced
+    "truncated map then closed": struct.pack(">I", 100) + msgpack.packb({"type": "stats", "id": 1, "ok": True}),
 }
+
+# What the client must say of each.
+WHY = {
+    "oversized length": "larger than max_frame_bytes",
+    "length past max_frame_bytes": "larger than max_frame_bytes",
+    "empty frame": "empty frame",
+    "non-map body": "not a map",
+    "str body": "not a map",
+    "trailing bytes": "trailing bytes",
+    "non-UTF-8 str": "not UTF-8",
+    "no type": "without a str",
+    "truncated then closed": "middle of a frame",
+    "truncated map then closed": "middle of a frame",
+}
+
+
+def swallow(f: Any, *args: Any) -> None:
+    """Call f, for a thread whose outcome the test does not look at."""
+    try:
+        f(*args)
+    except Exception:
+        pass
 
 
 class SyncFake(unittest.TestCase):
@@ -38,7 +66,7 @@ class SyncFake(unittest.TestCase):
         self.fake.close()
 
     def connect(self) -> None:
-        t = threading.Thread(target=self.fake.hello)
+        t = threading.Thread(daemon=True, target=self.fake.hello)
         t.start()
         self.client.connect()
         t.join(WAIT)
@@ -46,7 +74,7 @@ class SyncFake(unittest.TestCase):
     def test_hello_sets_the_frame_bound_and_approvals_flag(self) -> None:
         got: List[Any] = []
         client = sb.Client(sock=self.fake.client_sock, approval_handler=lambda r: "no")
-        t = threading.Thread(target=lambda: got.append(self.fake.hello(max_frame=2048)))
+        t = threading.Thread(daemon=True, target=lambda: got.append(self.fake.hello(max_frame=2048)))
         t.start()
         h = client.connect().server
         t.join(WAIT)
@@ -59,7 +87,7 @@ class SyncFake(unittest.TestCase):
 
     def test_hello_without_handler_does_not_offer_approvals(self) -> None:
         got: List[Any] = []
-        t = threading.Thread(target=lambda: got.append(self.fake.hello()))
+        t = threading.Thread(daemon=True, target=lambda: got.append(self.fake.hello()))
         t.start()
         self.client.connect()
         t.join(WAIT)
@@ -69,7 +97,9 @@ class SyncFake(unittest.TestCase):
         for name, data in MALFORMED.items():
             with self.subTest(name):
                 fake = FakeBroker()
+                self.addCleanup(fake.close)
                 client = sb.Client(sock=fake.client_sock).connect(hello=False)
+                self.addCleanup(client.close)
                 calls = [client.start("stats", {}, lambda r: r) for _ in range(3)]
                 for _ in calls:
                     fake.recv()
@@ -78,7 +108,7 @@ class SyncFake(unittest.TestCase):
                 if name.startswith("truncated"):
                     fake.sock.close()
                 for c in calls:
-                    with self.assertRaises(sb.ProtocolError):
+                    with self.assertRaisesRegex(sb.ProtocolError, WHY[name]):
                         c.wait(WAIT)
                 self.assertLess(time.monotonic() - t0, WAIT)
                 self.assertTrue(client.closed)
@@ -86,6 +116,14 @@ class SyncFake(unittest.TestCase):
                     client.stats()
                 client.close()
                 fake.close()
+
+    def test_incoming_bound_is_hellos_max_frame_bytes(self) -> None:
+        self.connect()  # max_frame_bytes 1024
+        call = self.client.start("stats", {}, lambda r: r)
+        req = self.fake.recv()
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1024})
+        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 10\d\d bytes is larger than max_frame_bytes \(1024\)"):
+            call.wait(WAIT)
 
     def test_truncated_frame_that_stalls_times_out(self) -> None:
         client = sb.Client(sock=self.fake.client_sock, frame_timeout=0.3).connect(hello=False)
@@ -119,7 +157,7 @@ class SyncFake(unittest.TestCase):
             self.fake.send({"type": "error", "id": None, "ok": False,
                             "error": {"type": "overloaded", "message": "per_uid.clients", "details": {}}})
             self.fake.sock.close()
-        t = threading.Thread(target=refuse)
+        t = threading.Thread(daemon=True, target=refuse)
         t.start()
         with self.assertRaises(sb.Overloaded) as cm:
             self.client.connect()
@@ -136,6 +174,51 @@ class SyncFake(unittest.TestCase):
         for i, c in enumerate(calls):
             self.assertEqual(c.wait(WAIT).stdout, str(i).encode())
 
+    def test_requests_carry_their_fields(self) -> None:
+        self.connect()
+        sent: List[Tuple[Callable[[], object], Dict[str, Any]]] = [
+            (lambda: self.client.start_invoke("sk", "cmd", ["a", "b"], stdin="in", env={"K": "v"},
+                                              session="s1", phase="execution", timeout_ms=9),
+             {"type": "invoke", "skill": "sk", "command": "cmd", "args": ["a", "b"], "stdin": b"in",
+              "env": {"K": "v"}, "session": "s1", "phase": "execution", "timeout_ms": 9}),
+            (lambda: self.client.start_invoke("sk"), {"type": "invoke", "skill": "sk"}),
+            (lambda: self.client.start("skill_info", sb._protocol.skill_info("sk", True), lambda r: r),
+             {"type": "skill_info", "skill": "sk", "references": True}),
+            (lambda: self.client.start("get_file", sb._protocol.file_req("s", "p", offset=3, length=4),
+                                       lambda r: r),
+             {"type": "get_file", "session": "s", "path": "p", "offset": 3, "length": 4}),
+        ]
+        for start, want in sent:
+            start()
+            got = self.fake.recv()
+            self.assertIsInstance(got.pop("id"), int)
+            self.assertEqual(got, want)
+        # The typed methods send the same.
+        typed: List[Tuple[Callable[..., object], Tuple[Any, ...], Dict[str, Any]]] = [
+            (self.client.skill_info, ("sk", True), {"type": "skill_info", "skill": "sk", "references": True}),
+            (self.client.get_file, ("s", "p"), {"type": "get_file", "session": "s", "path": "p"}),
+            (self.client.approvals, (), {"type": "approvals"}),
+            (self.client.last_result, ("s",), {"type": "last_result", "session": "s"}),
+        ]
+        for method, args, fields in typed:
+            threading.Thread(daemon=True, target=swallow, args=(method,) + args).start()
+            got = self.fake.recv()
+            got.pop("id")
+            self.assertEqual(got, fields)
+        self.fake.sock.close()
+
+    def test_approvals_are_listed(self) -> None:
+        self.connect()
+        out: List[Any] = []
+        t = threading.Thread(daemon=True, target=lambda: out.append(self.client.approvals()))
+        t.start()
+        req = self.fake.recv()
+        self.fake.reply(req, approvals=[{"id": "appr-4", "request_id": 9, "uid": 5, "skill": "confirm",
+                                         "command": "run", "session": "s", "waited_ms": 12,
+                                         "timeout_ms": 60000}])
+        t.join(WAIT)
+        self.assertEqual([(a.id, a.request_id, a.uid, a.waited_ms) for a in out[0]], [("appr-4", 9, 5, 12)])
+
     def test_request_past_the_frame_bound_is_not_sent(self) -> None:
         self.connect()  # max_frame_bytes 1024
         with self.assertRaises(sb.RequestTooLarge):
@@ -150,7 +233,7 @@ class SyncFake(unittest.TestCase):
         import hashlib
         data = bytes(range(256)) * 3 + b"tail"
         done: List[Any] = []
-        t = threading.Thread(target=lambda: done.append(self.client.put("s", "a/b", data)))
+        t = threading.Thread(daemon=True, target=lambda: done.append(self.client.put("s", "a/b", data)))
         t.start()
         size = 0
         offsets = []
@@ -174,7 +257,7 @@ class SyncFake(unittest.TestCase):
                 self.client.get("s", "f")
             except BaseException as e:
                 errors.append(e)
-        t = threading.Thread(target=get)
+        t = threading.Thread(daemon=True, target=get)
         t.start()
         req = self.fake.recv()
         self.fake.reply(req, session="s", path="f", size_bytes=3, sha256="0" * 64, offset=0,
@@ -189,7 +272,7 @@ class SyncFake(unittest.TestCase):
             seen.append(req)
             return "yes_once"
         client = sb.Client(sock=self.fake.client_sock, approval_handler=handler)
-        t = threading.Thread(target=self.fake.hello)
+        t = threading.Thread(daemon=True, target=self.fake.hello)
         t.start()
         client.connect()
         t.join(WAIT)
@@ -220,11 +303,37 @@ class SyncFake(unittest.TestCase):
         self.assertEqual(appr["option"], "no")
         client.close()
 
+    def test_handler_returning_none_leaves_the_request_unanswered(self) -> None:
+        answered = threading.Event()
+
+        def handler(req: sb.ApprovalRequest) -> None:
+            answered.set()
+            return None
+        client = sb.Client(sock=self.fake.client_sock, approval_handler=handler).connect(hello=False)
+        self.fake.send({"type": "approval_request", "id": "appr-2", "request_id": 1})
+        self.assertTrue(answered.wait(WAIT))
+        self.assertTrue(self.fake.nothing_more(0.3))
+        client.close()
+
+    @unittest.skipUnless(threading.current_thread() is threading.main_thread()
+                         and signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+                         "needs the main thread with Python's own SIGINT handler")
+    def test_keyboard_interrupt_while_waiting_cancels_the_call(self) -> None:
+        self.connect()
+        call = self.client.start_invoke("nap", args=["30"])
+        inv = self.fake.recv()
+        timer = threading.Timer(0.2, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            call.wait(WAIT)
+        c = self.fake.recv()
+        self.assertEqual((c["type"], c["request_id"]), ("cancel", inv["id"]))
+
     def test_call_cancel_sends_cancel_for_its_id(self) -> None:
         self.connect()
         call = self.client.start_invoke("nap", args=["30"])
         inv = self.fake.recv()
-        t = threading.Thread(target=call.cancel)
+        t = threading.Thread(daemon=True, target=call.cancel)
         t.start()
         c = self.fake.recv()
         self.assertEqual((c["type"], c["request_id"]), ("cancel", inv["id"]))
@@ -254,7 +363,9 @@ class AsyncFake(unittest.IsolatedAsyncioTestCase):
         for name, data in MALFORMED.items():
             with self.subTest(name):
                 fake = FakeBroker()
+                self.addCleanup(fake.close)
                 client = await sb.AsyncClient(sock=fake.client_sock).connect(hello=False)
+                self.addAsyncCleanup(client.close)
                 calls = [await client.start("stats", {}, lambda r: r) for _ in range(3)]
                 for _ in calls:
                     await asyncio.to_thread(fake.recv)
@@ -262,13 +373,22 @@ class AsyncFake(unittest.IsolatedAsyncioTestCase):
                 if name.startswith("truncated"):
                     fake.sock.close()
                 for c in calls:
-                    with self.assertRaises(sb.ProtocolError):
+                    with self.assertRaisesRegex(sb.ProtocolError, WHY[name]):
                         await asyncio.wait_for(c.result(), WAIT)
                 self.assertTrue(client.closed)
                 with self.assertRaises(sb.ProtocolError):
                     await client.stats()
                 await client.close()
                 fake.close()
+
+    async def test_incoming_bound_is_hellos_max_frame_bytes(self) -> None:
+        client = await self.connected()  # max_frame_bytes 1024
+        call = await client.start("stats", {}, lambda r: r)
+        req = await asyncio.to_thread(self.fake.recv)
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1024})
+        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 10\d\d bytes is larger than max_frame_bytes \(1024\)"):
+            await asyncio.wait_for(call.result(), WAIT)
+        await client.close()
 
     async def test_truncated_frame_that_stalls_times_out(self) -> None:
         client = await sb.AsyncClient(sock=self.fake.client_sock, frame_timeout=0.3).connect(hello=False)
@@ -350,7 +470,7 @@ class AsyncFake(unittest.IsolatedAsyncioTestCase):
     async def test_request_past_the_frame_bound_is_not_sent(self) -> None:
         client = await self.connected()
         with self.assertRaises(sb.RequestTooLarge):
-            await client.invoke("x", stdin=bytes(2000))
+            await asyncio.wait_for(client.invoke("x", stdin=bytes(2000)), WAIT)
         self.assertTrue(await asyncio.to_thread(self.fake.nothing_more))
         self.assertIs(await asyncio.wait_for(self.stats_ok(client), WAIT), True)
         await client.close()

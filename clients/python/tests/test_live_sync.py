@@ -155,7 +155,7 @@ class LiveSync(unittest.TestCase):
                 call.wait(15)
             except BaseException as e:
                 out.append(e)
-        t = threading.Thread(target=run)
+        t = threading.Thread(target=run, daemon=True)
         t.start()
         started.wait(5)
         time.sleep(0.3)
