@@ -10,9 +10,15 @@ from ._errors import ProtocolError, RequestTooLarge
 
 HEADER = struct.Struct(">I")
 HEADER_BYTES = HEADER.size
-# What a broker allows unless its config says otherwise (max_frame_bytes),
-# and so what this client accepts before hello has told it the real bound.
+# What a broker allows unless its config says otherwise (max_frame_bytes):
+# the bound of a request until hello has told the real one.
 DEFAULT_MAX_FRAME = 1 << 20
+# A reply may be longer than a frame (a result carries its output, bounded
+# by the output cap): hello's reply_bytes says how long. Until hello has
+# said it, the shipped config's (1 MiB frame + 64 KiB output + 2 MiB).
+DEFAULT_MAX_REPLY = DEFAULT_MAX_FRAME + (64 << 10) + (2 << 20)
+# The most hello's reply_bytes may raise that to.
+MAX_REPLY_CAP = 256 << 20
 
 
 def encode_frame(request: Mapping[str, Any], max_frame: int) -> bytes:
@@ -28,7 +34,7 @@ def encode_frame(request: Mapping[str, Any], max_frame: int) -> bytes:
 
 
 def parse_header(header: bytes, max_frame: int) -> int:
-    """The body length a header announces; ProtocolError if 0 or past max_frame."""
+    """The body length a header announces; ProtocolError if 0 or past max_frame (for a reply, reply_bytes)."""
     if len(header) != HEADER_BYTES:
         raise ProtocolError("frame header of %d bytes" % len(header))
     n: int = HEADER.unpack(header)[0]
@@ -36,7 +42,7 @@ def parse_header(header: bytes, max_frame: int) -> int:
         raise ProtocolError("empty frame")
     if n > max_frame:
         raise ProtocolError(
-            "frame of %d bytes is larger than max_frame_bytes (%d)" % (n, max_frame))
+            "frame of %d bytes is larger than the bound of %d bytes" % (n, max_frame))
     return n
 
 

@@ -1,12 +1,18 @@
 """The requests' fields and the replies' checks, shared so the sync and async clients cannot drift apart."""
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Union
 
 from ._errors import ProtocolError, RequestId, error_from_reply
-from .types import Result
+from ._frame import MAX_REPLY_CAP
+from .types import Hello, Result
 
 PROTOCOL = 2
+# The requests the broker's in-flight bound counts (limits.in_flight a
+# connection): past it, the client holds them back rather than have them
+# refused with overloaded.
+COUNTED = frozenset({"invoke", "authorize", "skills", "skill_info", "reload"})
+IN_FLIGHT_DEFAULT = 128
 Fields = Dict[str, Any]
 Data = Union[bytes, bytearray, memoryview, str]
 
@@ -48,6 +54,25 @@ def request_id(v: Any) -> RequestId:
             raise ValueError("a str request_id holds 1..128 bytes")
         return v
     return _uint("request_id", v)
+
+
+class Bounds(NamedTuple):
+    """What hello's reply sets: the request frame bound, the reply bound, the requests in flight."""
+    max_frame: int
+    max_reply: int
+    in_flight: int
+
+
+def bounds(h: Hello, max_reply: Optional[int]) -> Bounds:
+    """The bounds a hello reply sets (max_reply, when given, is the caller's own reply bound)."""
+    if h.protocol != PROTOCOL:
+        raise ProtocolError("the broker agreed to protocol %r, not %d" % (h.protocol, PROTOCOL))
+    frame = h.limits.max_frame_bytes
+    if max_reply is None:
+        # A result may be longer than a frame, up to reply_bytes.
+        max_reply = min(max(h.limits.reply_bytes or frame, frame), MAX_REPLY_CAP)
+    n = h.limits.in_flight
+    return Bounds(frame, max_reply, n if n is not None and n > 0 else IN_FLIGHT_DEFAULT)
 
 
 def hello(approvals: bool) -> Fields:

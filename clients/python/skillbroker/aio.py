@@ -7,12 +7,13 @@ import itertools
 import logging
 import os
 import socket
-from typing import (Any, Awaitable, Callable, Dict, Generator, Generic, List, Mapping, Optional, Sequence,
-                    Set, Tuple, TypeVar, Union)
+from collections import deque
+from typing import (Any, Awaitable, Callable, Deque, Dict, Generator, Generic, List, Mapping, NamedTuple, Optional,
+                    Sequence, Set, Tuple, TypeVar, Union)
 
 from . import _protocol as P
 from ._errors import ProtocolError, RequestId, SkillbrokerError, error_from_reply
-from ._frame import DEFAULT_MAX_FRAME, HEADER_BYTES, decode_body, encode_frame, parse_header
+from ._frame import DEFAULT_MAX_FRAME, DEFAULT_MAX_REPLY, HEADER_BYTES, decode_body, encode_frame, parse_header
 from ._paths import socket_path
 from ._transfer import Step, chunk_size, get_steps, put_steps
 from .client import FRAME_TIMEOUT_S
@@ -28,6 +29,11 @@ AsyncApprovalHandler = Callable[[ApprovalRequest], Union[Optional[str], Awaitabl
 PathLike = Union[str, "os.PathLike[str]"]
 # A future's outcome: the reply, or the connection's failure.
 _Outcome = Tuple[Optional[Dict[str, Any]], Optional[BaseException]]
+
+
+class _Pending(NamedTuple):
+    fut: "asyncio.Future[_Outcome]"
+    counted: bool  # holds one of the in_flight slots until its reply
 
 
 class AsyncCall(Generic[T]):
@@ -75,14 +81,18 @@ class AsyncClient:
     as c`` opens the socket and says hello. Calls may be made from many
     tasks at once; a reader task matches the replies to them by id.
     ``connect_timeout`` bounds the connect and the hello; ``frame_timeout``
-    the rest of a reply frame once its first byte came.
+    the rest of a reply frame once its first byte came; ``max_reply_bytes``
+    the longest reply taken (default: what hello's reply_bytes says).
+    Past hello's ``in_flight`` calls the broker would count, a new one
+    waits for room before it is sent.
     """
 
     def __init__(self, path: Optional[PathLike] = None, *,
                  approval_handler: Optional[AsyncApprovalHandler] = None,
                  sock: Optional[socket.socket] = None,
                  connect_timeout: Optional[float] = 10.0,
-                 frame_timeout: float = FRAME_TIMEOUT_S) -> None:
+                 frame_timeout: float = FRAME_TIMEOUT_S,
+                 max_reply_bytes: Optional[int] = None) -> None:
         self.path = socket_path(path) if sock is None else None
         self.approval_handler = approval_handler
         self.server: Optional[Hello] = None
@@ -90,8 +100,13 @@ class AsyncClient:
         self._connect_timeout = connect_timeout
         self._frame_timeout = frame_timeout
         self._max_frame = DEFAULT_MAX_FRAME
+        self._max_reply_fixed = max_reply_bytes
+        self._max_reply = max_reply_bytes or DEFAULT_MAX_REPLY
         self._ids = itertools.count(1)
-        self._pending: Dict[RequestId, "asyncio.Future[_Outcome]"] = {}
+        self._pending: Dict[RequestId, _Pending] = {}
+        self._in_flight = 0
+        self._in_flight_max = P.IN_FLIGHT_DEFAULT
+        self._room: Deque["asyncio.Future[None]"] = deque()  # calls waiting for a slot
         self._dead: Optional[ProtocolError] = None
         self._server_error: Optional[SkillbrokerError] = None
         self._reader: Optional[asyncio.StreamReader] = None
@@ -137,12 +152,19 @@ class AsyncClient:
         except asyncio.TimeoutError:
             raise TimeoutError("no hello reply within %s s" % self._connect_timeout) from None
         self.server = h
-        self._max_frame = h.limits.max_frame_bytes
+        self._max_frame, self._max_reply, self._in_flight_max = P.bounds(h, self._max_reply_fixed)
+        self._wake_one()
         return h
 
     @property
     def max_frame_bytes(self) -> int:
+        """The longest request (hello's max_frame_bytes)."""
         return self._max_frame
+
+    @property
+    def max_reply_bytes(self) -> int:
+        """The longest reply taken (hello's reply_bytes, unless given)."""
+        return self._max_reply
 
     @property
     def closed(self) -> bool:
@@ -179,7 +201,7 @@ class AsyncClient:
 
     async def start(self, rtype: str, fields: Mapping[str, Any],
                     parse: Callable[[Dict[str, Any]], T]) -> AsyncCall[T]:
-        """Send one request; the AsyncCall gives its outcome when awaited."""
+        """Send one request (once there is room under in_flight); the AsyncCall gives its outcome when awaited."""
         if self._writer is None or self._write_lock is None:
             raise ProtocolError("not connected")
         if self._dead is not None:
@@ -188,25 +210,72 @@ class AsyncClient:
         frame = encode_frame({"type": rtype, "id": rid, **fields}, self._max_frame)
         fut: "asyncio.Future[_Outcome]" = asyncio.get_running_loop().create_future()
         call = AsyncCall(self, rtype, rid, fut, parse)
-        async with self._write_lock:
+        counted = rtype in P.COUNTED
+        if counted:
+            await self._take_slot()
+        registered = False
+        try:
+            async with self._write_lock:
+                if self._dead is not None:
+                    raise self._dead.again()
+                self._pending[rid] = _Pending(fut, counted)
+                registered = True
+                try:
+                    self._writer.write(frame)
+                except (OSError, RuntimeError) as e:
+                    self._fail(ProtocolError("send failed: %s" % e))
+                    return call
+                try:
+                    await self._writer.drain()
+                except asyncio.CancelledError:
+                    # The frame is on its way: the broker would run the call.
+                    if rtype != "cancel":
+                        self._cancel_in_background(rid)
+                    raise
+                except (OSError, RuntimeError) as e:
+                    self._fail(ProtocolError("send failed: %s" % e))
+        finally:
+            if counted and not registered:
+                self._give_slot()
+        return call
+
+    async def _take_slot(self) -> None:
+        """Wait for room under in_flight, first come first served."""
+        loop = asyncio.get_running_loop()
+        while self._in_flight >= self._in_flight_max or (self._room and not self._room[0].done()):
             if self._dead is not None:
                 raise self._dead.again()
-            self._pending[rid] = fut
+            w: "asyncio.Future[None]" = loop.create_future()
+            self._room.append(w)
             try:
-                self._writer.write(frame)
-            except (OSError, RuntimeError) as e:
-                self._fail(ProtocolError("send failed: %s" % e))
-                return call
-            try:
-                await self._writer.drain()
+                await w
             except asyncio.CancelledError:
-                # The frame is on its way: the broker would run the call.
-                if rtype != "cancel":
-                    self._cancel_in_background(rid)
+                if w.done() and not w.cancelled():
+                    self._wake_one()  # a slot was handed to us: pass it on
+                else:
+                    try:
+                        self._room.remove(w)
+                    except ValueError:
+                        pass
                 raise
-            except (OSError, RuntimeError) as e:
-                self._fail(ProtocolError("send failed: %s" % e))
-        return call
+            if self._in_flight < self._in_flight_max:
+                break
+        if self._dead is not None:
+            raise self._dead.again()
+        self._in_flight += 1
+        if self._in_flight < self._in_flight_max:
+            self._wake_one()  # room for the next in line too
+
+    def _give_slot(self) -> None:
+        self._in_flight = max(0, self._in_flight - 1)
+        self._wake_one()
+
+    def _wake_one(self) -> None:
+        while self._room:
+            w = self._room.popleft()
+            if not w.done():
+                w.set_result(None)
+                return
 
     async def _call(self, rtype: str, fields: Mapping[str, Any], parse: Callable[[Dict[str, Any]], T]) -> T:
         return await (await self.start(rtype, fields, parse))
@@ -241,7 +310,7 @@ class AsyncClient:
 
     async def _read_rest(self, first: bytes) -> bytes:
         assert self._reader is not None
-        n = parse_header(first + await self._reader.readexactly(HEADER_BYTES - 1), self._max_frame)
+        n = parse_header(first + await self._reader.readexactly(HEADER_BYTES - 1), self._max_reply)
         return await self._reader.readexactly(n)
 
     async def _read_loop(self) -> None:
@@ -274,12 +343,14 @@ class AsyncClient:
             return
         if not isinstance(rid, (int, str)):
             raise ProtocolError("reply id of type %s" % type(rid).__name__)
-        fut = self._pending.pop(rid, None)
-        if fut is None:
+        p = self._pending.pop(rid, None)
+        if p is None:
             log.debug("reply to no pending call: %r", rid)
             return
-        if not fut.done():
-            fut.set_result((frame, None))
+        if p.counted:
+            self._give_slot()
+        if not p.fut.done():
+            p.fut.set_result((frame, None))
 
     def _fail(self, err: ProtocolError) -> None:
         if self._dead is None:
@@ -288,9 +359,14 @@ class AsyncClient:
             self._dead = err
         pending = list(self._pending.values())
         self._pending.clear()
-        for fut in pending:
-            if not fut.done():
-                fut.set_result((None, self._dead.again()))
+        for p in pending:
+            if not p.fut.done():
+                p.fut.set_result((None, self._dead.again()))
+        self._in_flight = 0
+        while self._room:  # they see the connection is gone
+            w = self._room.popleft()
+            if not w.done():
+                w.set_result(None)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         t = asyncio.ensure_future(coro)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Generator, Generic, List, Mapping, Optio
 
 from . import _protocol as P
 from ._errors import ProtocolError, RequestId, SkillbrokerError, error_from_reply
-from ._frame import DEFAULT_MAX_FRAME, HEADER_BYTES, decode_body, encode_frame, parse_header
+from ._frame import DEFAULT_MAX_FRAME, DEFAULT_MAX_REPLY, HEADER_BYTES, decode_body, encode_frame, parse_header
 from ._paths import socket_path
 from ._transfer import Step, chunk_size, get_steps, put_steps
 from .types import (APPROVAL_OPTIONS, ApprovalRequest, CancelInfo, FileChunk, FileInfo, FileList,
@@ -40,6 +40,7 @@ class Call(Generic[T]):
         self._event = threading.Event()
         self._reply: Optional[Dict[str, Any]] = None
         self._error: Optional[BaseException] = None
+        self._counted = rtype in P.COUNTED
 
     def _settle(self, reply: Optional[Dict[str, Any]], error: Optional[BaseException]) -> None:
         self._reply, self._error = reply, error
@@ -79,14 +80,18 @@ class Client:
     ``approval_handler`` answers the broker's approval requests; it runs
     on a thread of its own for each request, so it may block (ask a human).
     ``connect_timeout`` bounds the connect and the hello; ``frame_timeout``
-    the rest of a reply frame once its first byte came.
+    the rest of a reply frame once its first byte came; ``max_reply_bytes``
+    the longest reply taken (default: what hello's reply_bytes says).
+    Past hello's ``in_flight`` calls the broker would count, a new one
+    waits for room before it is sent.
     """
 
     def __init__(self, path: Optional[PathLike] = None, *,
                  approval_handler: Optional[ApprovalHandler] = None,
                  sock: Optional[socket.socket] = None,
                  connect_timeout: Optional[float] = 10.0,
-                 frame_timeout: float = FRAME_TIMEOUT_S) -> None:
+                 frame_timeout: float = FRAME_TIMEOUT_S,
+                 max_reply_bytes: Optional[int] = None) -> None:
         self.path = socket_path(path) if sock is None else None
         self.approval_handler = approval_handler
         self.server: Optional[Hello] = None
@@ -94,8 +99,13 @@ class Client:
         self._connect_timeout = connect_timeout
         self._frame_timeout = frame_timeout
         self._max_frame = DEFAULT_MAX_FRAME
+        self._max_reply_fixed = max_reply_bytes
+        self._max_reply = max_reply_bytes or DEFAULT_MAX_REPLY
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)  # for the calls past in_flight
+        self._in_flight = 0
+        self._in_flight_max = P.IN_FLIGHT_DEFAULT
         self._send_lock = threading.Lock()
         self._pending: Dict[RequestId, Call[Any]] = {}
         self._dead: Optional[ProtocolError] = None
@@ -141,13 +151,22 @@ class Client:
         TimeoutError if no reply comes within connect_timeout."""
         h = self.start("hello", P.hello(self.approval_handler is not None),
                        lambda r: Hello.from_reply(r, DEFAULT_MAX_FRAME)).wait(self._connect_timeout)
-        self.server = h
-        self._max_frame = h.limits.max_frame_bytes
+        b = P.bounds(h, self._max_reply_fixed)
+        with self._lock:
+            self.server = h
+            self._max_frame, self._max_reply, self._in_flight_max = b
+            self._room.notify_all()
         return h
 
     @property
     def max_frame_bytes(self) -> int:
+        """The longest request (hello's max_frame_bytes)."""
         return self._max_frame
+
+    @property
+    def max_reply_bytes(self) -> int:
+        """The longest reply taken (hello's reply_bytes, unless given)."""
+        return self._max_reply
 
     @property
     def closed(self) -> bool:
@@ -176,15 +195,20 @@ class Client:
 
     def start(self, rtype: str, fields: Mapping[str, Any],
               parse: Callable[[Dict[str, Any]], T]) -> Call[T]:
-        """Send one request without waiting; the Call gives its outcome."""
+        """Send one request without waiting for its reply (but for room under in_flight);
+        the Call gives its outcome."""
         if self._reader is None:
             raise ProtocolError("not connected")
         rid = next(self._ids)
         frame = encode_frame({"type": rtype, "id": rid, **fields}, self._max_frame)
         call: Call[T] = Call(self, rtype, rid, parse)
         with self._lock:
+            while call._counted and self._in_flight >= self._in_flight_max and self._dead is None:
+                self._room.wait()
             if self._dead is not None:
                 raise self._dead.again()
+            if call._counted:
+                self._in_flight += 1
             self._pending[rid] = call
         try:
             with self._send_lock:
@@ -233,7 +257,7 @@ class Client:
     def _read_frame(self) -> Dict[str, Any]:
         first = self._recv(1, None)
         deadline = time.monotonic() + self._frame_timeout
-        n = parse_header(first + self._recv(HEADER_BYTES - 1, deadline), self._max_frame)
+        n = parse_header(first + self._recv(HEADER_BYTES - 1, deadline), self._max_reply)
         return decode_body(self._recv(n, deadline))
 
     def _read_loop(self) -> None:
@@ -269,6 +293,9 @@ class Client:
             raise ProtocolError("reply id of type %s" % type(rid).__name__)
         with self._lock:
             call = self._pending.pop(rid, None)
+            if call is not None and call._counted:
+                self._in_flight -= 1
+                self._room.notify()
         if call is None:
             log.debug("reply to no pending call: %r", rid)
             return
@@ -283,6 +310,8 @@ class Client:
             err = self._dead
             pending = list(self._pending.values())
             self._pending.clear()
+            self._in_flight = 0
+            self._room.notify_all()
         for call in pending:
             call._settle(None, err.again())
         self._shutdown()

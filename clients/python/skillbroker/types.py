@@ -62,6 +62,7 @@ class Limits:
     max_timeout_ms: Optional[int] = None
     file_path_bytes: Optional[int] = None
     put_file_bytes: Optional[int] = None
+    reply_bytes: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class Hello:
                 arg_bytes=_int(lim.get("arg_bytes")), env=_int(lim.get("env")),
                 max_timeout_ms=_int(lim.get("max_timeout_ms")),
                 file_path_bytes=_int(lim.get("file_path_bytes")),
-                put_file_bytes=_int(lim.get("put_file_bytes"))),
+                put_file_bytes=_int(lim.get("put_file_bytes")),
+                reply_bytes=_int(lim.get("reply_bytes"))),
             raw=dict(r))
 
 
@@ -268,10 +270,11 @@ class SkillSummary:
 
 @dataclass(frozen=True)
 class CommandInfo:
-    """A command of a skill, and whether this caller may run it (phase execution)."""
+    """A command of a skill: whether this caller may run it (phase execution), or may once a human said yes."""
     name: str
     description: str
     allowed: bool
+    ask: bool = False
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,8 @@ class SkillInfo:
     @classmethod
     def from_reply(cls, r: Mapping[str, Any]) -> "SkillInfo":
         s = _map(r.get("skill"))
-        cmds = [CommandInfo(_str(c.get("name")), _str(c.get("description")), c.get("allowed") is True)
+        cmds = [CommandInfo(_str(c.get("name")), _str(c.get("description")), c.get("allowed") is True,
+                            c.get("ask") is True)
                 for c in (s.get("commands") or []) if isinstance(c, Mapping)]
         refs = []
         for f in s.get("references") or []:

@@ -59,14 +59,16 @@ class FakeBroker:
     def reply(self, req: Dict[str, Any], **fields: Any) -> None:
         self.send({"type": req["type"], "id": req["id"], "ok": True, **fields})
 
-    def hello(self, max_frame: int = 1024) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    def hello(self, max_frame: int = 1024, reply_bytes: Optional[int] = 2048,
+              in_flight: int = 128) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         """Answer the client's hello; returns (its request, the reply sent)."""
         req = self.recv()
         assert req["type"] == "hello", req
+        limits: Dict[str, Any] = {"max_frame_bytes": max_frame, "in_flight": in_flight, "put_file_bytes": 256}
+        if reply_bytes is not None:
+            limits["reply_bytes"] = reply_bytes
         reply: Dict[str, Any] = dict(HELLO, id=req["id"])
-        reply["capabilities"] = dict(HELLO["capabilities"],
-                                     limits={"max_frame_bytes": max_frame, "in_flight": 128,
-                                             "put_file_bytes": 256})
+        reply["capabilities"] = dict(HELLO["capabilities"], limits=limits)
         self.send(reply)
         return req, reply
 

@@ -13,15 +13,16 @@ import msgpack
 
 
 import skillbroker as sb
-from ._fake import FakeBroker, frame
+from skillbroker._frame import DEFAULT_MAX_REPLY
+from ._fake import HELLO, FakeBroker, frame
 
 WAIT = 5.0  # no step of these tests may take longer: a hang is a failure, not a stuck run
 
 # Frames a broker never sends; each must end the connection with ProtocolError.
 MALFORMED = {
     "oversized length": struct.pack(">I", 0x7FFFFFFF),          # and nothing after it
-    # before hello the bound is the protocol's default, 1 MiB
-    "length past max_frame_bytes": struct.pack(">I", (1 << 20) + 1) + bytes(64),
+    # before hello the bound is the shipped config's reply_bytes
+    "length past the reply bound": struct.pack(">I", DEFAULT_MAX_REPLY + 1) + bytes(64),
     "empty frame": struct.pack(">I", 0),
     "non-map body": frame([1, 2, 3]),
     "str body": frame("hello"),
@@ -35,8 +36,8 @@ MALFORMED = {
 
 # What the client must say of each.
 WHY = {
-    "oversized length": "larger than max_frame_bytes",
-    "length past max_frame_bytes": "larger than max_frame_bytes",
+    "oversized length": "larger than the bound",
+    "length past the reply bound": "larger than the bound of %d bytes" % DEFAULT_MAX_REPLY,
     "empty frame": "empty frame",
     "non-map body": "not a map",
     "str body": "not a map",
@@ -117,13 +118,62 @@ class SyncFake(unittest.TestCase):
                 client.close()
                 fake.close()
 
-    def test_incoming_bound_is_hellos_max_frame_bytes(self) -> None:
-        self.connect()  # max_frame_bytes 1024
+    def test_incoming_bound_is_hellos_reply_bytes(self) -> None:
+        self.connect()  # max_frame_bytes 1024, reply_bytes 2048
+        self.assertEqual((self.client.max_frame_bytes, self.client.max_reply_bytes), (1024, 2048))
+        call = self.client.start("stats", {}, lambda r: r)
+        req = self.fake.recv()
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1500})  # > a frame
+        self.assertEqual(len(call.wait(WAIT)["pad"]), 1500)
+        call = self.client.start("stats", {}, lambda r: r)
+        req = self.fake.recv()
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 2048})
+        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 20\d\d bytes is larger than the bound of 2048"):
+            call.wait(WAIT)
+
+    def test_without_reply_bytes_the_reply_bound_is_the_frame(self) -> None:
+        t = threading.Thread(daemon=True, target=self.fake.hello, kwargs={"reply_bytes": None})
+        t.start()
+        self.client.connect()
+        t.join(WAIT)
+        self.assertEqual(self.client.max_reply_bytes, 1024)
         call = self.client.start("stats", {}, lambda r: r)
         req = self.fake.recv()
         self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1024})
-        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 10\d\d bytes is larger than max_frame_bytes \(1024\)"):
+        with self.assertRaisesRegex(sb.ProtocolError, "larger than the bound of 1024"):
             call.wait(WAIT)
+
+    def test_other_protocol_major_is_refused(self) -> None:
+        def old() -> None:
+            req = self.fake.recv()
+            self.fake.send(dict(HELLO, id=req["id"], protocol=1))
+        threading.Thread(daemon=True, target=old).start()
+        with self.assertRaisesRegex(sb.ProtocolError, "protocol 1, not 2"):
+            self.client.connect()
+
+    def test_calls_past_in_flight_wait_for_room(self) -> None:
+        t = threading.Thread(daemon=True, target=self.fake.hello, kwargs={"in_flight": 2})
+        t.start()
+        self.client.connect()
+        t.join(WAIT)
+        calls: List[Any] = []
+        starter = threading.Thread(daemon=True, target=lambda: calls.extend(
+            self.client.start_invoke("echo-args", args=[str(i)]) for i in range(4)))
+        starter.start()
+        first = [self.fake.recv(), self.fake.recv()]
+        self.assertTrue(self.fake.nothing_more(0.3))  # the third waits for room
+        s = self.client.start("stats", {}, lambda r: r)  # not counted: goes at once
+        self.fake.reply(self.fake.recv())
+        s.wait(WAIT)
+        self.fake.result(first[0], stdout=b"0")
+        third = self.fake.recv()
+        self.assertEqual(third["args"], ["2"])
+        self.assertTrue(self.fake.nothing_more(0.3))
+        for r in (first[1], third):
+            self.fake.result(r, stdout=r["args"][0].encode())
+        self.fake.result(self.fake.recv(), stdout=b"3")
+        starter.join(WAIT)
+        self.assertEqual([c.wait(WAIT).stdout for c in calls], [b"0", b"1", b"2", b"3"])
 
     def test_truncated_frame_that_stalls_times_out(self) -> None:
         client = sb.Client(sock=self.fake.client_sock, frame_timeout=0.3).connect(hello=False)
@@ -381,13 +431,39 @@ class AsyncFake(unittest.IsolatedAsyncioTestCase):
                 await client.close()
                 fake.close()
 
-    async def test_incoming_bound_is_hellos_max_frame_bytes(self) -> None:
-        client = await self.connected()  # max_frame_bytes 1024
+    async def test_incoming_bound_is_hellos_reply_bytes(self) -> None:
+        client = await self.connected()  # max_frame_bytes 1024, reply_bytes 2048
         call = await client.start("stats", {}, lambda r: r)
         req = await asyncio.to_thread(self.fake.recv)
-        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1024})
-        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 10\d\d bytes is larger than max_frame_bytes \(1024\)"):
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 1500})
+        self.assertEqual(len((await asyncio.wait_for(call.result(), WAIT))["pad"]), 1500)
+        call = await client.start("stats", {}, lambda r: r)
+        req = await asyncio.to_thread(self.fake.recv)
+        self.fake.send({"type": "stats", "id": req["id"], "ok": True, "pad": "x" * 2048})
+        with self.assertRaisesRegex(sb.ProtocolError, r"frame of 20\d\d bytes is larger than the bound of 2048"):
             await asyncio.wait_for(call.result(), WAIT)
+        await client.close()
+
+    async def test_calls_past_in_flight_wait_for_room(self) -> None:
+        client = sb.AsyncClient(sock=self.fake.client_sock)
+        served = asyncio.ensure_future(asyncio.to_thread(self.fake.hello, in_flight=2))
+        await asyncio.wait_for(client.connect(), WAIT)
+        await served
+        tasks = [asyncio.ensure_future(client.invoke("echo-args", args=[str(i)])) for i in range(5)]
+        first = [await asyncio.to_thread(self.fake.recv) for _ in range(2)]
+        self.assertEqual([r["args"] for r in first], [["0"], ["1"]])
+        self.assertTrue(await asyncio.to_thread(self.fake.nothing_more, 0.3))
+        tasks[2].cancel()  # one waiting for room goes without ever being sent
+        self.fake.result(first[1], stdout=b"1")
+        nxt = await asyncio.to_thread(self.fake.recv)
+        self.assertEqual(nxt["args"], ["3"])  # first come, first served; 2 was cancelled
+        self.assertTrue(await asyncio.to_thread(self.fake.nothing_more, 0.3))
+        for r in (first[0], nxt):
+            self.fake.result(r, stdout=r["args"][0].encode())
+        self.fake.result(await asyncio.to_thread(self.fake.recv), stdout=b"4")
+        got = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), WAIT)
+        self.assertIsInstance(got[2], asyncio.CancelledError)
+        self.assertEqual([r.stdout for i, r in enumerate(got) if i != 2], [b"0", b"1", b"3", b"4"])
         await client.close()
 
     async def test_truncated_frame_that_stalls_times_out(self) -> None:

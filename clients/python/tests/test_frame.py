@@ -55,7 +55,7 @@ class FrameCodec(unittest.TestCase):
 
     def test_header_bounds(self) -> None:
         self.assertEqual(parse_header(struct.pack(">I", 1024), 1024), 1024)
-        with self.assertRaisesRegex(sb.ProtocolError, "larger than max_frame_bytes"):
+        with self.assertRaisesRegex(sb.ProtocolError, "larger than the bound of 1024 bytes"):
             parse_header(struct.pack(">I", 1025), 1024)
         with self.assertRaisesRegex(sb.ProtocolError, "empty frame"):
             parse_header(b"\0\0\0\0", 1024)

@@ -55,6 +55,20 @@ class LiveAsync(unittest.IsolatedAsyncioTestCase):
         want = ["permission_denied" if i % 5 == 4 else 7 if i % 5 == 3 else b"%d\n" % i for i in range(50)]
         self.assertEqual(got, want)
 
+    async def test_more_calls_than_in_flight_wait_for_room(self) -> None:
+        assert self.client.server is not None
+        limit = self.client.server.limits.in_flight or 128
+        names = [self.session("room%d" % i) for i in range(10)]
+        n = limit + 22
+        got = await asyncio.wait_for(asyncio.gather(*(
+            self.client.invoke("echo-args", args=[str(i)], phase=EXEC, session=names[i % 10])
+            for i in range(n))), 120)
+        self.assertEqual([r.stdout for r in got], [b"%d\n" % i for i in range(n)])
+
+    async def test_result_longer_than_a_frame(self) -> None:
+        r = await self.client.invoke("bigout", args=["2500000"], phase=EXEC, session=self.session("abig"))
+        self.assertEqual((r.stdout_bytes, len(r.stdout)), (2500000, 2500000))
+
     async def test_approval_yes_once(self) -> None:
         seen: List[sb.ApprovalRequest] = []
 

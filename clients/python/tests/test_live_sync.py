@@ -223,6 +223,20 @@ class LiveSync(unittest.TestCase):
         self.assertIn("ok", st.calls)
         self.assertEqual(self.client.approvals(), [])
 
+    def test_result_longer_than_a_frame(self) -> None:
+        h = self.client.server
+        assert h is not None and h.limits.reply_bytes is not None
+        n = 3_000_000  # bigout's rule caps output at 4 MiB; a frame is 1 MiB
+        self.assertGreater(n, h.limits.max_frame_bytes)
+        self.assertEqual(self.client.max_reply_bytes, h.limits.reply_bytes)
+        r = self.client.invoke("bigout", args=[str(n)], phase=EXEC, session=self.session("big"))
+        self.assertEqual((r.exit_code, r.stdout_bytes, r.truncated), (0, n, False))
+        self.assertEqual(r.stdout, b"x" * n)
+
+    def test_skill_info_says_which_commands_ask(self) -> None:
+        info = self.client.skill_info("confirm")
+        self.assertEqual([(c.name, c.allowed, c.ask) for c in info.commands], [("run", False, True)])
+
     def test_oversized_request_is_refused_and_the_connection_goes_on(self) -> None:
         with self.assertRaises(sb.RequestTooLarge):
             self.client.invoke("echo-args", stdin=bytes(self.client.max_frame_bytes), phase=EXEC)
