@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import tempfile
 import unittest
 from typing import List
 
@@ -171,9 +172,16 @@ class SocketPath(unittest.TestCase):
             os.environ["SKILLBROKER_SOCKET"] = "/env.sock"
             self.assertEqual(socket_path(), "/env.sock")
             os.environ["SKILLBROKER_SOCKET"] = ""
-            if not os.path.exists("/run/skillbroker/skillbroker.sock") and \
-                    not os.path.exists("run/skillbroker.sock"):
-                self.assertEqual(socket_path(), "/run/skillbroker/skillbroker.sock")
+            # a socket planted in the current directory is never taken
+            cwd = os.getcwd()
+            with tempfile.TemporaryDirectory() as d:
+                os.mkdir(os.path.join(d, "run"))
+                open(os.path.join(d, "run", "skillbroker.sock"), "w").close()
+                os.chdir(d)
+                try:
+                    self.assertEqual(socket_path(), "/run/skillbroker/skillbroker.sock")
+                finally:
+                    os.chdir(cwd)
         finally:
             if old is None:
                 os.environ.pop("SKILLBROKER_SOCKET", None)
