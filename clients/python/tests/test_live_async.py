@@ -33,8 +33,8 @@ class LiveAsync(unittest.IsolatedAsyncioTestCase):
 
     async def test_fifty_concurrent_calls(self) -> None:
         names = [self.session("conc%d" % i) for i in range(50)]
-        calls = [await self.client.start_invoke("echo-args", args=["call", str(i)], phase=EXEC,
-                                                session=names[i]) for i in range(50)]
+        calls = await asyncio.gather(*(self.client.start_invoke("echo-args", args=["call", str(i)], phase=EXEC,
+                                                                session=names[i]) for i in range(50)))
         self.assertEqual(len({c.request_id for c in calls}), 50)
         results = await asyncio.wait_for(asyncio.gather(*(c.result() for c in calls)), 120)
         for i, r in enumerate(results):
