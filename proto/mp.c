@@ -88,7 +88,8 @@ mp_check(const msgpack_object *o, unsigned depth, const struct mp_limits *lim,
 		if (o->via.str.size > lim->max_str)
 			return error_set(e, ERR_BAD_REQUEST, "string too long");
 		if (!utf8_valid(o->via.str.ptr, o->via.str.size))
-			return error_set(e, ERR_BAD_REQUEST, "invalid UTF-8");
+			return error_set(
+			    e, ERR_BAD_REQUEST, "invalid UTF-8, or a NUL byte");
 		return 0;
 	case MSGPACK_OBJECT_BIN:
 		if (o->via.bin.size > lim->max_str)
