@@ -18,19 +18,26 @@ sb_queue_internal(struct sb_client *c, struct client_req *r)
 	return 0;
 }
 
+/* Each send of a request the caller did not name is a new request: it
+ * gets the connection's next number (sb_req_get_id gives it back). */
+static void
+sb_call_number(struct sb_client *c, struct sb_req *req)
+{
+	if (req->own_id)
+		return;
+	req->r.id.is_num = 1;
+	req->r.id.num = c->next_id++;
+	(void)snprintf(req->idbuf, sizeof(req->idbuf), "%llu",
+	    (unsigned long long)req->r.id.num);
+}
+
 int
 sb_send(struct sb_client *c, struct sb_req *req, sb_reply_cb cb, void *arg)
 {
 	if (req == NULL || cb == NULL)
 		return sb_fail(
 		    c, SB_ERR_USAGE, "sb_send: no request or callback");
-	if (!req->own_id) {
-		/* each send of a request the caller did not name is new */
-		req->r.id.is_num = 1;
-		req->r.id.num = c->next_id++;
-		(void)snprintf(req->idbuf, sizeof(req->idbuf), "%llu",
-		    (unsigned long long)req->r.id.num);
-	}
+	sb_call_number(c, req);
 	return sb_queue(c, &req->r, cb, arg);
 }
 
@@ -42,12 +49,7 @@ sb_call(struct sb_client *c, struct sb_req *req, struct sb_reply **reply)
 	*reply = NULL;
 	if (req == NULL)
 		return sb_fail(c, SB_ERR_USAGE, "sb_call: no request");
-	if (!req->own_id) {
-		req->r.id.is_num = 1;
-		req->r.id.num = c->next_id++;
-		(void)snprintf(req->idbuf, sizeof(req->idbuf), "%llu",
-		    (unsigned long long)req->r.id.num);
-	}
+	sb_call_number(c, req);
 	sb_enter(c);
 	if (sb_queue(c, &req->r, NULL, &r) == -1 || sb_wait(c, &r, -1) == -1)
 		r = NULL;
