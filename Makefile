@@ -118,14 +118,18 @@ $(OUT)/obj/master/main.o: $(LIBEXEC_STAMP)
 .PHONY: FORCE
 FORCE:
 
-$(BIN)/skillbrokerd: $(call obj,$(MASTER_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-netproxy: $(call obj,$(NETPROXY_SRC) $(COMMON_SRC))
-$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(LIBSB_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC) $(COMMON_SRC))
-$(BIN)/skillbroker-mcp: $(call obj,$(MCP_SRC) $(LIBSB_SRC) $(COMMON_SRC))
+COMMON_AR = $(OUT)/libcommon.a
+$(COMMON_AR): $(call obj,$(COMMON_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BIN)/skillbrokerd: $(call obj,$(MASTER_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-broker: $(call obj,$(BROKER_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-policyd: $(call obj,$(POLICYD_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-auditd: $(call obj,$(AUDITD_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-worker: $(call obj,$(WORKER_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-netproxy: $(call obj,$(NETPROXY_SRC)) $(COMMON_AR)
+$(BIN)/skillctl: $(call obj,$(CLI_SRC) $(LIBSB_SRC) $(POLICY_LINT_SRC) $(AUDIT_VERIFY_SRC)) $(COMMON_AR)
+$(BIN)/skillbroker-mcp: $(call obj,$(MCP_SRC) $(LIBSB_SRC)) $(COMMON_AR)
 
 # The library's objects are position-independent, and everything but the
 # SB_API functions of include/skillbroker.h stays inside it: the shared
@@ -170,7 +174,7 @@ $(OUT)/tests/clients/example: examples/sb-invoke.c include/skillbroker.h $(LIBSB
 $(PROGS):
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
 
 # Unit tests link role code from an archive, so each pulls in only the
 # files it tests (a test of master code defines the master's globals).

@@ -278,46 +278,72 @@ group_dirs(uint64_t id, struct cg_dirs *d)
 	           : 0;
 }
 
+/* Set the limits of id's groups (made by cgroup_enter). */
+static int
+group_limit(const struct cg_dirs *d, uint64_t memory_mb, uint64_t npids,
+    struct error *e)
+{
+	char v[32], p[32];
+
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)memory_mb << 20);
+	snprintf(p, sizeof(p), "%llu", (unsigned long long)npids);
+	if (mode == CG_V2) {
+		if (write_file(d->mem, "memory.max", v) == -1 ||
+		    write_file(d->mem, "pids.max", p) == -1)
+			return error_set(e, ERR_SANDBOX_FAILED,
+			    "cgroup limits: %s", strerror(errno));
+		(void)write_file(d->mem, "memory.swap.max", "0");
+		return 0;
+	}
+	if (write_file(d->mem, "memory.limit_in_bytes", v) == -1)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "memory limit: %s", strerror(errno));
+	(void)write_file(d->mem, "memory.memsw.limit_in_bytes", v);
+	if (write_file(d->pids, "pids.max", p) == -1)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "pids limit: %s", strerror(errno));
+	return 0;
+}
+
+int
+cgroup_limit(uint64_t id, uint64_t memory_mb, uint64_t npids, struct error *e)
+{
+	struct cg_dirs d;
+
+	if (mode == CG_NONE)
+		return 0;
+	if (group_dirs(id, &d) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
+	return group_limit(&d, memory_mb, npids, e);
+}
+
 /* Create id's groups with its limits and move pid into them. */
 int
 cgroup_enter(
     uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids, struct error *e)
 {
 	struct cg_dirs d;
-	char v[32], p[32];
+	char p[32];
 
 	if (mode == CG_NONE)
 		return 0;
 	if (group_dirs(id, &d) == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)memory_mb << 20);
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	if ((mkdir(d.mem, 0755) == -1 && errno != EEXIST) ||
 	    (mode == CG_V1 && mkdir(d.pids, 0755) == -1 && errno != EEXIST) ||
 	    (d.cpu[0] != '\0' && mkdir(d.cpu, 0755) == -1 && errno != EEXIST))
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s", strerror(errno));
+	if (group_limit(&d, memory_mb, npids, e) == -1)
+		return -1;
 	if (mode == CG_V2) {
-		if (write_file(d.mem, "memory.max", v) == -1 ||
-		    write_file(d.mem, "pids.max",
-		        (snprintf(
-		             v, sizeof(v), "%llu", (unsigned long long)npids),
-		            v)) == -1)
-			return error_set(e, ERR_SANDBOX_FAILED,
-			    "cgroup limits: %s", strerror(errno));
-		(void)write_file(d.mem, "memory.swap.max", "0");
 		if (write_file(d.mem, "cgroup.procs", p) == -1)
 			return error_set(e, ERR_SANDBOX_FAILED,
 			    "cgroup join: %s", strerror(errno));
 		return 0;
 	}
-	if (write_file(d.mem, "memory.limit_in_bytes", v) == -1)
-		return error_set(
-		    e, ERR_SANDBOX_FAILED, "memory limit: %s", strerror(errno));
-	(void)write_file(d.mem, "memory.memsw.limit_in_bytes", v);
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)npids);
-	if (write_file(d.pids, "pids.max", v) == -1 ||
-	    write_file(d.mem, "cgroup.procs", p) == -1 ||
+	if (write_file(d.mem, "cgroup.procs", p) == -1 ||
 	    write_file(d.pids, "cgroup.procs", p) == -1 ||
 	    (d.cpu[0] != '\0' && write_file(d.cpu, "cgroup.procs", p) == -1))
 		return error_set(

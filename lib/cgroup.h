@@ -21,6 +21,9 @@ int cgroup_active(void);
 /* Make id's group with its limits and move pid into it. */
 int cgroup_enter(uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids,
     struct error *e);
+/* Set id's limits anew (a pre-forked worker's, when its grant comes). */
+int cgroup_limit(
+    uint64_t id, uint64_t memory_mb, uint64_t npids, struct error *e);
 /* What the kernel counted for a call's group. */
 struct cgroup_usage {
 	int oom;              /* the memory limit killed a process */

@@ -167,7 +167,7 @@ config_worker(
 {
 	static const char *const keys[] = {"uids", "network", "system_paths",
 	    "tmp_mb", "work_mb", "data_mb", "total_memory_mb", "max_sessions",
-	    "session_idle_s", "library_paths", NULL};
+	    "session_idle_s", "library_paths", "pool", NULL};
 	struct ynode *u;
 	uint64_t first, last;
 	const char *net;
@@ -186,6 +186,8 @@ config_worker(
 	}
 	if (((u = ymap_get(y, n, "tmp_mb")) != NULL &&
 	        yuint(y, u, 1, 65536, &c->worker_tmp_mb, e)) ||
+	    ((u = ymap_get(y, n, "pool")) != NULL &&
+	        yuint(y, u, 0, CONFIG_POOL_MAX, &c->worker_pool, e)) ||
 	    ((u = ymap_get(y, n, "work_mb")) != NULL &&
 	        yuint(y, u, 1, 1024 * 1024, &c->work_mb, e)) ||
 	    ((u = ymap_get(y, n, "data_mb")) != NULL &&
@@ -667,6 +669,7 @@ config_defaults(struct config *c, const char *base)
 	c->limits = default_limits;
 	audit_settings_default(&c->audit);
 	c->worker_tmp_mb = 64;
+	c->worker_pool = 2;
 	c->work_mb = 64;
 	c->data_mb = 64;
 	c->max_sessions = 128;

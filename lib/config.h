@@ -115,6 +115,7 @@ struct config {
 	char **interp_exts, **interp_progs;
 	size_t ninterps;
 	uint64_t worker_tmp_mb;   /* worker.tmp_mb: the sandbox's /tmp */
+	uint64_t worker_pool;     /* worker.pool: pre-forked workers kept */
 	uint64_t work_mb;         /* worker.work_mb: each session's work dir */
 	uint64_t data_mb;         /* worker.data_mb: each skill's data image */
 	uint64_t total_memory_mb; /* worker.total_memory_mb; 0: half the RAM */
@@ -129,6 +130,7 @@ struct config {
 
 /* Workers at once: one per worker uid, at most CONFIG_WORKERS_MAX. */
 #define CONFIG_WORKERS_MAX 1024
+#define CONFIG_POOL_MAX 64 /* worker.pool */
 uint64_t config_nworkers(const struct config *c);
 /* Memory of all calls together: worker.total_memory_mb, or half the RAM. */
 uint64_t config_total_memory_mb(const struct config *c);

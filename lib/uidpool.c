@@ -100,6 +100,16 @@ uidpool_take(struct uidpool *p)
 	return -1;
 }
 
+size_t
+uidpool_nfree(const struct uidpool *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++)
+		n += p->st[i] == UIDPOOL_FREE;
+	return n;
+}
+
 void
 uidpool_put(struct uidpool *p, size_t i, uint64_t cg)
 {

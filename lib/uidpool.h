@@ -27,6 +27,8 @@ void uidpool_init(struct uidpool *p, uid_t first, size_t n);
  * scan of /proc, at most every two seconds) first.
  */
 long uidpool_take(struct uidpool *p);
+/* How many uids are free now (lost ones are not counted). */
+size_t uidpool_nfree(const struct uidpool *p);
 
 /* Give back index i; its call's cgroup cg (0: none) goes first. */
 void uidpool_put(struct uidpool *p, size_t i, uint64_t cg);

@@ -74,6 +74,7 @@ final_cleanup(void)
 {
 	int i;
 
+	M->shutting_down = 1;
 	worker_role_lost(ROLE_BROKER);
 	for (i = 0; i < ROLE__COUNT; i++)
 		if (M->roles[i].pid > 0)

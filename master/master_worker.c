@@ -1,10 +1,11 @@
 /*
- * master_worker.c: each grant policyd sends is held by the worker built
- * for it (a worker uid, the session's work dir, pid 1 of fresh
- * namespaces), which says READY. The broker's RUN names the grant, once;
- * only when worker.started is durable does the master send GO and hand
- * the broker the pipes. A grant not run in time goes with its worker.
- * The worker says EXIT when the skill ended; the master reaps, reports.
+ * master_worker.c: each grant policyd sends is held by a worker (a
+ * worker uid, pid 1 of fresh namespaces): one of the warm pool, which
+ * built what no grant changes before it came, or one started for it. It
+ * gets the grant with the session's work dir and says READY. The broker's RUN
+ * names the grant, once; only when worker.started is durable does the master
+ * send GO and hand the broker the pipes. A grant not run in time goes with its
+ * worker. The worker says EXIT when the skill ended; the master reaps, reports.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/sysfilter.h"
 #include "../lib/uidpool.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
@@ -27,9 +30,12 @@
 #define BUILD_MS 10000     /* to build the sandbox */
 #define GRANT_TTL_MS 30000 /* for the broker to name the grant */
 #define SCAN_MS 5000       /* for the worker to list what the call wrote */
+#define POOL_HOLD_MS 1000  /* no pre-fork after a pre-forked worker failed */
+#define POOL_NICE 19       /* of a pre-forked worker until its grant */
 
 enum wstate {
 	W_FREE,
+	W_WARM,     /* pre-forked: no grant yet; builds or has built its PREP */
 	W_BUILDING, /* the sandbox is being built */
 	W_BUILT,    /* ready; waiting for the broker's RUN */
 	W_AUDITING, /* RUN came; worker.started is not durable yet */
@@ -70,13 +76,46 @@ static struct worker *workers; /* one per worker uid, by index */
 static size_t nworkers;
 static uint64_t cg_counter;
 static struct uidpool uids;
+static uint64_t pool_hold_until; /* no refill before (a warm one failed) */
+/*
+ * Grants whose worker failed before the broker's RUN came (a warm
+ * worker fails within a millisecond): RUN still learns why, for a
+ * while; the oldest are overwritten first (then: "no such grant").
+ */
+static struct {
+	char id[GRANT_ID_LEN + 1];
+	enum err_type err;
+	char msg[ERROR_MSG_MAX];
+	uint64_t at;
+} failed[64];
+static size_t nfailed_next;
+static uint8_t *filters[2]; /* the syscall filters, compiled once */
+static size_t filter_lens[2];
+
+static void pool_fill(void);
+static struct event *pool_timer; /* pool_fill once the hold is over */
+
+/* The hold after a failed pre-forked worker is over. */
+static void
+pool_refill(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	pool_fill();
+}
 
 void
 worker_init(void)
 {
+	struct error e;
+
 	nworkers = (size_t)config_nworkers(&M->cfg);
 	workers = xcalloc(nworkers, sizeof(*workers));
 	uidpool_init(&uids, M->cfg.worker_uid_first, nworkers);
+	if ((pool_timer = evtimer_new(M->base, pool_refill, NULL)) == NULL)
+		fatalx("pool timer");
+	if (sysfilter_compile(0, &filters[0], &filter_lens[0], &e) == -1 ||
+	    sysfilter_compile(1, &filters[1], &filter_lens[1], &e) == -1)
+		fatalx("%s", e.msg);
+	pool_fill();
 }
 
 /* worker.started (x NULL) or worker.exited; its ref, 0 if auditd is down. */
@@ -101,9 +140,9 @@ worker_find(const char *id, pid_t pid)
 	size_t i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE &&
-		    (pid > 0 ? workers[i].pid == pid
-		             : strcmp(workers[i].g.grant_id, id) == 0))
+		if (pid > 0 ? workers[i].st != W_FREE && workers[i].pid == pid
+		            : workers[i].st > W_WARM &&
+		                  strcmp(workers[i].g.grant_id, id) == 0)
 			return &workers[i];
 	return NULL;
 }
@@ -188,7 +227,7 @@ worker_net_reopen(void)
 	size_t i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE && workers[i].net_fd != -1 &&
+		if (workers[i].st > W_WARM && workers[i].net_fd != -1 &&
 		    worker_net_open(&workers[i]) == -1)
 			worker_fail(&workers[i], ERR_SANDBOX_FAILED,
 			    "the egress proxy cannot serve the call");
@@ -255,9 +294,14 @@ worker_ctl_fail(struct peer *p, const struct mp_doc *d)
 	struct error e;
 	char msg[ERROR_MSG_MAX];
 
-	if (msg_worker_fail_dec(d, &f, &e) == -1 || w->st != W_BUILDING)
+	if (msg_worker_fail_dec(d, &f, &e) == -1 ||
+	    (w->st != W_BUILDING && w->st != W_WARM))
 		return -1;
 	snprintf(msg, sizeof(msg), "%s: %s", f.step, f.message);
+	if (w->st == W_WARM) { /* no call waits on it; the pool pauses */
+		log_warnx("pre-forked worker %d: %s", (int)w->pid, msg);
+		pool_hold_until = now_mono_ms() + POOL_HOLD_MS;
+	}
 	worker_fail(w, ERR_SANDBOX_FAILED, msg);
 	msg_worker_fail_free(&f);
 	return 0;
@@ -287,7 +331,7 @@ worker_ctl_dead(struct peer *p, const char *why)
 {
 	struct worker *w = p->arg;
 
-	if (w->st == W_BUILDING)
+	if (w->st == W_BUILDING || w->st == W_WARM)
 		worker_fail(w, ERR_SANDBOX_FAILED, why);
 }
 
@@ -299,54 +343,150 @@ static const struct os_chan wchans[RUN_STARTED_FDS + 1] = {{0, 1, 0}, {1, 0, 0},
     {2, 0, 0}, {FD_WORKER_REPORT, 0, 0}, {FD_WORKER_CTL, 0, 1}};
 
 /*
- * Start w's worker as pid 1 of new namespaces, in its cgroups, with its
- * session's work dir and, if granted, its skill's data dir (detached
- * mounts it attaches; data -1: none); send SPEC.
+ * Start slot w's worker as pid 1 of new namespaces (a new network one
+ * unless host_net), in new cgroups with these limits, and send it PREP:
+ * what it builds before any grant. The caller sets w->st.
  */
 static int
-worker_spawn(struct worker *w, int work, int data, struct error *e)
+worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
+    struct error *e)
 {
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
-	struct fdmap fds[RUN_STARTED_FDS + 3];
+	struct msg_prep prep = {
+	    {filters[0], filters[1]}, {filter_lens[0], filter_lens[1]}};
+	struct fdmap fds[RUN_STARTED_FDS + 1];
 	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
 	char *path;
 
-	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1) {
-		close(work);
-		if (data != -1)
-			close(data);
+	memset(w, 0, sizeof(*w));
+	memset(w->pipes, -1, sizeof(w->pipes));
+	w->net_fd = -1;
+	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1)
 		return -1;
-	}
-	memcpy(w->pipes, ours, sizeof(w->pipes));
-	fds[i + 1] = (struct fdmap){work, FD_WORKER_WORK};
-	fds[i + 2] = (struct fdmap){data, FD_WORKER_DATA};
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
-	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 2 + (data != -1),
-	    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-	        (w->g.net == NET_HOST ? 0 : CLONE_NEWNET));
+	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 1,
+	    CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+	        (host_net ? 0 : CLONE_NEWNET));
 	free(path);
 	if (w->pid == -1) {
 		for (i = 0; i <= RUN_STARTED_FDS; i++)
 			close(ours[i]);
-		memset(w->pipes, -1, sizeof(w->pipes));
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "clone: %s", strerror(errno));
 	}
+	memcpy(w->pipes, ours, sizeof(w->pipes));
 	peer_init(&w->ctl, M->base, ours[i], "worker", worker_table,
 	    worker_ctl_dead, w);
 	if ((w->timer = evtimer_new(M->base, worker_timer, w)) == NULL)
 		fatalx("worker timer");
-	arm_timer(w, BUILD_MS);
-	w->st = W_BUILDING;
-	/* In its cgroups before it reads its spec, so nothing escapes them. */
+	w->st = W_WARM;
+	/* In its cgroups before it reads PREP, so nothing escapes them. */
 	w->cg_id = ++cg_counter;
-	if (cgroup_enter(w->cg_id, w->pid, w->g.memory_mb, w->g.pids, e) == -1)
+	if (cgroup_enter(w->cg_id, w->pid, memory_mb, npids, e) == -1)
 		worker_fail(w, ERR_SANDBOX_FAILED, e->msg);
-	PEER_SEND(&w->ctl, spec_enc, &w->g);
+	PEER_SEND(&w->ctl, msg_prep_enc, &prep);
 	return 0;
 }
 
-/* GRANT: check it, and build a worker for it; policyd learns which. */
+/*
+ * Keep worker.pool workers warm, never taking the last free uid (a call
+ * the pool cannot serve, with the host's network, still finds one).
+ */
+static void
+pool_fill(void)
+{
+	uint64_t now = now_mono_ms();
+	struct error e;
+	size_t i, warm = 0;
+	long k;
+
+	if (M->shutting_down)
+		return;
+	if (now < pool_hold_until) {
+		struct timeval tv = timeval_ms(pool_hold_until - now);
+
+		if (evtimer_add(pool_timer, &tv) == -1)
+			fatalx("pool timer");
+		return;
+	}
+	for (i = 0; i < nworkers; i++)
+		warm += workers[i].st == W_WARM;
+	while (warm < M->cfg.worker_pool && uidpool_nfree(&uids) > 1 &&
+	       (k = uidpool_take(&uids)) != -1) {
+		if (worker_spawn(&workers[k], 0, M->cfg.limits.memory_mb,
+		        M->cfg.limits.pids, &e) == -1) {
+			log_warnx("pre-fork a worker: %s", e.msg);
+			workers[k].st = W_FREE;
+			uidpool_put(&uids, (size_t)k, 0);
+			pool_hold_until = now_mono_ms() + POOL_HOLD_MS;
+			return;
+		}
+		/* Its build yields to calls that run now; back to 0 at GRANT.
+		 */
+		if (setpriority(
+		        PRIO_PROCESS, (id_t)workers[k].pid, POOL_NICE) == -1)
+			log_warn("nice a pre-forked worker");
+		warm++;
+	}
+}
+
+/* A warm worker that can take g (not one of the host's network). */
+static struct worker *
+pool_take(int host_net)
+{
+	size_t i;
+
+	for (i = 0; i < nworkers && !host_net; i++)
+		if (workers[i].st == W_WARM && workers[i].fail == ERR_NONE)
+			return &workers[i];
+	return NULL;
+}
+
+/*
+ * Give w its grant (w->g, filled): the grant's limits on its cgroups,
+ * then SPEC with the work dir and, if granted, the data dir (data -1:
+ * none); the channel owns both fds from here.
+ */
+static void
+worker_give(struct worker *w, int work, int data)
+{
+	int fds[2] = {work, data};
+	struct error e;
+
+	w->st = W_BUILDING;
+	arm_timer(w, BUILD_MS);
+	if (setpriority(PRIO_PROCESS, (id_t)w->pid, 0) == -1)
+		log_warn("worker %d: priority", (int)w->pid);
+	if (cgroup_limit(w->cg_id, w->g.memory_mb, w->g.pids, &e) == -1)
+		worker_fail(w, ERR_SANDBOX_FAILED, e.msg);
+	PEER_SEND_FDS(&w->ctl, fds, data == -1 ? 1 : 2, spec_enc, &w->g);
+}
+
+/* A worker for g: a warm one, or one started now; NULL with e set. */
+static struct worker *
+worker_for(const struct grant *g, struct error *e)
+{
+	int host_net =
+	    g->nperm[PERM_NETWORK] > 0 && M->cfg.worker_network == NET_HOST;
+	struct worker *w;
+	long i;
+
+	if ((w = pool_take(host_net)) != NULL)
+		return w;
+	if ((i = uidpool_take(&uids)) == -1) {
+		error_set(e, ERR_OVERLOADED, "every worker uid is in use");
+		return NULL;
+	}
+	if (worker_spawn(&workers[i], host_net, g->memory_mb, g->pids, e) ==
+	    -1) {
+		workers[i].st = W_FREE;
+		uidpool_put(&uids, (size_t)i, 0);
+		return NULL;
+	}
+	return &workers[i];
+}
+
+/* GRANT: check it, and give it a worker; policyd learns which. */
 int
 worker_on_grant(struct peer *p, const struct mp_doc *d)
 {
@@ -355,7 +495,6 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	struct error e = {ERR_NONE, ""};
 	struct worker *w = NULL;
 	struct grant g;
-	long i = -1;
 	int work = -1, data = -1;
 
 	if (grant_dec(d, &g, &e) == -1) {
@@ -366,36 +505,27 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	if (worker_find(id, 0) != NULL)
 		error_set(&e, ERR_INTERNAL, "duplicate grant id");
 	else if (grant_fits(&g, &M->cfg, &e) == 0 &&
-	         (i = uidpool_take(&uids)) == -1)
-		error_set(&e, ERR_OVERLOADED, "every worker uid is in use");
-	else if (e.type == ERR_NONE) {
-		w = &workers[i];
-		memset(w, 0, sizeof(*w));
-		memset(w->pipes, -1, sizeof(w->pipes));
-		w->net_fd = -1;
+	         /* Each skill's data dir is an image (lib/image.c), mounted
+	          * on first use and held. */
+	         (grant_data_access(&g) < 0 ||
+	             (data = image_clone(M->cfg.data_dir, g.skill,
+	                  M->cfg.data_mb, &e)) != -1) &&
+	         (work = workdir_take(g.principal_uid, g.session, &e)) != -1 &&
+	         (w = worker_for(&g, &e)) != NULL) {
 		w->g = g;
 		memset(&g, 0, sizeof(g));
 		spec_fill(&w->g, &M->cfg,
 		    (uid_t)(M->cfg.worker_uid_first + (size_t)(w - workers)),
 		    cgroup_active());
-		/* Each skill's data dir is an image (lib/image.c), mounted on
-		 * first use and held; worker_spawn closes both fds, always. */
-		if ((grant_data_access(&w->g) >= 0 &&
-		        (data = image_clone(M->cfg.data_dir, w->g.skill,
-		             M->cfg.data_mb, &e)) == -1) ||
-		    (work = workdir_take(
-		         w->g.principal_uid, w->g.session, &e)) == -1 ||
-		    worker_spawn(w, work, data, &e) == -1) {
-			if (work != -1)
-				workdir_release(
-				    w->g.principal_uid, w->g.session);
-			else if (data != -1)
-				close(data);
-			grant_free(&w->g);
-			w->st = W_FREE;
-			uidpool_put(&uids, (size_t)i, 0);
-		} else
-			w->holds_work = 1;
+		w->holds_work = 1;
+		worker_give(w, work, data);
+	} else {
+		if (work != -1) {
+			close(work);
+			workdir_release(g.principal_uid, g.session);
+		}
+		if (data != -1)
+			close(data);
 	}
 	if ((ack.err = e.type) != ERR_NONE) {
 		log_warnx("grant %s refused: %s", id, e.msg);
@@ -403,7 +533,21 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	}
 	PEER_SEND(p, msg_grant_ack_enc, &ack);
 	grant_free(&g);
+	pool_fill();
 	return 0;
+}
+
+/* The entry of a grant whose worker failed unrun, still fresh; or -1. */
+static long
+failed_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(failed) / sizeof(failed[0]); i++)
+		if (failed[i].id[0] != '\0' && strcmp(failed[i].id, id) == 0 &&
+		    now_mono_ms() - failed[i].at < GRANT_TTL_MS)
+			return (long)i;
+	return -1;
 }
 
 /* RUN: the broker names a grant it was told, once. */
@@ -414,6 +558,7 @@ worker_on_run(struct peer *p UNUSED, const struct mp_doc *d)
 	struct worker *w;
 	struct msg_run r;
 	struct error e;
+	long k;
 
 	if (msg_run_dec(d, &r, &e) == -1 || r.ref == 0) { /* 0: no RUN yet */
 		msg_run_free(&r);
@@ -421,7 +566,15 @@ worker_on_run(struct peer *p UNUSED, const struct mp_doc *d)
 	}
 	if ((w = worker_find(r.grant_id, 0)) != NULL && w->ref != 0)
 		w = NULL; /* run already */
-	if (w == NULL) {
+	if (w == NULL && (k = failed_find(r.grant_id)) >= 0) {
+		/* Its worker failed before RUN: that is the answer, once. */
+		x = (struct msg_run_exited){.ref = r.ref,
+		    .exit_code = -1,
+		    .err = failed[k].err,
+		    .message = failed[k].msg};
+		PEER_SEND(&M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &x);
+		failed[k].id[0] = '\0';
+	} else if (w == NULL) {
 		log_warnx(
 		    "RUN names grant %s: unknown, used or expired", r.grant_id);
 		x = (struct msg_run_exited){.ref = r.ref,
@@ -546,6 +699,17 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 		PEER_SEND(
 		    &M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &w->x);
 	}
+	if (w->ref == 0 && w->st > W_WARM && w->fail != ERR_NONE) {
+		size_t k =
+		    nfailed_next++ % (sizeof(failed) / sizeof(failed[0]));
+
+		snprintf(
+		    failed[k].id, sizeof(failed[k].id), "%s", w->g.grant_id);
+		failed[k].err = w->fail;
+		snprintf(
+		    failed[k].msg, sizeof(failed[k].msg), "%s", w->failmsg);
+		failed[k].at = now_mono_ms();
+	}
 	if (w->holds_work)
 		workdir_release(w->g.principal_uid, w->g.session);
 	if (w->net_fd != -1) { /* its connections end with it */
@@ -558,13 +722,19 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	for (i = 0; i < RUN_STARTED_FDS; i++)
 		if (w->pipes[i] != -1)
 			close(w->pipes[i]);
+	if (w->st == W_WARM && !M->shutting_down) /* died unused */
+		pool_hold_until = now_mono_ms() + POOL_HOLD_MS;
 	w->st = W_FREE;
 	uidpool_put(&uids, (size_t)(w - workers), w->cg_id);
 	grant_free(&w->g);
+	pool_fill();
 	return 1;
 }
 
-/* Which workers end with a role: all (broker), unrun (policyd), auditing. */
+/*
+ * Which workers end with a role: all with a grant (broker), unrun
+ * (policyd), auditing; the warm pool only when the daemon stops.
+ */
 void
 worker_role_lost(enum role_id role)
 {
@@ -573,10 +743,13 @@ worker_role_lost(enum role_id role)
 	if (role == ROLE_AUDITD)
 		M->audit_acked = M->audit_ref;
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st != W_FREE &&
-		    (role == ROLE_BROKER ||
-		        (role == ROLE_POLICYD && workers[i].ref == 0) ||
-		        (role == ROLE_AUDITD && workers[i].st == W_AUDITING)))
+		if (workers[i].st == W_WARM && M->shutting_down)
+			worker_fail(&workers[i], ERR_NONE, NULL);
+		else if (workers[i].st > W_WARM &&
+		         (role == ROLE_BROKER ||
+		             (role == ROLE_POLICYD && workers[i].ref == 0) ||
+		             (role == ROLE_AUDITD &&
+		                 workers[i].st == W_AUDITING)))
 			worker_fail(&workers[i],
 			    role == ROLE_AUDITD   ? ERR_AUDIT_UNAVAILABLE
 			    : role == ROLE_BROKER ? ERR_CANCELLED

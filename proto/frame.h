@@ -8,6 +8,7 @@
 #include "../lib/error.h"
 
 #define FRAME_HDR_LEN 4
+#define FRAME_FDS_MAX 4 /* fds one frame may carry */
 #define FRAME_MAX_DEFAULT (1024 * 1024)
 /* Internal channels carry no client payload bigger than a client frame. */
 #define FRAME_MAX_INTERNAL (FRAME_MAX_DEFAULT + 64 * 1024)
@@ -30,5 +31,11 @@ int frame_send_fd(
     int fd, const void *body, size_t len, int pass, struct error *e);
 int frame_recv(
     int fd, size_t max, uint8_t **body, size_t *len, struct error *e);
+/*
+ * frame_recv, taking the fds attached to the frame's first byte (at most
+ * maxfds, close-on-exec, into fds; *nfds); more than maxfds is an error.
+ */
+int frame_recv_fds(int fd, size_t max, uint8_t **body, size_t *len, int *fds,
+    int maxfds, int *nfds, struct error *e);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -33,17 +34,14 @@ msg_end(struct mp_enc *m)
 		fatalx("a message left a map open");
 }
 
-/* Blocking: one whole message of type want from fd (a start-up read). */
-int
-msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e)
+/* Decode a frame's body (freed) as a message of type want. */
+static int
+msg_decode_want(uint8_t *buf, size_t len, enum msg_type want, struct mp_doc *d,
+    struct error *e)
 {
-	uint8_t *buf;
 	uint64_t t;
-	size_t len;
 	int r;
 
-	if (frame_recv(fd, FRAME_MAX_INTERNAL, &buf, &len, e) == -1)
-		return -1;
 	r = mp_decode(d, buf, len, NULL, e);
 	free(buf);
 	if (r == -1)
@@ -54,6 +52,37 @@ msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e)
 		    e, ERR_BAD_REQUEST, "expected message type %d", (int)want);
 	}
 	return 0;
+}
+
+/* Blocking: one whole message of type want from fd (a start-up read). */
+int
+msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e)
+{
+	uint8_t *buf;
+	size_t len;
+
+	if (frame_recv(fd, FRAME_MAX_INTERNAL, &buf, &len, e) == -1)
+		return -1;
+	return msg_decode_want(buf, len, want, d, e);
+}
+
+int
+msg_read_fds(int fd, enum msg_type want, struct mp_doc *d, int *fds, int max,
+    int *nfds, struct error *e)
+{
+	uint8_t *buf;
+	size_t len;
+	int r, i;
+
+	if (frame_recv_fds(
+	        fd, FRAME_MAX_INTERNAL, &buf, &len, fds, max, nfds, e) == -1)
+		return -1;
+	r = msg_decode_want(buf, len, want, d, e);
+	for (i = 0; r == -1 && i < *nfds; i++)
+		close(fds[i]);
+	if (r == -1)
+		*nfds = 0;
+	return r;
 }
 
 int

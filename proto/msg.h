@@ -60,6 +60,8 @@ enum msg_type {
 	MSG_WORKER_GO = 98,    /* master -> worker: the start is durable */
 	MSG_WORKER_FAIL = 99, /* worker -> master: a step failed: nothing ran */
 	MSG_WORKER_EXIT = 100, /* worker -> master: how the skill ended */
+	MSG_PREP = 101,        /* master -> worker, at its start: the syscall
+	                          filters, compiled once */
 	/* master -> netproxy */
 	MSG_NET_OPEN = 112,  /* a call's allow list + its listener in the
 	                        worker's network namespace */
@@ -481,6 +483,9 @@ void msg_begin(struct mp_enc *m, enum msg_type t);
 void msg_end(struct mp_enc *m);
 /* Blocking: read one message of type want from fd, whole (start-up). */
 int msg_read(int fd, enum msg_type want, struct mp_doc *d, struct error *e);
+/* msg_read, taking the fds sent with it too (at most max; *nfds). */
+int msg_read_fds(int fd, enum msg_type want, struct mp_doc *d, int *fds,
+    int max, int *nfds, struct error *e);
 /* 1 if s is a well-formed grant id. */
 int grant_id_valid(const char *s);
 
@@ -569,6 +574,15 @@ int grant_data_access(const struct grant *g);
 void grant_free(struct grant *g);
 /* A grant's host part, for the SPEC, from the config (see msg_grant.c). */
 void spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups);
+
+/* PREP: what a worker needs before any grant: the syscall filters. */
+struct msg_prep {
+	uint8_t *filter[2]; /* BPF: calls without network, with it */
+	size_t filter_len[2];
+};
+void msg_prep_enc(struct mp_enc *m, const struct msg_prep *p);
+int msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e);
+void msg_prep_free(struct msg_prep *p);
 
 void msg_grant_ack_enc(struct mp_enc *m, const struct msg_grant_ack *a);
 int msg_grant_ack_dec(

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/sysfilter.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
@@ -316,4 +317,54 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 		    "the grant asks for network access, which this host does "
 		    "not provide");
 	return grant_programs_fit(g, c, e);
+}
+
+/*
+ * PREP: the syscall filters the master compiled once, sent as a worker
+ * starts (a pre-forked one, before any grant).
+ */
+void
+msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
+{
+	msg_begin(m, MSG_PREP);
+	enc_kbin(m, "filter", p->filter[0], p->filter_len[0]);
+	enc_kbin(m, "filter_net", p->filter[1], p->filter_len[1]);
+	msg_end(m);
+}
+
+int
+msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
+{
+	static const char *const keys[] = {"t", "filter", "filter_net", NULL};
+	static const char *const names[] = {"filter", "filter_net"};
+	const msgpack_object *o = d->root;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	if (mp_only_keys(o, keys, e))
+		goto bad;
+	for (i = 0; i < 2; i++) {
+		if (mp_bin(o, names[i], 1, SYSFILTER_MAX, &p->filter[i],
+		        &p->filter_len[i], e))
+			goto bad;
+		if (p->filter_len[i] == 0 ||
+		    p->filter_len[i] % SYSFILTER_INSN != 0) {
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"%s\" must be whole BPF instructions",
+			    names[i]);
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	msg_prep_free(p);
+	return -1;
+}
+
+void
+msg_prep_free(struct msg_prep *p)
+{
+	free(p->filter[0]);
+	free(p->filter[1]);
+	memset(p, 0, sizeof(*p));
 }

@@ -1,7 +1,8 @@
 /*
- * skillbroker-worker: one per call, never reused. It reads its spec from
- * the master, builds the sandbox, says WORKER_READY, and waits for
- * WORKER_GO, which the master sends only once the audit record of this
+ * skillbroker-worker: one per call, never reused. It builds what no
+ * grant changes (PREP: it may be pre-forked, waiting for its call),
+ * reads its spec from the master, builds the rest, says WORKER_READY, and waits
+ * for WORKER_GO, which the master sends only once the audit record of this
  * start is durable. Then it runs the declared entry point as the child
  * of its init, reports how it ended (WORKER_EXIT) and what it wrote
  * (FILES, to the broker).
@@ -62,15 +63,42 @@ static void __attribute__((noreturn)) fail(const char *step, const char *msg)
 }
 
 static void
-read_spec(struct grant *g)
+read_prep(struct msg_prep *p)
 {
 	struct mp_doc d;
 	struct error e;
 
-	if (msg_read(FD_WORKER_CTL, MSG_SPEC, &d, &e) == -1 ||
-	    spec_dec(&d, g, &e) == -1)
+	if (msg_read(FD_WORKER_CTL, MSG_PREP, &d, &e) == -1 ||
+	    msg_prep_dec(&d, p, &e) == -1)
+		fail("spec", "malformed worker prep");
+	mp_doc_free(&d);
+}
+
+/*
+ * The grant, with the work dir and (granted) the data dir: moved out of
+ * the way first, then to their fds.
+ */
+static void
+read_spec(struct grant *g)
+{
+	static const int at[2] = {FD_WORKER_WORK, FD_WORKER_DATA};
+	int fds[2], hi[2], n = 0, i;
+	struct mp_doc d;
+	struct error e;
+
+	if (msg_read_fds(FD_WORKER_CTL, MSG_SPEC, &d, fds, 2, &n, &e) == -1)
+		fail("spec", "malformed worker spec");
+	if (spec_dec(&d, g, &e) == -1 ||
+	    n != (grant_data_access(g) >= 0 ? 2 : 1))
 		fail("spec", "malformed worker spec");
 	mp_doc_free(&d);
+	for (i = 0; i < n; i++)
+		if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16)) == -1 ||
+		    close(fds[i]) == -1)
+			fail("spec", strerror(errno));
+	for (i = 0; i < n; i++)
+		if (dup3(hi[i], at[i], O_CLOEXEC) == -1 || close(hi[i]) == -1)
+			fail("spec", strerror(errno));
 }
 
 /*
@@ -251,6 +279,7 @@ run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 int
 main(int argc, char *argv[])
 {
+	struct msg_prep prep;
 	struct grant g;
 	struct error e;
 	const char *step = "start";
@@ -263,14 +292,16 @@ main(int argc, char *argv[])
 	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();
 	if (set_cloexec(FD_WORKER_CTL, 1) == -1 ||
-	    set_cloexec(FD_WORKER_REPORT, 1) == -1 ||
-	    set_cloexec(FD_WORKER_WORK, 1) == -1 ||
-	    (fcntl(FD_WORKER_DATA, F_GETFD) != -1 &&
-	        set_cloexec(FD_WORKER_DATA, 1) == -1))
+	    set_cloexec(FD_WORKER_REPORT, 1) == -1)
 		_exit(126);
-	close_from(FD_WORKER_DATA + 1);
+	close_from(FD_WORKER_REPORT + 1);
 	die_with_master();
+	/* What no grant changes first: a pre-forked worker waits after it. */
+	read_prep(&prep);
+	if (sandbox_prep(&prep, &step, &e) == -1)
+		fail(step, e.msg);
 	read_spec(&g);
+	msg_prep_free(&prep);
 	if (sandbox_build(&g, &step, &e) == -1)
 		fail(step, e.msg);
 	die_with_master(); /* the drop to the worker uid cleared it */

@@ -6,7 +6,9 @@
 #include "../proto/fds.h"
 #include "../proto/msg.h"
 
-/* Run every construction step in order; on failure *step names it. */
+/* The steps no grant changes (PREP), in order; on failure *step names it. */
+int sandbox_prep(const struct msg_prep *p, const char **step, struct error *e);
+/* Then the grant's steps, in order; on failure *step names it. */
 int sandbox_build(const struct grant *g, const char **step, struct error *e);
 /* The last step before exec: limits that must not bind the builder. */
 int sandbox_final_limits(const struct grant *g, struct error *e);
@@ -29,7 +31,9 @@ int exec_lib_dirs(
 /* worker_landlock.c: writes only beneath the granted places, and
  * execution only of the entry and the grant's programs. */
 int sandbox_landlock(const struct grant *g, struct error *e);
-/* worker_seccomp.c: the syscall filter, installed last. */
+/* worker_seccomp.c: the syscall filters PREP carries, checked; the
+ * grant's one installed last. */
+int sandbox_seccomp_prep(const struct msg_prep *p, struct error *e);
 int sandbox_seccomp(const struct grant *g, struct error *e);
 /* worker_files.c: what the call wrote under dirs since since_ns. */
 void files_scan(

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -563,16 +564,23 @@ enter_root(const char *root, struct error *e)
 	return 0;
 }
 
-int
-sandbox_mounts(const struct grant *g, struct error *e)
+/*
+ * What every call's root has: in a mount namespace copied from the
+ * host's now (a pre-forked worker shares the daemon's until its grant
+ * comes, so every host path is seen as it is, not as it was), our
+ * mounts private, a tmpfs at the root dir, the system paths read-only,
+ * /dev, /proc and /tmp.
+ */
+static int
+mounts_base(const struct grant *g, struct error *e)
 {
 	const char *root = g->root_dir;
 	struct stat st;
 	size_t i;
-	int data, r;
+	int r = 0;
 
-	if (root == NULL || root[0] != '/')
-		return error_set(e, ERR_SANDBOX_FAILED, "no sandbox root");
+	if (unshare(CLONE_NEWNS) == -1)
+		return merr(e, "unshare", "mount namespace");
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return merr(e, "make private", "/");
@@ -584,24 +592,43 @@ sandbox_mounts(const struct grant *g, struct error *e)
 		return merr(e, "open", root);
 	nown = 0;
 	own_devs[nown++] = st.st_dev;
-	r = 0;
 	for (i = 0; i < g->nsys_paths && r == 0; i++)
 		r = bind_system(g->sys_paths[i], e);
 	if (r == 0)
-		r = mount_skill(g->skill_dir, e);
+		r = make_dev(root, e) == -1 ||
+		            make_proc_tmp(root, g->tmp_mb, e) == -1
+		        ? -1
+		        : 0;
+	close(root_fd);
+	root_fd = -1;
+	return r;
+}
+
+/*
+ * The base, then the grant's part: the skill, the work dir, the data
+ * dir, granted paths, what may run; then pivot_root into it.
+ */
+int
+sandbox_mounts(const struct grant *g, struct error *e)
+{
+	const char *root = g->root_dir;
+	int data, r;
+
+	if (root == NULL || root[0] != '/')
+		return error_set(e, ERR_SANDBOX_FAILED, "no sandbox root");
+	if (mounts_base(g, e) == -1)
+		return -1;
+	if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return merr(e, "open", root);
+	r = mount_skill(g->skill_dir, e);
 	if (r == 0)
 		r = attach_fd(FD_WORKER_WORK, "work", 1, e);
 	if (r == 0 && (data = grant_data_access(g)) >= 0)
 		r = attach_fd(FD_WORKER_DATA, "data", data, e);
-	/* /tmp first, so a granted path beneath it is not hidden. */
+	/* After /tmp, so a granted path beneath it is not hidden. */
 	if (r == 0)
-		r = make_dev(root, e) == -1 ||
-		            make_proc_tmp(
-		                root, g->tmp_mb ? g->tmp_mb : 64, e) == -1 ||
-		            bind_granted(g, e) == -1 ||
-		            bind_exec_view(g, e) == -1
-		        ? -1
-		        : 0;
+		r = bind_granted(g, e) == -1 || bind_exec_view(g, e) == -1 ? -1
+		                                                           : 0;
 	close(root_fd);
 	root_fd = -1;
 	return r == 0 ? enter_root(root, e) : -1;

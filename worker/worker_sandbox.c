@@ -1,7 +1,7 @@
 /*
  * worker_sandbox.c: the construction steps, in order. Each is one
- * function; the table is the order. Later layers (namespaces, private
- * root, seccomp, Landlock) are further rows of this table.
+ * function; the tables are the order: first what no grant changes (a
+ * pre-forked worker does it before its grant comes), then the grant's.
  */
 #include <errno.h>
 #include <grp.h>
@@ -27,11 +27,11 @@ step_workdir(const struct grant *g, struct error *e)
 /*
  * Names that would tell the skill about the host: a cgroup namespace
  * rooted at the call's own group (the master placed us there before it
- * sent the spec), so /proc/self/cgroup shows "/", not the master's pid and
+ * sent PREP), so /proc/self/cgroup shows "/", not the master's pid and
  * call counter; and a hostname of its own in the new UTS namespace.
  */
 static int
-step_names(const struct grant *g UNUSED, struct error *e)
+prep_names(const struct msg_prep *p UNUSED, struct error *e)
 {
 	static const char host[] = "localhost", domain[] = "(none)";
 
@@ -47,7 +47,7 @@ step_names(const struct grant *g UNUSED, struct error *e)
 
 /* A new session: no controlling terminal to inject into. */
 static int
-step_session(const struct grant *g UNUSED, struct error *e)
+prep_session(const struct msg_prep *p UNUSED, struct error *e)
 {
 	if (setsid() == -1)
 		return error_set(
@@ -128,11 +128,31 @@ step_cwd(const struct grant *g, struct error *e)
 
 static const struct {
 	const char *name;
+	int (*fn)(const struct msg_prep *, struct error *);
+} prep_steps[] = {
+    {"names", prep_names},
+    {"session", prep_session},
+    {"seccomp", sandbox_seccomp_prep},
+};
+
+int
+sandbox_prep(const struct msg_prep *p, const char **step, struct error *e)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(prep_steps) / sizeof(prep_steps[0]); i++) {
+		*step = prep_steps[i].name;
+		if (prep_steps[i].fn(p, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
 	int (*fn)(const struct grant *, struct error *);
 } steps[] = {
-    {"names", step_names},
     {"network", sandbox_net},
-    {"session", step_session},
     {"workdir", step_workdir},
     {"mounts", step_mounts},
     {"rlimits", step_rlimits},

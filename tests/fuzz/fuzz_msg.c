@@ -14,6 +14,7 @@
 
 #include "../../lib/hostport.h"
 #include "../../lib/util.h"
+#include "../../lib/sysfilter.h"
 #include "../../proto/msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -832,6 +833,29 @@ worker_exit_dec(
 FUZZ_TYPE(worker_exit, struct msg_worker_exit, worker_exit_dec,
     msg_worker_exit_enc, nothing)
 
+/* PREP: two filters of whole BPF instructions, within the bound. */
+static void
+check_prep(const struct msg_prep *p)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		CHECK(p->filter_len[i] > 0 &&
+		      p->filter_len[i] <= SYSFILTER_MAX &&
+		      p->filter_len[i] % SYSFILTER_INSN == 0);
+}
+static void
+same_prep(const struct msg_prep *a, const struct msg_prep *b)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		CHECK(
+		    a->filter_len[i] == b->filter_len[i] &&
+		    memcmp(a->filter[i], b->filter[i], a->filter_len[i]) == 0);
+}
+FUZZ_TYPE(prep, struct msg_prep, msg_prep_dec, msg_prep_enc, msg_prep_free)
+
 /* SERVE, WORKER_READY and WORKER_GO carry nothing but "t". */
 static void
 fuzz_empty(const struct mp_doc *d, uint64_t t)
@@ -1028,6 +1052,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case MSG_SPEC:
 		fuzz_spec(&d, t);
 		grant_or_spec(&d);
+		break;
+	case MSG_PREP:
+		fuzz_prep(&d, t);
 		break;
 	case MSG_NET_OPEN:
 		fuzz_net_open(&d, t);

@@ -1488,12 +1488,75 @@ t25_approval_tty() {
 	sb_contains "n: error" "$OUT" "approval_denied"
 }
 
+# The warm pool (worker.pool: 2, the default): pre-forked workers, as
+# root with nice 19 and no grant, children of the master.
+pool_workers() {
+	ps -o pid=,uid=,ni=,comm= --ppid "$SB_DPID" |
+	    awk '$2 == 0 && $4 ~ /^skillbroker-wor/ { print $1, $3 }'
+}
+pool_has() { [ "$(pool_workers | grep -c .)" -eq "$1" ]; }
+# worker.pid of the last worker.started record.
+last_worker_pid() {
+	audit_q 'select(.event.action == "worker.started") | .worker.pid' |
+	    tail -n 1
+}
+
+# A call takes a pre-forked worker, which runs that call only; the pool
+# refills with new ones at nice 19; one killed from outside is replaced,
+# and calls go on meanwhile.
+t26_pool() {
+	local before after used again victim
+	sb_poll 5 pool_has 2 || fail "pre-forked workers: $(pool_workers | tr '\n' '|')"
+	before=$(pool_workers)
+	expect "nice of pre-forked workers" "$(echo "$before" | awk '{ print $2 }' | sort -u)" 19
+	ctl invoke echo-args --phase execution -- pooled
+	expect "pooled call: exit status" "$RC" 0
+	expect "pooled call: stdout" "$OUT" "pooled"
+	used=$(last_worker_pid)
+	echo "$before" | awk '{ print $1 }' | grep -qx "$used" ||
+	    fail "worker $used did not come from the pool ($(echo "$before" | tr '\n' '|'))"
+	sb_poll 5 pool_has 2 || fail "the pool did not refill: $(pool_workers | tr '\n' '|')"
+	after=$(pool_workers)
+	! echo "$after" | awk '{ print $1 }' | grep -qx "$used" ||
+	    fail "worker $used is back in the pool after its call"
+	ctl invoke echo-args --phase execution -- again
+	expect "next call: stdout" "$OUT" "again"
+	again=$(last_worker_pid)
+	[ "$again" != "$used" ] || fail "worker $used ran two calls"
+	victim=$(pool_workers | awk 'NR == 1 { print $1 }')
+	kill -KILL "$victim"
+	ctl invoke echo-args --phase execution -- meanwhile
+	expect "call after a pre-forked worker died: stdout" "$OUT" "meanwhile"
+	sb_poll 5 pool_has 2 || fail "a killed pre-forked worker was not replaced: $(pool_workers | tr '\n' '|')"
+	! pool_workers | awk '{ print $1 }' | grep -qx "$victim" ||
+	    fail "the killed worker $victim is still listed"
+	# The pool never takes the last free uid: with two uids and pool: 5,
+	# one worker waits, and two calls still run at once.
+	stop_daemon
+	sb_config "$CONF" "clients.approval_s: 4" "worker.pool: 5" \
+	    "worker.uids: [$UID_FIRST, $((UID_FIRST + 1))]"
+	start_daemon || fail "the daemon did not start with worker.pool: 5"
+	sb_poll 5 pool_has 1 || fail "with 2 uids: pre-forked $(pool_workers | grep -c .), want 1"
+	sleep 0.5
+	pool_has 1 || fail "with 2 uids the pool grew to $(pool_workers | grep -c .)"
+	ctl invoke sleeper --phase execution --timeout 1500 --json >/dev/null &
+	again=$!
+	sb_poll 3 sleeper_runs || fail "the first call did not start"
+	ctl invoke echo-args --phase execution -- beside
+	expect "a second call beside the first: stdout" "$OUT" "beside"
+	wait "$again"
+	stop_daemon
+	sb_config "$CONF" "clients.approval_s: 4"
+	start_daemon
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
 t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info
-t22_approvals t23_approval_admin t24_approval_session t25_approval_tty"
+t22_approvals t23_approval_admin t24_approval_session t25_approval_tty
+t26_pool"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.

@@ -359,6 +359,16 @@ sample_grant(void)
 	return g;
 }
 
+/* A PREP: what a worker builds before its grant (two 1-insn filters). */
+static inline struct msg_prep
+sample_prep(void)
+{
+	static uint8_t ret_allow[8] = {0x06, 0, 0, 0, 0, 0, 0xff, 0x7f};
+	struct msg_prep p = {{ret_allow, ret_allow}, {8, 8}};
+
+	return p;
+}
+
 /* A SPEC: the grant plus what only the master sets. */
 static inline struct grant
 sample_spec(void)
@@ -585,6 +595,7 @@ static const struct {
     {MSG_WORKER_GO, "worker_go"},
     {MSG_WORKER_FAIL, "worker_fail"},
     {MSG_WORKER_EXIT, "worker_exit"},
+    {MSG_PREP, "prep"},
     {MSG_NET_OPEN, "net_open"},
     {MSG_NET_CLOSE, "net_close"},
 };
@@ -621,6 +632,7 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 		struct msg_worker_exit wx;
 		struct msg_audit_ack ak;
 		struct msg_files f;
+		struct msg_prep pr;
 	} u;
 
 	switch (t) {
@@ -748,6 +760,10 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 	case MSG_SPEC:
 		u.g = sample_spec();
 		spec_enc(m, &u.g);
+		return 0;
+	case MSG_PREP:
+		u.pr = sample_prep();
+		msg_prep_enc(m, &u.pr);
 		return 0;
 	}
 	return -1;

@@ -49,6 +49,7 @@ ready_enc(struct mp_enc *m, const struct msg_ready *r)
 	msg_ready_enc(m, r->role);
 }
 
+ADAPTER(prep, struct msg_prep, msg_prep_dec, msg_prep_enc, msg_prep_free)
 ADAPTER(ready, struct msg_ready, msg_ready_dec, ready_enc, msg_ready_free)
 ADAPTER(conf_broker, struct conf_broker, conf_broker_dec, conf_broker_enc,
     conf_broker_free)
@@ -228,6 +229,7 @@ static const struct codec {
     {MSG_WORKER_GO, dec_empty},
     {MSG_WORKER_FAIL, dec_worker_fail},
     {MSG_WORKER_EXIT, dec_worker_exit},
+    {MSG_PREP, dec_prep},
     {MSG_NET_OPEN, dec_net_open},
     {MSG_NET_CLOSE, dec_net_close},
 };
