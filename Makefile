@@ -238,9 +238,21 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@sh scripts/run-dev
 
-bench: deps
-	@$(MAKE) --no-print-directory all $(OUT)/bench/audit_bench
+# The bench installs its own tools (bubblewrap) beside the build's.
+bench:
+	@sh scripts/install-deps bench
+	@$(MAKE) --no-print-directory all $(OUT)/bench/audit_bench $(OUT)/bench/sb_bench
 	@SB_BIN=$(CURDIR)/$(BIN) SB_BENCH=$(CURDIR)/$(OUT)/bench sh bench/run.sh
+
+# sb_bench, the load generator, sees only the public header and links
+# the shared library, as a user's program does.
+SB_BENCH_SRC = bench/sb_bench.c bench/bench_client.c bench/bench_launch.c \
+	bench/bench_stats.c
+$(OUT)/bench/sb_bench: $(SB_BENCH_SRC) bench/bench.h include/skillbroker.h $(LIBSB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(filter-out -MMD -MP,$(ALL_CFLAGS)) $(ALL_LDFLAGS) \
+		$(LIBSB_USER_FLAGS) -o $@ $(SB_BENCH_SRC) -lskillbroker
 
 # Bench tools (bench/*.c) link the common code only.
 $(OUT)/bench/%: bench/%.c $(call obj,$(COMMON_SRC))

@@ -7,9 +7,12 @@
  * usage: audit_bench -a AUDITD -l LOG -H HEAD -F FLUSH -u UID -g GID
  *            [-w WINDOW] [-t SECONDS]
  *
- * Starts AUDITD with its channels at fds 3 (master) and 4 (broker),
- * sends records for SECONDS (default 2), and prints one line:
- * "records N seconds S per_second R syncs_per_commit ...".
+ * SECONDS may be a decimal number, at most 60.
+ *
+ * Starts AUDITD with its channels at fds 3 (master), 4 (broker) and 5
+ * (netproxy, idle), sends records for SECONDS (default 2), and prints
+ * one JSON line: {"bench":"audit","flush","window","records","seconds",
+ * "per_second"}. bench/run.sh counts the syncs (perf stat).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,23 +44,24 @@ static void __attribute__((noreturn)) usage(void)
 	exit(2);
 }
 
-/* auditd with the master end at fd 3 and the broker end at fd 4. */
+/* auditd with its master, broker and netproxy ends at fds 3, 4, 5. */
 static pid_t
-spawn(const struct opts *o, int master, int broker)
+spawn(const struct opts *o, int master, int broker, int proxy)
 {
 	char *argv[] = {(char *)o->auditd, "-d", NULL};
 	pid_t pid;
-	int m, b;
+	int m, b, n;
 
 	if ((pid = fork()) == -1)
 		fatal("fork");
 	if (pid != 0)
 		return pid;
 	if ((m = fcntl(master, F_DUPFD, 64)) == -1 ||
-	    (b = fcntl(broker, F_DUPFD, 64)) == -1 || dup2(m, 3) == -1 ||
-	    dup2(b, 4) == -1)
+	    (b = fcntl(broker, F_DUPFD, 64)) == -1 ||
+	    (n = fcntl(proxy, F_DUPFD, 64)) == -1 || dup2(m, 3) == -1 ||
+	    dup2(b, 4) == -1 || dup2(n, 5) == -1)
 		_exit(126);
-	close_from(5);
+	close_from(6);
 	execv(o->auditd, argv);
 	_exit(127);
 }
@@ -147,6 +151,7 @@ static void
 parse(int argc, char **argv, struct opts *o)
 {
 	uint64_t v;
+	char *end;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
@@ -173,9 +178,11 @@ parse(int argc, char **argv, struct opts *o)
 			o->uid = optarg;
 			break;
 		case 't':
-			if (parse_uint(optarg, 1, 60, &v))
+			errno = 0;
+			o->seconds = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(o->seconds > 0) || o->seconds > 60)
 				usage();
-			o->seconds = (double)v;
 			break;
 		case 'w':
 			if (parse_uint(optarg, 1, 1024, &v))
@@ -196,7 +203,7 @@ int
 main(int argc, char **argv)
 {
 	uint64_t sent = 0, acked = 0, t0, t1, limit;
-	int mp[2], bp[2], status;
+	int mp[2], bp[2], np[2], status;
 	struct opts o;
 	uint8_t *body;
 	struct error e;
@@ -207,12 +214,13 @@ main(int argc, char **argv)
 	log_init("audit_bench", 1, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, mp) == -1 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bp) == -1)
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bp) == -1 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, np) == -1)
 		fatal("socketpair");
-	pid = spawn(&o, mp[1], bp[1]);
+	pid = spawn(&o, mp[1], bp[1], np[1]);
 	send_conf(&o, mp[0]);
-	close(mp[1]);
-	close(bp[1]);
+	if (close(mp[1]) == -1 || close(bp[1]) == -1 || close(np[1]) == -1)
+		fatal("close");
 	if (frame_recv(mp[0], FRAME_MAX_INTERNAL, &body, &len, &e) == -1)
 		fatalx("auditd did not start: %s", e.msg);
 	free(body); /* READY */
@@ -227,13 +235,16 @@ main(int argc, char **argv)
 			send_record(bp[0], ++sent);
 	}
 	t1 = now_mono_ns();
-	printf("records %llu seconds %.3f per_second %.0f\n",
-	    (unsigned long long)acked, (double)(t1 - t0) / 1e9,
-	    (double)acked * 1e9 / (double)(t1 - t0));
-	kill(pid, SIGTERM);
+	printf("{\"bench\":\"audit\",\"flush\":\"%s\",\"window\":%u,"
+	       "\"records\":%llu,\"seconds\":%.3f,\"per_second\":%.0f}\n",
+	    o.flush, o.window, (unsigned long long)acked,
+	    (double)(t1 - t0) / 1e9, (double)acked * 1e9 / (double)(t1 - t0));
+	if (kill(pid, SIGTERM) == -1)
+		fatal("kill");
 	close(bp[0]);
 	if (waitpid(pid, &status, 0) == -1)
 		fatal("waitpid");
 	close(mp[0]);
+	close(np[0]);
 	return 0;
 }
