@@ -41,7 +41,8 @@ static const char *const denied[] = {"mount", "umount", "umount2", "pivot_root",
     "set_mempolicy", "set_mempolicy_home_node", "mbind", NULL};
 
 static int
-sysfilter_deny(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *a)
+sysfilter_deny(
+    scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *a)
 {
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, n, a);
 }
@@ -130,7 +131,8 @@ sysfilter_rules(int net)
 		        __NR_SCMP_ERROR &&
 		    sysfilter_deny(ctx, nr, 0, NULL) < 0)
 			goto bad;
-	if (sysfilter_deny_clone_ns(ctx) == -1 || sysfilter_deny_families(ctx, net) == -1 ||
+	if (sysfilter_deny_clone_ns(ctx) == -1 ||
+	    sysfilter_deny_families(ctx, net) == -1 ||
 	    sysfilter_deny_misc(ctx) == -1)
 		goto bad;
 	return ctx;
@@ -154,7 +156,8 @@ sysfilter_compile(int net, uint8_t **prog, size_t *len, struct error *e)
 	    seccomp_export_bpf(ctx, fd) < 0 || fstat(fd, &st) == -1 ||
 	    st.st_size <= 0 || st.st_size > SYSFILTER_MAX ||
 	    st.st_size % SYSFILTER_INSN != 0)
-		error_set(e, ERR_INTERNAL, "the syscall filter did not compile");
+		error_set(
+		    e, ERR_INTERNAL, "the syscall filter did not compile");
 	else {
 		*len = (size_t)st.st_size;
 		*prog = xmalloc(*len);
@@ -162,8 +165,8 @@ sysfilter_compile(int net, uint8_t **prog, size_t *len, struct error *e)
 			free(*prog);
 			*prog = NULL;
 			*len = 0;
-			error_set(e, ERR_INTERNAL, "read the syscall filter: %s",
-			    strerror(errno));
+			error_set(e, ERR_INTERNAL,
+			    "read the syscall filter: %s", strerror(errno));
 		} else
 			r = 0;
 	}

@@ -7,7 +7,7 @@
 
 #include "error.h"
 
-#define SYSFILTER_INSN 8                         /* bytes of a sock_filter */
+#define SYSFILTER_INSN 8                      /* bytes of a sock_filter */
 #define SYSFILTER_MAX (4096 * SYSFILTER_INSN) /* BPF_MAXINSNS */
 
 /*
