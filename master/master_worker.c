@@ -298,10 +298,8 @@ worker_ctl_fail(struct peer *p, const struct mp_doc *d)
 	    (w->st != W_BUILDING && w->st != W_WARM))
 		return -1;
 	snprintf(msg, sizeof(msg), "%s: %s", f.step, f.message);
-	if (w->st == W_WARM) { /* no call waits on it; the pool pauses */
+	if (w->st == W_WARM) /* no call waits on it; its reap pauses the pool */
 		log_warnx("pre-forked worker %d: %s", (int)w->pid, msg);
-		pool_hold_until = now_mono_ms() + POOL_HOLD_MS;
-	}
 	worker_fail(w, ERR_SANDBOX_FAILED, msg);
 	msg_worker_fail_free(&f);
 	return 0;
@@ -466,8 +464,7 @@ worker_give(struct worker *w, int work, int data)
 static struct worker *
 worker_for(const struct grant *g, struct error *e)
 {
-	int host_net =
-	    g->nperm[PERM_NETWORK] > 0 && M->cfg.worker_network == NET_HOST;
+	int host_net = grant_net(g, &M->cfg) == NET_HOST;
 	struct worker *w;
 	long i;
 

@@ -569,6 +569,8 @@ void spec_enc(struct mp_enc *m, const struct grant *g);
 int spec_dec(const struct mp_doc *d, struct grant *g, struct error *e);
 /* A grant within the config's bounds (the master's check): 0, or -1. */
 int grant_fits(const struct grant *g, const struct config *c, struct error *e);
+/* The network a call of g gets: worker.network with a grant, else none. */
+enum net_mode grant_net(const struct grant *g, const struct config *c);
 /* -1: no data dir; 0: read-only; 1: read-write, as the grant names it. */
 int grant_data_access(const struct grant *g);
 void grant_free(struct grant *g);

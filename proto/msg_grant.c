@@ -256,11 +256,17 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	g->nsys_paths = c->nsys_paths;
 	g->tmp_mb = c->worker_tmp_mb;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
-	g->net = g->nperm[PERM_NETWORK] > 0 ? c->worker_network : NET_NONE;
+	g->net = grant_net(g, c);
 	g->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
 	for (i = 0; i < c->nlib_paths; i++)
 		g->lib_paths[i] = xstrdup(c->lib_paths[i]);
 	g->nlib_paths = c->nlib_paths;
+}
+
+enum net_mode
+grant_net(const struct grant *g, const struct config *c)
+{
+	return g->nperm[PERM_NETWORK] > 0 ? c->worker_network : NET_NONE;
 }
 
 /* -1 no data dir, 0 read-only, 1 read-write: how the grant names $DATA_DIR. */
