@@ -219,6 +219,7 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 	if ((fd = peer_take_channel(p, d, roles, &which)) == -1)
 		return -1;
 	commit(-1, 0, NULL);
+	peer_flush(&netproxy_peer);
 	peer_kill(&netproxy_peer, "replaced by a restarted process");
 	peer_init(
 	    &netproxy_peer, base, fd, "netproxy", client_table, on_dead, NULL);
@@ -269,6 +270,15 @@ audit_started(void)
 	own_record(rec);
 }
 
+/* Before exiting: the acknowledgements queued go out. */
+static void
+peers_flush(void)
+{
+	peer_flush(&master_peer);
+	peer_flush(&broker_peer);
+	peer_flush(&netproxy_peer);
+}
+
 /* The last commit, the last record, the head synced: then exit. */
 static void
 finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
@@ -281,6 +291,7 @@ finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	if (alog_sync(&alog, 1, &e) == -1)
 		log_warnx("%s", e.msg);
 	alog_head_sync(&alog);
+	peers_flush();
 	event_base_loopbreak(base);
 }
 
@@ -294,6 +305,7 @@ on_dead(struct peer *p, const char *why)
 	}
 	commit(-1, 0, NULL);
 	alog_head_sync(&alog);
+	peers_flush();
 	fatalx("master channel: %s", why);
 }
 
@@ -379,6 +391,7 @@ setup_events(void)
 	    evsignal_add(evsignal_new(base, SIGTERM, on_term, NULL), NULL) ||
 	    evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL))
 		fatalx("event setup");
+	peer_defer_writes(); /* a commit's acknowledgements go out together */
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", client_table,

@@ -206,6 +206,7 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&B->worker_line);
 	stats_init();
 	session_init();
+	peer_defer_writes(); /* a loop pass's messages go out together */
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&B->policyd, B->base, FD_BROKER_POLICYD, "policyd",

@@ -398,6 +398,7 @@ main(int argc, char *argv[])
 		fatalx("event_base_new");
 	if (evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL) == -1)
 		fatalx("SIGHUP event");
+	peer_defer_writes(); /* a loop pass's answers go out together */
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,
