@@ -303,6 +303,7 @@ reload(struct error *e)
 	}
 	policy_free(&pol);
 	registry_free(&reg);
+	exec_memo_clear(); /* the programs are resolved anew too */
 	pol = fresh;
 	reg = fresh_reg;
 	penv.pol = &pol;

@@ -222,9 +222,10 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	/* What it may execute: a program that is not there refuses it. */
-	if (exec_resolve(d->skill->dir, d->cmd->path, d->cmd->interpreter,
-	        d->skill->perms.v[PERM_EXEC], d->skill->perms.n[PERM_EXEC],
-	        &d->programs, &d->nprograms, &d->interpreter, &e) == -1) {
+	if (exec_resolve_memo(now_ms, d->skill->dir, d->cmd->path,
+	        d->cmd->interpreter, d->skill->perms.v[PERM_EXEC],
+	        d->skill->perms.n[PERM_EXEC], &d->programs, &d->nprograms,
+	        &d->interpreter, &e) == -1) {
 		deny(d, e.type, "skill \"%s\" cannot run: %s", req->skill,
 		    e.msg);
 		return;

@@ -967,6 +967,48 @@ test_no_network(void **state)
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
 }
 
+/* hello's entry, as the fixture wrote it or as a test changes it. */
+static void
+hello_entry(const char *text)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/hello", F->skills);
+	tmptree_put(dir, "scripts/run.sh", text, 0755);
+}
+
+/*
+ * What a call may execute is resolved once for a burst of decisions: a
+ * change to the entry shows EXEC_MEMO_MS later, or at once after a
+ * reload forgets what was resolved; a failure is never kept.
+ */
+static void
+test_programs_memo(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	const uint64_t t = 50000;
+	struct decision d;
+
+	(void)state;
+	rules(allow_all);
+	exec_memo_clear();
+	d = check(&r, t, ERR_NONE, NULL, NULL);
+	assert_true(d.nprograms >= 1);
+	hello_entry("#!/nonexistent/sh\necho hi\n");
+	d = check(&r, t + EXEC_MEMO_MS - 1, ERR_NONE, NULL, NULL);
+	assert_true(d.nprograms >= 1);
+	check(
+	    &r, t + EXEC_MEMO_MS, ERR_SANDBOX_FAILED, "/nonexistent/sh", NULL);
+	hello_entry("#!/bin/sh\necho hi\n");
+	check(&r, t + EXEC_MEMO_MS, ERR_NONE, NULL, NULL);
+	hello_entry("#!/nonexistent/sh\necho hi\n");
+	exec_memo_clear();
+	check(
+	    &r, t + EXEC_MEMO_MS, ERR_SANDBOX_FAILED, "/nonexistent/sh", NULL);
+	hello_entry("#!/bin/sh\necho hi\n");
+	exec_memo_clear();
+}
+
 int
 main(void)
 {
@@ -993,6 +1035,7 @@ main(void)
 	    T(test_rate_dry_run_is_free),
 	    T(test_rate_per_uid_and_skill),
 	    T(test_no_rate_unlimited),
+	    T(test_programs_memo),
 #undef T
 	};
 
