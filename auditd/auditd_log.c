@@ -94,7 +94,7 @@ int
 alog_append_own(struct alog *l, json_t *rec, struct error *e)
 {
 	struct audit_stamp st = {
-	    l->head.seq + 1, l->head.hash, "auditd", l->host};
+	    l->head.seq + 1, l->head.hash, "auditd", l->host, NULL};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int r;

@@ -128,7 +128,7 @@ commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 static int
 write_event(const msgpack_object *ev, const char *provider, struct error *e)
 {
-	struct audit_stamp st = {0, NULL, provider, alog.host};
+	struct audit_stamp st = {0, NULL, provider, alog.host, NULL};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int tries, r = -1;
