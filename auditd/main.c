@@ -30,6 +30,7 @@
 #define RESUME_MS 100 /* a suspended log is retried this often on a record */
 #define PRIO_IO 1     /* channels, signals, the tick */
 #define PRIO_COMMIT 2 /* after every channel has been read */
+#define LAZY_MS 50    /* a record nobody waits for waits this long at most */
 
 struct pending_ack {
 	struct peer *to;
@@ -42,7 +43,7 @@ static struct alog alog;
 static struct peer master_peer, broker_peer, netproxy_peer;
 static struct pending_ack pending[PENDING_MAX];
 static size_t npending, nwritten;
-static struct event *commit_ev, *finish_ev;
+static struct event *commit_ev, *finish_ev, *lazy_ev;
 static struct event_base *base;
 
 static int on_audit(struct peer *p, const struct mp_doc *d);
@@ -109,6 +110,7 @@ commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	int durable = 1, moved = 0;
 	size_t i;
 
+	evtimer_del(lazy_ev); /* this commit takes the lazy records too */
 	if (nwritten > 0 && commit_batch(&moved, &e) == -1)
 		durable = 0;
 	for (i = 0; i < npending; i++) {
@@ -122,6 +124,33 @@ commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	}
 	npending = nwritten = 0;
 	commit_after(moved);
+}
+
+/* The lazy records' time is up: commit them. */
+static void
+lazy_due(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	event_active(commit_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * A record waits for a commit: one somebody waits for gets it once the
+ * channels are read; a lazy one, where commits sync, rides on the next
+ * such commit, or on its own within LAZY_MS, so a call's records before
+ * its gating one cost it no sync of their own.
+ */
+static void
+commit_soon(int lazy)
+{
+	struct timeval tv = {0, LAZY_MS * 1000};
+
+	if (!lazy || (alog.set.flush != AUDIT_FLUSH_DATA &&
+	                 alog.set.flush != AUDIT_FLUSH_SYNC)) {
+		event_active(commit_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (!evtimer_pending(lazy_ev, NULL) && evtimer_add(lazy_ev, &tv) == -1)
+		fatalx("lazy commit timer");
 }
 
 /* Write one event; a failed write gets the configured action, once. */
@@ -202,7 +231,7 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	pa->ok = ok;
 	if (!ok)
 		snprintf(pa->msg, sizeof(pa->msg), "%s", e.msg);
-	event_active(commit_ev, EV_TIMEOUT, 0);
+	commit_soon(msg_audit_is_lazy(d));
 	return 0;
 }
 
@@ -383,8 +412,10 @@ setup_events(void)
 		fatalx("event_base_new");
 	commit_ev = event_new(base, -1, 0, commit, NULL);
 	finish_ev = event_new(base, -1, 0, finish, NULL);
+	lazy_ev = evtimer_new(base, lazy_due, NULL);
 	tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
 	if (commit_ev == NULL || finish_ev == NULL || tick == NULL ||
+	    lazy_ev == NULL ||
 	    event_priority_set(commit_ev, PRIO_COMMIT) == -1 ||
 	    event_priority_set(finish_ev, PRIO_COMMIT) == -1 ||
 	    event_add(tick, &sec) == -1 ||

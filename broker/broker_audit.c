@@ -254,7 +254,12 @@ audit_call(const struct call *c, const char *action, const char *type,
 		audit_approval_answered(&m, c);
 	else if (strcmp(action, "invoke.completed") == 0)
 		audit_completion(&m, c);
-	msg_audit_end(&m);
+	/* Only the decision gates anything (a reply, RUN): the others ride
+	 * on its commit, or a later one (docs/audit.md, "Durability"). */
+	if (strcmp(action, "policy.decision") == 0)
+		msg_audit_end(&m);
+	else
+		msg_audit_end_lazy(&m);
 	peer_send(&B->auditd, &m, NULL, 0);
 	enc_free(&m);
 	return B->audit_sent;
