@@ -128,6 +128,7 @@ struct bsession;
 
 struct call {
 	LIST_ENTRY(call) entry;       /* every live call */
+	struct call *hnext;           /* its chain in the table by ref */
 	TAILQ_ENTRY(call) qentry;     /* its session's queue */
 	TAILQ_ENTRY(call) wentry;     /* the line for workers (CALL_WORKERS) */
 	struct event *qtimer;         /* invoke: its timeout while in line */
@@ -299,6 +300,12 @@ uint64_t audit_call(const struct call *c, const char *action, const char *type,
     const char *outcome);
 int audit_ack_check(const struct msg_audit_ack *a);
 void audit_restarted(void);
+/* A call waits for the ack of record aref (acks come in order). */
+void audit_wait_push(uint64_t aref, uint64_t cref);
+/* The call that waits for aref's ack (1), or none (0). */
+int audit_wait_take(uint64_t aref, uint64_t *cref);
+/* No call is left to wait for any record. */
+void audit_wait_clear(void);
 
 /* broker_stats.c: what the stats request reports */
 struct stats {

@@ -9,10 +9,18 @@
 
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../lib/xmalloc.h"
 #include "broker.h"
 
 #define AUDIT_LIST_MAX 64 /* auditd cuts arrays here anyway */
 #define EFFECTIVE_DEPTH 4
+
+/* The records calls wait for, in the order sent: a ring. */
+struct audit_wait {
+	uint64_t aref, cref;
+};
+static struct audit_wait *waits;
+static size_t wait_head, wait_len, wait_cap;
 
 /* The request id as text: clients may send a number or a string. */
 static const char *
@@ -282,4 +290,55 @@ void
 audit_restarted(void)
 {
 	B->audit_acked = B->audit_sent;
+	audit_wait_clear();
+}
+
+void
+audit_wait_clear(void)
+{
+	free(waits);
+	waits = NULL;
+	wait_head = wait_len = wait_cap = 0;
+}
+
+void
+audit_wait_push(uint64_t aref, uint64_t cref)
+{
+	struct audit_wait *n;
+	size_t i, cap;
+
+	if (wait_len == wait_cap) { /* grow, the oldest first again */
+		cap = wait_cap ? 2 * wait_cap : 64;
+		n = xcalloc(cap, sizeof(*n));
+		for (i = 0; i < wait_len; i++)
+			n[i] = waits[(wait_head + i) % wait_cap];
+		free(waits);
+		waits = n;
+		wait_cap = cap;
+		wait_head = 0;
+	}
+	waits[(wait_head + wait_len++) % wait_cap] =
+	    (struct audit_wait){aref, cref};
+}
+
+/*
+ * Acks come in order, so the record acked now is at the front, after
+ * any whose waits a restarted auditd dropped. An empty ring is freed.
+ */
+int
+audit_wait_take(uint64_t aref, uint64_t *cref)
+{
+	int found = 0;
+
+	while (wait_len > 0 && waits[wait_head].aref <= aref) {
+		found = waits[wait_head].aref == aref;
+		*cref = waits[wait_head].cref;
+		wait_head = (wait_head + 1) % wait_cap;
+		wait_len--;
+		if (found)
+			break;
+	}
+	if (wait_len == 0)
+		audit_wait_clear();
+	return found;
 }
