@@ -139,8 +139,9 @@ peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
 		return;
 	}
 	chan_queue(&p->ch, m, fds, nfds);
-	/* Deferred: the write callback runs after what is ready now. */
-	if (p->defer) {
+	/* Deferred: the write callback runs after what is ready now,
+	 * unless enough has queued for the peer to start on. */
+	if (p->defer && p->ch.olen - p->ch.ooff < PEER_DEFER_BYTES) {
 		event_active(p->wev, EV_WRITE, 0);
 		return;
 	}

@@ -15,6 +15,10 @@
 struct peer;
 
 #define PH_ONCE 0x1 /* at most once per peer lifetime */
+/* A deferred peer writes at once when this much is queued. */
+#ifndef PEER_DEFER_BYTES
+#define PEER_DEFER_BYTES 16384
+#endif
 
 struct peer_handler {
 	uint64_t type;
