@@ -332,11 +332,12 @@ mp_only_keys(
 	for (i = 0; i < map->via.map.size; i++) {
 		const msgpack_object *k = &map->via.map.ptr[i].key;
 		int found = 0;
-		for (j = 0; allowed[j] != NULL; j++)
-			if (strlen(allowed[j]) == k->via.str.size &&
-			    memcmp(allowed[j], k->via.str.ptr,
-			        k->via.str.size) == 0)
-				found = 1;
+		/* strncmp stops at an allowed name's end; the NUL after
+		 * the key's length says the lengths are equal */
+		for (j = 0; allowed[j] != NULL && !found; j++)
+			found = strncmp(allowed[j], k->via.str.ptr,
+			            k->via.str.size) == 0 &&
+			        allowed[j][k->via.str.size] == '\0';
 		if (!found)
 			return error_set(e, ERR_BAD_REQUEST,
 			    "unknown field \"%.*s\"", (int)k->via.str.size,
