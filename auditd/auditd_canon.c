@@ -67,43 +67,47 @@ canon_ch(struct canon_buf *b, char c)
 	b->p[b->len++] = c;
 }
 
-/* One byte of text as JSON writes it (jansson's escapes). */
-static void
-canon_esc(struct canon_buf *b, unsigned char c)
+/*
+ * One byte of text as JSON writes it (jansson's escapes) at w, which
+ * has room for 6; the end of what was written.
+ */
+static char *
+canon_esc(char *w, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char u[6] = {'\\', 'u', '0', '0', 0, 0};
 
+	if (c >= 0x20 && c != '"' && c != '\\') {
+		*w++ = (char)c;
+		return w;
+	}
+	*w++ = '\\';
 	switch (c) {
 	case '"':
-		canon_put(b, "\\\"", 2);
-		return;
 	case '\\':
-		canon_put(b, "\\\\", 2);
-		return;
+		*w++ = (char)c;
+		return w;
 	case '\b':
-		canon_put(b, "\\b", 2);
-		return;
+		*w++ = 'b';
+		return w;
 	case '\f':
-		canon_put(b, "\\f", 2);
-		return;
+		*w++ = 'f';
+		return w;
 	case '\n':
-		canon_put(b, "\\n", 2);
-		return;
+		*w++ = 'n';
+		return w;
 	case '\r':
-		canon_put(b, "\\r", 2);
-		return;
+		*w++ = 'r';
+		return w;
 	case '\t':
-		canon_put(b, "\\t", 2);
-		return;
+		*w++ = 't';
+		return w;
 	}
-	if (c >= 0x20) {
-		canon_ch(b, (char)c);
-		return;
-	}
-	u[4] = hex[c >> 4];
-	u[5] = hex[c & 0xf];
-	canon_put(b, u, sizeof(u));
+	*w++ = 'u';
+	*w++ = '0';
+	*w++ = '0';
+	*w++ = hex[c >> 4];
+	*w++ = hex[c & 0xf];
+	return w;
 }
 
 /* A JSON string of text that needs no sanitizing (auditd's own). */
@@ -111,53 +115,88 @@ static void
 canon_str(struct canon_buf *b, const char *s, size_t len)
 {
 	size_t i;
+	char *w;
 
-	canon_ch(b, '"');
+	canon_room(b, 2 + 6 * len);
+	w = b->p + b->len;
+	*w++ = '"';
 	for (i = 0; i < len; i++)
-		canon_esc(b, (unsigned char)s[i]);
-	canon_ch(b, '"');
+		w = canon_esc(w, (unsigned char)s[i]);
+	*w++ = '"';
+	b->len = (size_t)(w - b->p);
+}
+
+/* A name of the record: [a-z0-9_@] needs no escaping. */
+static void
+canon_name(struct canon_buf *b, const char *s, size_t len)
+{
+	canon_room(b, len + 3);
+	b->p[b->len++] = '"';
+	memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len++] = '"';
+	b->p[b->len++] = ':';
 }
 
 /* A sender's text as audit_text makes it: \xNN for a bad byte, cut at cap. */
 static void
 canon_text(struct canon_buf *b, const char *s, size_t len, size_t cap)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, o = 0, n, k;
-	char x[8];
+	size_t i = 0, o = 0, n;
+	char *w;
 
-	canon_ch(b, '"');
+	canon_room(
+	    b, 2 + 6 * (len < cap ? len : cap) + sizeof(AUDIT_TRUNC_MARK));
+	w = b->p + b->len;
+	*w++ = '"';
 	while (i < len) {
-		n = audit_utf8_seq(p + i, len - i);
+		if (p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+			n = 1; /* the common case, without a call */
+		else
+			n = audit_utf8_seq(p + i, len - i);
 		if (o + (n ? n : 4) > cap) {
-			canon_put(
-			    b, AUDIT_TRUNC_MARK, sizeof(AUDIT_TRUNC_MARK) - 1);
+			memcpy(
+			    w, AUDIT_TRUNC_MARK, sizeof(AUDIT_TRUNC_MARK) - 1);
+			w += sizeof(AUDIT_TRUNC_MARK) - 1;
 			break;
 		}
 		if (n == 0) { /* the four characters \xNN, the \ escaped */
-			snprintf(x, sizeof(x), "\\\\x%02x", p[i++]);
-			canon_put(b, x, 5);
+			*w++ = '\\';
+			*w++ = '\\';
+			*w++ = 'x';
+			*w++ = hex[p[i] >> 4];
+			*w++ = hex[p[i] & 0xf];
+			i++;
 			o += 4;
 			continue;
 		}
 		if (n == 1)
-			canon_esc(b, p[i]);
-		else
-			for (k = 0; k < n; k++)
-				canon_ch(b, (char)p[i + k]);
+			w = canon_esc(w, p[i]);
+		else {
+			memcpy(w, p + i, n);
+			w += n;
+		}
 		i += n;
 		o += n;
 	}
-	canon_ch(b, '"');
+	*w++ = '"';
+	b->len = (size_t)(w - b->p);
 }
 
 static void
 canon_int(struct canon_buf *b, int64_t v)
 {
-	char num[24];
-	int n = snprintf(num, sizeof(num), "%" PRId64, v);
+	char num[24], *e = num + sizeof(num), *d = e;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
 
-	canon_put(b, num, (size_t)n);
+	do
+		*--d = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--d = '-';
+	canon_put(b, d, (size_t)(e - d));
 }
 
 /* A scalar; 0 for a kind the general path must judge. */
@@ -229,6 +268,21 @@ canon_cmp(const void *a, const void *b)
 	if (r != 0)
 		return r;
 	return x->plen < y->plen ? -1 : x->plen > y->plen;
+}
+
+/* A few dozen names, mostly in order already: insertion. */
+static void
+canon_sort(struct canon_leaf *l, size_t n)
+{
+	struct canon_leaf t;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		t = l[i];
+		for (j = i; j > 0 && canon_cmp(&l[j - 1], &t) > 0; j--)
+			l[j] = l[j - 1];
+		l[j] = t;
+	}
 }
 
 /* 1 if name a ends where b goes on with '.', or a and b are one name. */
@@ -361,8 +415,8 @@ canon_emit(
 			if (has[d])
 				canon_ch(b, ',');
 			has[d] = 1;
-			canon_str(b, l[i].path + off, len);
-			canon_put(b, ":{", 2);
+			canon_name(b, l[i].path + off, len);
+			canon_ch(b, '{');
 			open[d] = l[i].path + off;
 			olen[d] = len;
 			has[++d] = 0;
@@ -375,8 +429,7 @@ canon_emit(
 		if (has[d])
 			canon_ch(b, ',');
 		has[d] = 1;
-		canon_str(b, l[i].path + off, len);
-		canon_ch(b, ':');
+		canon_name(b, l[i].path + off, len);
 		if (!canon_leaf_value(b, &l[i], cap))
 			return 0;
 	}
@@ -407,7 +460,7 @@ canon_event_line(const msgpack_object *ev, const struct audit_stamp *st,
 	n = canon_stamps(l, st, ts, stamped);
 	if (!canon_fields(ev, l, &n, stamped))
 		return 0;
-	qsort(l, n, sizeof(l[0]), canon_cmp);
+	canon_sort(l, n);
 	for (i = 0; i < n; i++) {
 		if (i > 0 && canon_meets(l[i - 1].path, l[i - 1].plen,
 		                 l[i].path, l[i].plen))
