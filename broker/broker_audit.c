@@ -51,30 +51,34 @@ audit_sha(struct mp_enc *m, const char *k, EVP_MD_CTX *ctx)
 	enc_kstr(m, k, hex);
 }
 
-/* Nested maps of the effective permissions become dotted keys. */
+/*
+ * Nested maps of the effective permissions become dotted keys: key
+ * holds the prefix (plen bytes), each name is put after it and a dot.
+ */
 static void
-audit_flatten(
-    struct mp_enc *m, const char *prefix, const msgpack_object *map, int depth)
+audit_flatten(struct mp_enc *m, char key[AUDIT_KEY_MAX + 1], size_t plen,
+    const msgpack_object *map, int depth)
 {
-	char key[AUDIT_KEY_MAX + 1];
+	size_t n;
 	uint32_t i;
-	int n;
 
 	for (i = 0; i < map->via.map.size; i++) {
 		const msgpack_object *k = &map->via.map.ptr[i].key;
 		const msgpack_object *v = &map->via.map.ptr[i].val;
 		if (k->type != MSGPACK_OBJECT_STR)
 			continue;
-		n = snprintf(key, sizeof(key), "%s.%.*s", prefix,
-		    (int)k->via.str.size, k->via.str.ptr);
-		if (n < 0 || (size_t)n >= sizeof(key))
+		n = plen + 1 + k->via.str.size;
+		if (n > AUDIT_KEY_MAX) /* too long a name: left out */
 			continue;
+		key[plen] = '.';
+		memcpy(key + plen + 1, k->via.str.ptr, k->via.str.size);
+		key[n] = '\0';
 		if (v->type == MSGPACK_OBJECT_MAP) {
 			if (depth < EFFECTIVE_DEPTH)
-				audit_flatten(m, key, v, depth + 1);
+				audit_flatten(m, key, n, v, depth + 1);
 			continue;
 		}
-		enc_key(m, key);
+		enc_keyn(m, key, n);
 		enc_obj(m, v);
 	}
 }
@@ -83,6 +87,7 @@ audit_flatten(
 static void
 audit_effective(struct mp_enc *m, const struct call *c)
 {
+	char key[AUDIT_KEY_MAX + 1] = "policy.effective";
 	msgpack_unpacked up;
 	size_t off = 0;
 
@@ -92,7 +97,7 @@ audit_effective(struct mp_enc *m, const struct call *c)
 	if (msgpack_unpack_next(&up, (const char *)c->ans.effective,
 	        c->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
 	    up.data.type == MSGPACK_OBJECT_MAP)
-		audit_flatten(m, "policy.effective", &up.data, 1);
+		audit_flatten(m, key, strlen(key), &up.data, 1);
 	msgpack_unpacked_destroy(&up);
 }
 
