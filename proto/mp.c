@@ -20,7 +20,9 @@ const struct mp_limits mp_limits_default = {
 };
 
 /* Maps up to this size check duplicate keys pairwise, larger by sorting. */
-#define MP_SMALL_MAP 16
+/* Up to this many keys, each is compared with those before it (at most
+ * 2016 comparisons, each a length check first); more are sorted. */
+#define MP_SMALL_MAP 64
 
 static int
 key_eq(const msgpack_object *a, const msgpack_object *b)
