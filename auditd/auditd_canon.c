@@ -11,11 +11,13 @@
  * path, which also says what is wrong.
  */
 #include <inttypes.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/log.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/msg.h"
@@ -28,6 +30,8 @@
 
 /* One name of the record and its value: the sender's, or a stamp. */
 struct canon_leaf {
+	uint64_t
+	    head; /* the first 8 bytes, big-endian, 0-padded: for sorting */
 	const char *path;
 	size_t plen;
 	const msgpack_object *v; /* NULL: a stamp, sval or ival */
@@ -257,15 +261,32 @@ canon_value(struct canon_buf *b, const msgpack_object *v, size_t cap)
 	return 1;
 }
 
-/* Dotted names in byte order (shorter first when one begins the other). */
-static int
-canon_cmp(const void *a, const void *b)
+/* A name's first 8 bytes as a number that sorts as they do. */
+static uint64_t
+canon_head(const char *path, size_t plen)
 {
-	const struct canon_leaf *x = a, *y = b;
-	size_t n = x->plen < y->plen ? x->plen : y->plen;
-	int r = memcmp(x->path, y->path, n);
+	uint64_t h = 0;
+	size_t i;
 
-	if (r != 0)
+	for (i = 0; i < 8; i++)
+		h = h << 8 | (i < plen ? (uint8_t)path[i] : 0);
+	return h;
+}
+
+/*
+ * Dotted names in byte order (shorter first when one begins the other;
+ * no name holds a NUL, so the padded heads order as the names do).
+ */
+static int
+canon_cmp(const struct canon_leaf *x, const struct canon_leaf *y)
+{
+	size_t n;
+	int r;
+
+	if (x->head != y->head)
+		return x->head < y->head ? -1 : 1;
+	n = x->plen < y->plen ? x->plen : y->plen;
+	if (n > 8 && (r = memcmp(x->path + 8, y->path + 8, n - 8)) != 0)
 		return r;
 	return x->plen < y->plen ? -1 : x->plen > y->plen;
 }
@@ -310,11 +331,42 @@ canon_stamps(struct canon_leaf *l, const struct audit_stamp *st, const char *ts,
 		names[i] = paths[i];
 		l[i].path = paths[i];
 		l[i].plen = strlen(paths[i]);
+		l[i].head = canon_head(l[i].path, l[i].plen);
 		l[i].v = NULL;
 		l[i].sval = vals[i];
 		l[i].ival = (int64_t)st->seq;
 	}
 	return CANON_STAMPS;
+}
+
+/*
+ * A sender's name that the fast path takes: dotted [a-z0-9_] segments,
+ * not auditd's "audit" nor "event.hash", and not one that meets a name
+ * auditd stamps (those the general path refuses or replaces).
+ */
+static int
+canon_name_ok(const char *k, size_t len, const char *const *stamped)
+{
+	const char *dot = memchr(k, '.', len);
+	size_t first = dot != NULL ? (size_t)(dot - k) : len, i, s;
+
+	if (len == 0 || len > AUDIT_KEY_MAX || first == 0 || k[len - 1] == '.')
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((k[i] >= 'a' && k[i] <= 'z') ||
+		        (k[i] >= '0' && k[i] <= '9') || k[i] == '_' ||
+		        (k[i] == '.' && k[i + 1] != '.')))
+			return 0;
+	if ((first == 5 && memcmp(k, "audit", 5) == 0) ||
+	    (len == 10 && memcmp(k, "event.hash", 10) == 0))
+		return 0;
+	/* only a name whose first segment is a stamp's can meet it */
+	for (s = 0; s < CANON_STAMPS; s++)
+		if (strncmp(stamped[s], k, first) == 0 &&
+		    (stamped[s][first] == '.' || stamped[s][first] == '\0') &&
+		    canon_meets(k, len, stamped[s], strlen(stamped[s])))
+			return 0;
+	return 1;
 }
 
 /*
@@ -325,10 +377,8 @@ static int
 canon_fields(const msgpack_object *ev, struct canon_leaf *l, size_t *n,
     const char *const *stamped)
 {
-	char key[AUDIT_KEY_MAX + 1];
 	const msgpack_object *k;
 	uint32_t i;
-	size_t s;
 
 	if (ev->type != MSGPACK_OBJECT_MAP ||
 	    ev->via.map.size > AUDIT_EVENT_FIELDS_MAX)
@@ -336,22 +386,33 @@ canon_fields(const msgpack_object *ev, struct canon_leaf *l, size_t *n,
 	for (i = 0; i < ev->via.map.size; i++) {
 		k = &ev->via.map.ptr[i].key;
 		if (k->type != MSGPACK_OBJECT_STR ||
-		    k->via.str.size > AUDIT_KEY_MAX)
+		    !canon_name_ok(k->via.str.ptr, k->via.str.size, stamped))
 			return 0;
-		memcpy(key, k->via.str.ptr, k->via.str.size);
-		key[k->via.str.size] = '\0';
-		if (!audit_key_ok(key))
-			return 0;
-		for (s = 0; s < CANON_STAMPS; s++)
-			if (canon_meets(key, k->via.str.size, stamped[s],
-			        strlen(stamped[s])))
-				return 0;
 		l[*n].path = k->via.str.ptr;
 		l[*n].plen = k->via.str.size;
+		l[*n].head = canon_head(l[*n].path, l[*n].plen);
 		l[*n].v = &ev->via.map.ptr[i].val;
 		(*n)++;
 	}
 	return 1;
+}
+
+/* SHA-256 of T, with the digest fetched once, not at every record. */
+static void
+canon_sha256(const char *p, size_t len, unsigned char md[SHA256_DIGEST_LENGTH])
+{
+	static EVP_MD *sha;
+	static EVP_MD_CTX *ctx;
+	unsigned int n = 0;
+
+	if (sha == NULL && (sha = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		fatalx("EVP_MD_fetch SHA256");
+	if (ctx == NULL && (ctx = EVP_MD_CTX_new()) == NULL)
+		fatalx("EVP_MD_CTX_new");
+	if (!EVP_DigestInit_ex(ctx, sha, NULL) ||
+	    !EVP_DigestUpdate(ctx, p, len) ||
+	    !EVP_DigestFinal_ex(ctx, md, &n) || n != SHA256_DIGEST_LENGTH)
+		fatalx("sha256");
 }
 
 /* One leaf's value. */
@@ -475,8 +536,8 @@ canon_event_line(const msgpack_object *ev, const struct audit_stamp *st,
 		return 0;
 	}
 	/* T hashed; the line is T with its '}' turned into the hash field */
-	SHA256((const unsigned char *)b.p, b.len, md);
-	hex_encode(md, sizeof(md), hash);
+	canon_sha256(b.p, b.len, md);
+	hex_encode(md, SHA256_DIGEST_LENGTH, hash);
 	b.len--;
 	canon_put(&b, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1);
 	canon_put(&b, hash, HASH_HEX_LEN);

@@ -133,7 +133,7 @@ test_declined(void **state)
 {
 	static const char *const keys[] = {"ecs", "audit", "host.name.x",
 	    "event.kind.y", "service", "Upper", "audit.prev_hash", "a..b",
-	    NULL};
+	    "event.hash", "audit.x", "ecs.version", ".a", "a.", NULL};
 	char h[HASH_HEX_LEN + 1], *line;
 	struct mp_doc d;
 	struct mp_enc m;
