@@ -32,6 +32,7 @@
 #define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
 #define QUEUE_MAX 256        /* calls waiting for any session */
 #define INFO_REPLY_ROOM 512  /* of a frame, for the skill_info envelope */
+#define IDLE_TRIM_MS 1000    /* idle this long: free memory goes back */
 
 /* One client connection; the kernel says who is on the other end. */
 struct conn {
@@ -203,6 +204,9 @@ struct broker {
 	struct call_queue worker_line; /* CALL_WORKERS, first come first */
 	size_t ncalls, nqueued, nworker_line;
 	int worker_freed; /* a worker came back: call_line_wake looks */
+	/* armed when the last call ends: what a burst took goes back once
+	 * the broker has been idle IDLE_TRIM_MS (main.c; NULL in tests) */
+	struct event *trim_ev;
 	/* installed by main.c */
 	void (*on_frame)(struct conn *, const uint8_t *, size_t);
 	void (*on_close)(struct conn *);

@@ -269,6 +269,21 @@ chan_flush(struct chan *c)
 	return 0;
 }
 
+void
+chan_shrink(struct chan *c)
+{
+	if (c->roff == c->rlen) {
+		free(c->rbuf);
+		c->rbuf = NULL;
+		c->roff = c->rlen = c->rcap = 0;
+	}
+	if (c->ooff == c->olen) {
+		free(c->obuf);
+		c->obuf = NULL;
+		c->ooff = c->olen = c->ocap = 0;
+	}
+}
+
 int
 chan_pending(const struct chan *c)
 {

@@ -53,5 +53,7 @@ void chan_queue(
 /* Write queued data: 0 all sent, 1 more pending, -1 error. */
 int chan_flush(struct chan *c);
 int chan_pending(const struct chan *c);
+/* An idle channel gives back its buffers when nothing is in them. */
+void chan_shrink(struct chan *c);
 
 #endif

@@ -1938,6 +1938,51 @@ test_client_gone(void **state)
 	assert_int_equal(B->ncalls, 0);
 }
 
+static int idle_fired;
+
+static void
+idle_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	idle_fired++;
+}
+
+/*
+ * The idle timer (main.c gives memory back when it fires) is armed when
+ * the last call ends, and only then.
+ */
+static void
+test_idle_timer(void **state)
+{
+	uint64_t r1, r2;
+	struct mp_doc d;
+
+	(void)state;
+	B->trim_ev = evtimer_new(B->base, idle_cb, NULL);
+	assert_non_null(B->trim_ev);
+	idle_fired = 0;
+	client_send(CREQ_AUTHORIZE, 1, "hello", NULL, NULL);
+	r1 = expect_authz_req(1, 1);
+	client_send(CREQ_AUTHORIZE, 2, "hello", NULL, NULL);
+	r2 = expect_authz_req(2, 1);
+	authz_ans(r1, ERR_NONE, "");
+	ack(expect_audit("policy.decision", "success"));
+	reply_to(1, &d);
+	mp_doc_free(&d);
+	assert_false(evtimer_pending(B->trim_ev, NULL)); /* 2 is in flight */
+	authz_ans(r2, ERR_NONE, "");
+	ack(expect_audit("policy.decision", "success"));
+	reply_to(2, &d);
+	mp_doc_free(&d);
+	assert_int_equal(B->ncalls, 0);
+	assert_true(evtimer_pending(B->trim_ev, NULL));
+	assert_int_equal(idle_fired, 0);
+	event_free(B->trim_ev);
+	B->trim_ev = NULL;
+}
+
 /*
  * For every kind, state and event: call_expects() says exactly what the
  * table above says.
@@ -2993,6 +3038,7 @@ main(void)
 	    CALL_TEST(test_invoke_eof_then_exit),
 	    CALL_TEST(test_invoke_drain_bounded),
 	    CALL_TEST(test_authorize),
+	    CALL_TEST(test_idle_timer),
 	    CALL_TEST(test_denied),
 	    CALL_TEST(test_run_refused),
 	    CALL_TEST(test_audit_not_written),
