@@ -129,6 +129,10 @@ int alog_open(struct alog *l, int dirfd, const char *name, int headfd,
 int alog_start(struct alog *l, struct error *e);
 int alog_write(struct alog *l, const char *line, size_t len, const char *hash,
     struct error *e);
+/* The lines of n records in one write(), head the last one's; a write
+ * that fails or is cut short leaves the file as it was (-1). */
+int alog_write_lines(struct alog *l, const char *buf, size_t len, uint64_t n,
+    const struct audit_head *head, struct error *e);
 int alog_append_own(struct alog *l, json_t *rec, struct error *e);
 int alog_sync(struct alog *l, int force, struct error *e);
 enum alog_health alog_health(struct alog *l, struct error *e);

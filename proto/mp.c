@@ -298,6 +298,18 @@ mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
 }
 
 void
+mp_doc_take(struct mp_doc *to, const struct mp_doc *from)
+{
+	struct mp_doc *f = (struct mp_doc *)from; /* the peer's own */
+
+	*to = *f;
+	if (to->root != NULL)
+		to->root = &to->up.data;
+	f->live = 0;
+	f->root = NULL;
+}
+
+void
 mp_doc_free(struct mp_doc *d)
 {
 	if (d->live)

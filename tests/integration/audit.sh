@@ -431,6 +431,61 @@ a06c_disk_full_halt() {
 	contains "daemon log" "$(cat "$D/daemon.log")" "auditd halted"
 }
 
+# A burst of decisions fills the disk within one batch of lines (one
+# write() for the records of a pass of auditd's loop): the batch is cut
+# back off and its records are written one by one, so those that fit
+# are acknowledged and in the log, the rest refused, and the chain holds.
+a16_batch_disk_full() {
+	local avail out ok refused
+	newdir a16
+	mount_small_log 256k || return
+	start_daemon || return
+	ctl authorize echo --phase execution
+	expect "first authorize" "$RC" 0
+	avail=$(df --output=avail -B 1024 "$D/log" | tail -n 1)
+	dd if=/dev/zero of="$D/log/filler" bs=1024 count=$((avail - 40)) \
+	    >/dev/null 2>&1
+	out=$(/usr/bin/python3 - "$SOCK" <<-'EOF'
+	import msgpack, socket, struct, sys
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	req = {"type": "authorize", "skill": "echo", "phase": "execution"}
+	b = b""
+	for k in range(120):
+	    m = msgpack.packb(dict(req, id=k))
+	    b += struct.pack(">I", len(m)) + m
+	s.sendall(b)
+	buf, ok, refused = b"", 0, 0
+	while ok + refused < 120:
+	    d = s.recv(1 << 20)
+	    if not d:
+	        sys.exit("closed")
+	    buf += d
+	    while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
+	        n = struct.unpack(">I", buf[:4])[0]
+	        r = msgpack.unpackb(buf[4:4 + n], raw=False)
+	        buf = buf[4 + n:]
+	        if r.get("ok"):
+	            ok += 1
+	        elif r.get("error", {}).get("type") == "audit_unavailable":
+	            refused += 1
+	        else:
+	            sys.exit("unexpected reply %r" % r)
+	print(ok, refused)
+	EOF
+	)
+	ok=${out% *} refused=${out#* }
+	echo "# a16: $ok decisions recorded, $refused refused"
+	[ "${ok:-0}" -gt 0 ] && [ "${refused:-0}" -gt 0 ] ||
+	    fail "wanted some decisions recorded and some refused: '$out'"
+	expect "every ok decision in the log" \
+	    "$(count '.event.action == "policy.decision" and .policy.dry_run == true')" \
+	    "$((ok + 1))"
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "chain intact after a batch hit a full disk" "$VRC" 0
+}
+
 # The log deleted under the daemon: refused, then a new file.
 a07_deleted() {
 	local i
@@ -739,7 +794,7 @@ a14_approvals() {
 ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
 a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
-a14_approvals a15_syncs_per_call a13_whole_run"
+a14_approvals a15_syncs_per_call a16_batch_disk_full a13_whole_run"
 
 SB_TESTS=$ALL
 SB_AFTER_EACH=stop_daemon
