@@ -94,9 +94,9 @@ index_slot(const struct index *x, const char *skill, size_t who,
 
 	for (i = h & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
 		f = &x->files[i];
-		if (f->rules == NULL || (f->hash == h && f->who == who &&
-		                            f->act == act &&
-		                            index_same(f->skill, skill)))
+		if (f->rules == NULL ||
+		    (f->hash == h && f->who == who && f->act == act &&
+		        index_same(f->skill, skill)))
 			return f;
 	}
 }
@@ -112,8 +112,8 @@ index_grow(struct index *x)
 	x->files = xcalloc(x->cap, sizeof(*x->files));
 	for (i = 0; i < n; i++)
 		if (old[i].rules != NULL) {
-			f = index_slot(
-			    x, old[i].skill, old[i].who, old[i].act, old[i].hash);
+			f = index_slot(x, old[i].skill, old[i].who, old[i].act,
+			    old[i].hash);
 			*f = old[i];
 		}
 	free(old);
@@ -121,8 +121,8 @@ index_grow(struct index *x)
 
 /* File rule r under (skill, who, act), once. */
 static void
-index_put(struct index *x, const char *skill, size_t who, enum action act,
-    uint32_t r)
+index_put(
+    struct index *x, const char *skill, size_t who, enum action act, uint32_t r)
 {
 	uint64_t h = index_hash(index_hash_name(skill), who, act);
 	struct index_file *f;
@@ -322,8 +322,8 @@ index_unique(size_t *pr, size_t n)
 
 /* One more candidate list for the iterator, if that file exists. */
 static void
-index_iter_add(struct index_iter *it, const struct index *x, const char *skill,
-    size_t who)
+index_iter_add(
+    struct index_iter *it, const struct index *x, const char *skill, size_t who)
 {
 	uint64_t h = index_hash(index_hash_name(skill), who, it->act);
 	const struct index_file *f;
