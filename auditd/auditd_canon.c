@@ -56,6 +56,7 @@ canon_room(struct canon_buf *b, size_t n)
 	b->p = xreallocarray(b->p, b->cap, 1);
 }
 
+/* n bytes as they are. */
 static void
 canon_put(struct canon_buf *b, const char *s, size_t n)
 {
@@ -64,6 +65,7 @@ canon_put(struct canon_buf *b, const char *s, size_t n)
 	b->len += n;
 }
 
+/* One character of the syntax. */
 static void
 canon_ch(struct canon_buf *b, char c)
 {
@@ -189,6 +191,7 @@ canon_text(struct canon_buf *b, const char *s, size_t len, size_t cap)
 	b->len = (size_t)(w - b->p);
 }
 
+/* An integer as jansson writes it ("%lld"), without printf. */
 static void
 canon_int(struct canon_buf *b, int64_t v)
 {
@@ -502,6 +505,7 @@ canon_emit(
 	return 1;
 }
 
+/* The fast path of audit_event_line for one cut (auditd.h says more). */
 int
 canon_event_line(const msgpack_object *ev, const struct audit_stamp *st,
     size_t cap, char hash[HASH_HEX_LEN + 1], char **line, size_t *len)

@@ -89,6 +89,7 @@ alog_write(struct alog *l, const char *line, size_t len, const char *hash,
 	    e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name, strerror(err));
 }
 
+/* A batch in one write(), as alog_write writes one line. */
 int
 alog_write_lines(struct alog *l, const char *buf, size_t len, uint64_t n,
     const struct audit_head *head, struct error *e)

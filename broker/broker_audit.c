@@ -298,6 +298,7 @@ audit_restarted(void)
 	audit_wait_clear();
 }
 
+/* No call is left: nothing waits for any ack; the ring goes. */
 void
 audit_wait_clear(void)
 {
@@ -306,6 +307,7 @@ audit_wait_clear(void)
 	wait_head = wait_len = wait_cap = 0;
 }
 
+/* At the ring's end, which grows (its oldest first again) when full. */
 void
 audit_wait_push(uint64_t aref, uint64_t cref)
 {

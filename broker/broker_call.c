@@ -143,6 +143,7 @@ call_index_add(struct call *c)
 	call_slots[c->ref & (call_nslots - 1)] = c;
 }
 
+/* Out of the table; the last call out frees it, and the waits ring. */
 static void
 call_index_del(struct call *c)
 {

@@ -597,6 +597,7 @@ exec_memo_slot(const char *k, size_t len)
 	return (size_t)(h % EXEC_MEMO_SLOTS);
 }
 
+/* An entry emptied, for another resolution or none. */
 static void
 exec_memo_drop(struct exec_memo *m)
 {
@@ -618,6 +619,7 @@ exec_strarr_dup(char *const *v, size_t n)
 	return c;
 }
 
+/* The entry of these arguments, if fresh; else resolved and kept. */
 int
 exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
     const char *interp, char *const *names, size_t nnames, char ***out,
@@ -656,6 +658,7 @@ exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
 	return 0;
 }
 
+/* A reload: nothing resolved before it is used after. */
 void
 exec_memo_clear(void)
 {

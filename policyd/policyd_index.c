@@ -67,6 +67,7 @@ index_hash_name(const char *s)
 	return h;
 }
 
+/* The slot of a file: its name's hash mixed with principal and action. */
 static uint64_t
 index_hash(uint64_t name, size_t who, enum action act)
 {
@@ -78,6 +79,7 @@ index_hash(uint64_t name, size_t who, enum action act)
 	return h ^ (h >> 33);
 }
 
+/* Two skills of files: the same name, or both any skill. */
 static int
 index_same(const char *a, const char *b)
 {
@@ -179,6 +181,7 @@ index_rule(struct index *x, const struct rule *rule, uint32_t r)
 			    r);
 }
 
+/* By id, then by principal: the order index_find_ids bisects. */
 static int
 index_id_cmp(const void *a, const void *b)
 {
@@ -248,6 +251,7 @@ index_enabled_build(struct index *x, const struct policy *p)
 	}
 }
 
+/* Every rule filed, the principals' ids sorted, the enabled hashed. */
 struct index *
 index_build(const struct policy *p)
 {
@@ -263,6 +267,8 @@ index_build(const struct policy *p)
 	return x;
 }
 
+/* The files, the id tables and the enabled names (the policy keeps its
+ * own strings). */
 void
 index_free(struct index *x)
 {
@@ -299,6 +305,7 @@ index_find_ids(const struct index_id *ids, size_t n, uint64_t id, size_t *pr,
 	return npr;
 }
 
+/* Principals' indexes in order, for index_unique. */
 static int
 index_size_cmp(const void *a, const void *b)
 {
@@ -339,6 +346,7 @@ index_iter_add(
 	it->nlists++;
 }
 
+/* The caller's principals, then the files to merge: two for each. */
 void
 index_iter_init(struct index_iter *it, const struct policy *p,
     const struct index *x, uint64_t uid, uint64_t gid, const char *skill,
@@ -376,6 +384,7 @@ index_iter_init(struct index_iter *it, const struct policy *p,
 	free(pr);
 }
 
+/* The least rule at the head of any list, repeats skipped. */
 int
 index_iter_next(struct index_iter *it, size_t *rule)
 {
@@ -409,6 +418,7 @@ index_iter_next(struct index_iter *it, size_t *rule)
 	}
 }
 
+/* Lists beyond INDEX_LISTS_INLINE were allocated. */
 void
 index_iter_done(struct index_iter *it)
 {
@@ -420,6 +430,7 @@ index_iter_done(struct index_iter *it)
 	it->list = NULL;
 }
 
+/* A name in the set, or a glob among the enabled that matches. */
 int
 index_enabled(const struct index *x, const struct policy *p, const char *skill)
 {

@@ -269,6 +269,7 @@ chan_flush(struct chan *c)
 	return 0;
 }
 
+/* Buffers with nothing in them go; the next use makes them anew. */
 void
 chan_shrink(struct chan *c)
 {

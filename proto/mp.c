@@ -297,6 +297,7 @@ mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/* The document moves; from is left as mp_doc_free leaves one. */
 void
 mp_doc_take(struct mp_doc *to, const struct mp_doc *from)
 {

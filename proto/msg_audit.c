@@ -255,6 +255,7 @@ msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
 	return 0;
 }
 
+/* The decoder checked lazy's type; absent is false. */
 int
 msg_audit_is_lazy(const struct mp_doc *d)
 {

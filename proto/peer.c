@@ -159,6 +159,7 @@ peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
 	}
 }
 
+/* Peers set up from now on defer their writes (a role's choice). */
 void
 peer_defer_writes(void)
 {
