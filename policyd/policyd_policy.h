@@ -51,7 +51,7 @@ struct policy {
 	char **enabled;
 	size_t nenabled;
 	struct rule *rules;
-	size_t nrules;
+	size_t nrules, rulecap;
 	size_t nfiles;
 };
 

@@ -118,7 +118,7 @@ test_cuts(void **state)
 	enc_kstr(&m, "event.action", "invoke.completed");
 	enc_kstr(&m, "x.long", big + 1);
 	enc_kbin(
-	    &m, "x.bin", "ok\xff\x00\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80z", 16);
+	    &m, "x.bin", "ok\xff\x00\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80z", 14);
 	enc_kstrarr(&m, "x.items", items, 100);
 	enc_kint(&m, "x.min", INT64_MIN);
 	enc_kstr(&m, "zz", "\xf0\x9f\x98\x80");
