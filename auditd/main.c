@@ -598,7 +598,7 @@ main(int argc, char *argv[])
 	/* A batch holds its records' documents until its write: the heap
 	 * is not given back between batches only to fault in again. */
 	if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1)
-		log_warnx("mallopt M_TRIM_THRESHOLD failed");
+		log_debug("mallopt M_TRIM_THRESHOLD: not supported here");
 	setup_events();
 	audit_started();
 	PEER_SEND(&master_peer, msg_ready_enc, "auditd");

@@ -486,13 +486,27 @@ a16_batch_disk_full() {
 	expect "chain intact after a batch hit a full disk" "$VRC" 0
 }
 
-# The log deleted under the daemon: refused, then a new file.
+# The sequence the head file holds (its higher slot), and the log's last.
+head_seq() {
+	tr -c '[:print:]' '\n' <"$HEAD" | awk '$1 == "skillbroker-audit-head" &&
+	    $3 > max { max = $3 } END { print max + 0 }'
+}
+log_seq() { tail -n 1 "$LOG" | jq .event.sequence; }
+# Every record in the log is committed: the head file has the last.
+all_committed() { [ "$(head_seq)" = "$(log_seq)" ]; }
+
+# The log deleted under the daemon: refused, then a new file. (The last
+# call's records nothing waits for are committed first, within 50 ms of
+# its reply: a commit of theirs after the deletion would find it and
+# recover before the next call comes.)
 a07_deleted() {
 	local i
 	newdir a07
 	start_daemon || return
 	ctl invoke echo --phase execution -- one
 	plant_in gone
+	sb_wait_for 5 "the last call's records committed" all_committed ||
+	    return
 	rm -f "$LOG"
 	ctl invoke mark --phase execution --session gone --json
 	expect "refused" "$(j .error.type)" audit_unavailable
