@@ -204,8 +204,9 @@ struct broker {
 	struct call_queue worker_line; /* CALL_WORKERS, first come first */
 	size_t ncalls, nqueued, nworker_line;
 	int worker_freed; /* a worker came back: call_line_wake looks */
-	/* armed when the last call ends: what a burst took goes back once
-	 * the broker has been idle IDLE_TRIM_MS (main.c; NULL in tests) */
+	/* armed when the last call ends or a connection goes: what a burst
+	 * took goes back once the broker has been idle IDLE_TRIM_MS (main.c;
+	 * NULL in tests) */
 	struct event *trim_ev;
 	/* installed by main.c */
 	void (*on_frame)(struct conn *, const uint8_t *, size_t);
@@ -223,6 +224,9 @@ void conn_send(struct conn *cn, const struct mp_enc *m);
 void conn_arm(struct conn *cn);
 void conn_error(struct conn *cn, const struct client_id *id, enum err_type type,
     const char *msg, int close_after);
+/* No call left (the last ended, or a connection went): in IDLE_TRIM_MS,
+ * memory goes back (B->trim_ev). */
+void conn_idle_arm(void);
 
 /* broker_client.c: one request frame */
 void client_request(struct conn *cn, const uint8_t *body, size_t len);

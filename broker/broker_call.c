@@ -157,12 +157,7 @@ call_index_del(struct call *c)
 		call_slots = NULL;
 		call_nslots = 0;
 		audit_wait_clear();
-		if (B->trim_ev != NULL) {
-			struct timeval tv = timeval_ms(IDLE_TRIM_MS);
-
-			if (evtimer_add(B->trim_ev, &tv) == -1)
-				fatalx("idle timer");
-		}
+		conn_idle_arm();
 	}
 }
 

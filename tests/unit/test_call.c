@@ -1951,7 +1951,7 @@ idle_cb(evutil_socket_t fd, short ev, void *arg)
 
 /*
  * The idle timer (main.c gives memory back when it fires) is armed when
- * the last call ends, and only then.
+ * the last call ends, or a connection goes with none left.
  */
 static void
 test_idle_timer(void **state)
@@ -1979,6 +1979,12 @@ test_idle_timer(void **state)
 	assert_int_equal(B->ncalls, 0);
 	assert_true(evtimer_pending(B->trim_ev, NULL));
 	assert_int_equal(idle_fired, 0);
+	/* a connection that goes, with no call left, arms it too */
+	evtimer_del(B->trim_ev);
+	chan_close(&t_client);
+	pump();
+	assert_int_equal(quota_total(QUOTA_CLIENTS), 0);
+	assert_true(evtimer_pending(B->trim_ev, NULL));
 	event_free(B->trim_ev);
 	B->trim_ev = NULL;
 }
