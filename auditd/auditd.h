@@ -44,6 +44,7 @@ struct audit_stamp {
 	const char *prev_hash;
 	const char *provider; /* broker, master or auditd */
 	const char *host;
+	const char *ts; /* @timestamp; NULL: now */
 };
 
 enum alog_fail { ALOG_FAIL_NONE, ALOG_FAIL_FULL, ALOG_FAIL_ERROR };
@@ -103,6 +104,22 @@ json_t *audit_record_from_event(
 void audit_record_stamp(json_t *rec, const struct audit_stamp *st);
 char *audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
     char hash[HASH_HEX_LEN + 1], size_t *len, struct error *e);
+char *audit_event_line_json(const msgpack_object *ev,
+    const struct audit_stamp *st, char hash[HASH_HEX_LEN + 1], size_t *len,
+    struct error *e);
+/* Length of the well-formed UTF-8 sequence at p (NUL is not), or 0. */
+size_t audit_utf8_seq(const unsigned char *p, size_t left);
+/* A sender may name this field (dotted [a-z0-9_], not auditd's own). */
+int audit_key_ok(const char *k);
+
+/* auditd_canon.c: the line of an ordinary event without jansson */
+/*
+ * 1 with *line (the caller frees it), *len and hash as
+ * audit_event_line_json gives them for this cap; 0 when the event is
+ * not ordinary (the general path decides it).
+ */
+int canon_event_line(const msgpack_object *ev, const struct audit_stamp *st,
+    size_t cap, char hash[HASH_HEX_LEN + 1], char **line, size_t *len);
 json_t *audit_own_record(const char *action, const char *type,
     const char *outcome, const char *reason);
 
@@ -112,6 +129,10 @@ int alog_open(struct alog *l, int dirfd, const char *name, int headfd,
 int alog_start(struct alog *l, struct error *e);
 int alog_write(struct alog *l, const char *line, size_t len, const char *hash,
     struct error *e);
+/* The lines of n records in one write(), head the last one's; a write
+ * that fails or is cut short leaves the file as it was (-1). */
+int alog_write_lines(struct alog *l, const char *buf, size_t len, uint64_t n,
+    const struct audit_head *head, struct error *e);
 int alog_append_own(struct alog *l, json_t *rec, struct error *e);
 int alog_sync(struct alog *l, int force, struct error *e);
 enum alog_health alog_health(struct alog *l, struct error *e);

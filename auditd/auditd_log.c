@@ -89,12 +89,39 @@ alog_write(struct alog *l, const char *line, size_t len, const char *hash,
 	    e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name, strerror(err));
 }
 
+/* A batch in one write(), as alog_write writes one line. */
+int
+alog_write_lines(struct alog *l, const char *buf, size_t len, uint64_t n,
+    const struct audit_head *head, struct error *e)
+{
+	ssize_t w;
+	int err;
+
+	if (l->fd == -1) {
+		l->fail = ALOG_FAIL_ERROR;
+		return error_set(
+		    e, ERR_AUDIT_UNAVAILABLE, "no audit log file is open");
+	}
+	if ((w = write(l->fd, buf, len)) == (ssize_t)len) {
+		l->size += (off_t)len;
+		l->head = *head;
+		l->unsynced += n;
+		return 0;
+	}
+	err = w == -1 ? errno : ENOSPC; /* a short write: out of room */
+	if (w > 0 && ftruncate(l->fd, l->size) == -1)
+		log_warn("cutting off partial audit records");
+	l->fail = fail_kind(err);
+	return error_set(
+	    e, ERR_AUDIT_UNAVAILABLE, "writing %s: %s", l->name, strerror(err));
+}
+
 /* Stamp, encode and write one of auditd's own records (takes rec). */
 int
 alog_append_own(struct alog *l, json_t *rec, struct error *e)
 {
 	struct audit_stamp st = {
-	    l->head.seq + 1, l->head.hash, "auditd", l->host};
+	    l->head.seq + 1, l->head.hash, "auditd", l->host, NULL};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int r;

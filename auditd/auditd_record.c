@@ -70,8 +70,8 @@ json_add_dotted(json_t *obj, const char *path, json_t *value)
 }
 
 /* Length of the well-formed UTF-8 sequence at p (not NUL), or 0. */
-static size_t
-utf8_seq(const unsigned char *p, size_t left)
+size_t
+audit_utf8_seq(const unsigned char *p, size_t left)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
 	size_t n, i;
@@ -108,7 +108,7 @@ audit_text(const char *s, size_t len, size_t cap)
 	json_t *j;
 
 	while (i < len) {
-		n = utf8_seq(p + i, len - i);
+		n = audit_utf8_seq(p + i, len - i);
 		if (o + (n ? n : 4) > cap) {
 			memcpy(out + o, AUDIT_TRUNC_MARK, mark);
 			o += mark;
@@ -183,7 +183,7 @@ audit_value(const msgpack_object *v, size_t cap)
 }
 
 /* Dotted segments of [a-z0-9_], none reserved for auditd. */
-static int
+int
 audit_key_ok(const char *k)
 {
 	const char *c;
@@ -246,7 +246,10 @@ audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 {
 	char ts[40];
 
-	now_rfc3339(ts, sizeof(ts));
+	if (st->ts != NULL)
+		snprintf(ts, sizeof(ts), "%s", st->ts);
+	else
+		now_rfc3339(ts, sizeof(ts));
 	json_object_set_new(rec, "@timestamp", json_string(ts));
 	json_set_dotted(rec, "ecs.version", json_string(AUDIT_ECS_VERSION));
 	json_set_dotted(rec, "event.kind", json_string("event"));
@@ -258,9 +261,12 @@ audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 	json_set_dotted(rec, "audit.prev_hash", json_string(st->prev_hash));
 }
 
-/* The line for an event, strings cut shorter until it fits. */
+/*
+ * The line for an event through a jansson object, strings cut shorter
+ * until it fits: any record's line, and what the direct one must equal.
+ */
 char *
-audit_event_line(const msgpack_object *ev, const struct audit_stamp *st,
+audit_event_line_json(const msgpack_object *ev, const struct audit_stamp *st,
     char hash[HASH_HEX_LEN + 1], size_t *len, struct error *e)
 {
 	static const size_t caps[] = {AUDIT_FIELD_MAX, 1024, 256, 64};

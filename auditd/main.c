@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,19 +31,39 @@
 #define RESUME_MS 100 /* a suspended log is retried this often on a record */
 #define PRIO_IO 1     /* channels, signals, the tick */
 #define PRIO_COMMIT 2 /* after every channel has been read */
+#define LAZY_MS 50    /* a record nobody waits for waits this long at most */
+#define BATCH_RECORDS 256                /* lines written with one write() */
+#define BATCH_BYTES (256 * 1024)         /* at most */
+#define TRIM_THRESHOLD (4 * 1024 * 1024) /* free heap kept for batches */
 
 struct pending_ack {
 	struct peer *to;
 	uint64_t ref;
 	int ok;
 	char msg[ERROR_MSG_MAX];
+	/* its line waits in the batch: the event, to write it again alone
+	 * if the batch's write fails */
+	int batched;
+	struct mp_doc doc;
+	const msgpack_object *ev;
 };
+
+/*
+ * The lines of the records read in this pass of the loop, written with
+ * one write() once the channels have been read (batch_flush): head is
+ * the chain's head with them, len their bytes.
+ */
+static struct {
+	char *buf;
+	size_t len, cap, n;
+	struct audit_head head;
+} batch;
 
 static struct alog alog;
 static struct peer master_peer, broker_peer, netproxy_peer;
 static struct pending_ack pending[PENDING_MAX];
 static size_t npending, nwritten;
-static struct event *commit_ev, *finish_ev;
+static struct event *commit_ev, *finish_ev, *lazy_ev, *flush_ev;
 static struct event_base *base;
 
 static int on_audit(struct peer *p, const struct mp_doc *d);
@@ -99,6 +120,8 @@ commit_after(int moved)
 		alog_failed(&alog, alog.fail, e.msg);
 }
 
+static void batch_flush(void);
+
 /* One commit for every record written since the last one. */
 static void
 commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
@@ -109,6 +132,8 @@ commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	int durable = 1, moved = 0;
 	size_t i;
 
+	batch_flush();        /* the lines read so far are in the file first */
+	evtimer_del(lazy_ev); /* this commit takes the lazy records too */
 	if (nwritten > 0 && commit_batch(&moved, &e) == -1)
 		durable = 0;
 	for (i = 0; i < npending; i++) {
@@ -124,11 +149,38 @@ commit(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	commit_after(moved);
 }
 
+/* The lazy records' time is up: commit them. */
+static void
+lazy_due(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	event_active(commit_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * A record waits for a commit: one somebody waits for gets it once the
+ * channels are read; a lazy one, where commits sync, rides on the next
+ * such commit, or on its own within LAZY_MS, so a call's records before
+ * its gating one cost it no sync of their own.
+ */
+static void
+commit_soon(int lazy)
+{
+	struct timeval tv = {0, LAZY_MS * 1000};
+
+	if (!lazy || (alog.set.flush != AUDIT_FLUSH_DATA &&
+	                 alog.set.flush != AUDIT_FLUSH_SYNC)) {
+		event_active(commit_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (!evtimer_pending(lazy_ev, NULL) && evtimer_add(lazy_ev, &tv) == -1)
+		fatalx("lazy commit timer");
+}
+
 /* Write one event; a failed write gets the configured action, once. */
 static int
 write_event(const msgpack_object *ev, const char *provider, struct error *e)
 {
-	struct audit_stamp st = {0, NULL, provider, alog.host};
+	struct audit_stamp st = {0, NULL, provider, alog.host, NULL};
 	char hash[HASH_HEX_LEN + 1], *line;
 	size_t len;
 	int tries, r = -1;
@@ -153,6 +205,94 @@ write_event(const msgpack_object *ev, const char *provider, struct error *e)
 			return -1;
 	}
 	return r;
+}
+
+/*
+ * Batch one record's line, stamped after the batch's last; -1 (e set)
+ * as write_event when its line cannot be made. The doc is kept, to
+ * write the record alone if the batch cannot be written; pa must be
+ * pending (on_audit counts it) before the batch is flushed.
+ */
+static int
+batch_add(const struct mp_doc *d, const msgpack_object *ev,
+    const char *provider, struct pending_ack *pa, struct error *e)
+{
+	struct audit_stamp st = {0, NULL, provider, alog.host, NULL};
+	char hash[HASH_HEX_LEN + 1], *line;
+	size_t len;
+
+	if (batch.n == 0)
+		batch.head = alog.head;
+	st.seq = batch.head.seq + 1;
+	st.prev_hash = batch.head.hash;
+	if ((line = audit_event_line(ev, &st, hash, &len, e)) == NULL)
+		return -1;
+	if (batch.cap - batch.len < len) {
+		while (batch.cap - batch.len < len)
+			batch.cap = batch.cap ? 2 * batch.cap : 65536;
+		batch.buf = xreallocarray(batch.buf, batch.cap, 1);
+	}
+	memcpy(batch.buf + batch.len, line, len);
+	free(line);
+	batch.len += len;
+	batch.n++;
+	batch.head.seq = st.seq;
+	memcpy(batch.head.hash, hash, sizeof(hash));
+	pa->batched = 1;
+	mp_doc_take(&pa->doc, d);
+	pa->ev = ev;
+	return 0;
+}
+
+/*
+ * Write the batch with one write(). If that fails, the file is as it
+ * was, and each of its records is written again alone, with the
+ * failure's action as for any record (write_event), so a failing batch
+ * ends as the same records written one by one would have.
+ */
+static void
+batch_flush(void)
+{
+	struct pending_ack *pa;
+	struct error e;
+	size_t i, n = batch.n;
+	int ok;
+
+	if (n == 0)
+		return;
+	batch.n = 0;
+	ok = alog_write_lines(
+	         &alog, batch.buf, batch.len, n, &batch.head, &e) == 0;
+	batch.len = 0;
+	if (ok)
+		nwritten += n;
+	else
+		log_warnx(
+		    "%s; its %zu records are written one by one", e.msg, n);
+	for (i = 0; i < npending; i++) {
+		pa = &pending[i];
+		if (!pa->batched)
+			continue;
+		if (!ok && write_event(pa->ev, pa->to->name, &e) == -1) {
+			pa->ok = 0;
+			snprintf(pa->msg, sizeof(pa->msg), "%s", e.msg);
+		}
+		pa->batched = 0;
+		pa->ev = NULL;
+		mp_doc_free(&pa->doc);
+	}
+	if (batch.cap > BATCH_BYTES) { /* a burst's buffer goes back */
+		free(batch.buf);
+		batch.buf = NULL;
+		batch.cap = 0;
+	}
+}
+
+/* The channels have been read: what they brought goes to the file. */
+static void
+batch_due(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	batch_flush();
 }
 
 /*
@@ -182,7 +322,7 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	struct pending_ack *pa;
 	struct error e;
 	uint64_t ref;
-	int ok;
+	int ok, lazy;
 
 	if (msg_audit_dec(d, &ref, &ev, &e) == -1) {
 		log_warnx("%s: malformed audit message: %s", p->name, e.msg);
@@ -191,18 +331,30 @@ on_audit(struct peer *p, const struct mp_doc *d)
 	if (npending == PENDING_MAX)
 		commit(-1, 0, NULL);
 	resume_on_record();
-	ok = write_event(ev, p->name, &e) == 0;
+	lazy = msg_audit_is_lazy(d); /* batch_add takes d */
+	pa = &pending[npending];
+	memset(pa, 0, sizeof(*pa));
+	/* batched while the log takes records; else written (or refused)
+	 * alone at once, as the failure actions say */
+	if (!alog.suspended && alog.fd != -1)
+		ok = batch_add(d, ev, p->name, pa, &e) == 0;
+	else
+		ok = write_event(ev, p->name, &e) == 0;
 	if (!ok && e.type == ERR_BAD_REQUEST) {
 		log_warnx("%s: malformed audit record: %s", p->name, e.msg);
 		return -1;
 	}
-	pa = &pending[npending++];
+	npending++;
 	pa->to = p;
 	pa->ref = ref;
 	pa->ok = ok;
 	if (!ok)
 		snprintf(pa->msg, sizeof(pa->msg), "%s", e.msg);
-	event_active(commit_ev, EV_TIMEOUT, 0);
+	if (batch.n >= BATCH_RECORDS || batch.len >= BATCH_BYTES)
+		batch_flush();
+	else if (batch.n > 0)
+		event_active(flush_ev, EV_TIMEOUT, 0);
+	commit_soon(lazy);
 	return 0;
 }
 
@@ -219,6 +371,7 @@ on_peer_channel(struct peer *p, const struct mp_doc *d)
 	if ((fd = peer_take_channel(p, d, roles, &which)) == -1)
 		return -1;
 	commit(-1, 0, NULL);
+	peer_flush(&netproxy_peer);
 	peer_kill(&netproxy_peer, "replaced by a restarted process");
 	peer_init(
 	    &netproxy_peer, base, fd, "netproxy", client_table, on_dead, NULL);
@@ -269,6 +422,15 @@ audit_started(void)
 	own_record(rec);
 }
 
+/* Before exiting: the acknowledgements queued go out. */
+static void
+peers_flush(void)
+{
+	peer_flush(&master_peer);
+	peer_flush(&broker_peer);
+	peer_flush(&netproxy_peer);
+}
+
 /* The last commit, the last record, the head synced: then exit. */
 static void
 finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
@@ -281,6 +443,7 @@ finish(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
 	if (alog_sync(&alog, 1, &e) == -1)
 		log_warnx("%s", e.msg);
 	alog_head_sync(&alog);
+	peers_flush();
 	event_base_loopbreak(base);
 }
 
@@ -294,6 +457,7 @@ on_dead(struct peer *p, const char *why)
 	}
 	commit(-1, 0, NULL);
 	alog_head_sync(&alog);
+	peers_flush();
 	fatalx("master channel: %s", why);
 }
 
@@ -371,14 +535,19 @@ setup_events(void)
 		fatalx("event_base_new");
 	commit_ev = event_new(base, -1, 0, commit, NULL);
 	finish_ev = event_new(base, -1, 0, finish, NULL);
+	lazy_ev = evtimer_new(base, lazy_due, NULL);
+	flush_ev = event_new(base, -1, 0, batch_due, NULL);
 	tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
 	if (commit_ev == NULL || finish_ev == NULL || tick == NULL ||
+	    lazy_ev == NULL || flush_ev == NULL ||
+	    event_priority_set(flush_ev, PRIO_COMMIT) == -1 ||
 	    event_priority_set(commit_ev, PRIO_COMMIT) == -1 ||
 	    event_priority_set(finish_ev, PRIO_COMMIT) == -1 ||
 	    event_add(tick, &sec) == -1 ||
 	    evsignal_add(evsignal_new(base, SIGTERM, on_term, NULL), NULL) ||
 	    evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL))
 		fatalx("event setup");
+	peer_defer_writes(); /* a commit's acknowledgements go out together */
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", client_table,
@@ -426,6 +595,10 @@ main(int argc, char *argv[])
 		alog_failed(&alog, alog.fail, e.msg);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A batch holds its records' documents until its write: the heap
+	 * is not given back between batches only to fault in again. */
+	if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1)
+		log_debug("mallopt M_TRIM_THRESHOLD: not supported here");
 	setup_events();
 	audit_started();
 	PEER_SEND(&master_peer, msg_ready_enc, "auditd");

@@ -32,6 +32,7 @@
 #define SESSION_QUEUE_MAX 16 /* calls waiting for one session */
 #define QUEUE_MAX 256        /* calls waiting for any session */
 #define INFO_REPLY_ROOM 512  /* of a frame, for the skill_info envelope */
+#define IDLE_TRIM_MS 1000    /* idle this long: free memory goes back */
 
 /* One client connection; the kernel says who is on the other end. */
 struct conn {
@@ -128,6 +129,7 @@ struct bsession;
 
 struct call {
 	LIST_ENTRY(call) entry;       /* every live call */
+	struct call *hnext;           /* its chain in the table by ref */
 	TAILQ_ENTRY(call) qentry;     /* its session's queue */
 	TAILQ_ENTRY(call) wentry;     /* the line for workers (CALL_WORKERS) */
 	struct event *qtimer;         /* invoke: its timeout while in line */
@@ -202,6 +204,10 @@ struct broker {
 	struct call_queue worker_line; /* CALL_WORKERS, first come first */
 	size_t ncalls, nqueued, nworker_line;
 	int worker_freed; /* a worker came back: call_line_wake looks */
+	/* armed when the last call ends or a connection goes: what a burst
+	 * took goes back once the broker has been idle IDLE_TRIM_MS (main.c;
+	 * NULL in tests) */
+	struct event *trim_ev;
 	/* installed by main.c */
 	void (*on_frame)(struct conn *, const uint8_t *, size_t);
 	void (*on_close)(struct conn *);
@@ -218,6 +224,9 @@ void conn_send(struct conn *cn, const struct mp_enc *m);
 void conn_arm(struct conn *cn);
 void conn_error(struct conn *cn, const struct client_id *id, enum err_type type,
     const char *msg, int close_after);
+/* No call left (the last ended, or a connection went): in IDLE_TRIM_MS,
+ * memory goes back (B->trim_ev). */
+void conn_idle_arm(void);
 
 /* broker_client.c: one request frame */
 void client_request(struct conn *cn, const uint8_t *body, size_t len);
@@ -299,6 +308,12 @@ uint64_t audit_call(const struct call *c, const char *action, const char *type,
     const char *outcome);
 int audit_ack_check(const struct msg_audit_ack *a);
 void audit_restarted(void);
+/* A call waits for the ack of record aref (acks come in order). */
+void audit_wait_push(uint64_t aref, uint64_t cref);
+/* The call that waits for aref's ack (1), or none (0). */
+int audit_wait_take(uint64_t aref, uint64_t *cref);
+/* No call is left to wait for any record. */
+void audit_wait_clear(void);
 
 /* broker_stats.c: what the stats request reports */
 struct stats {

@@ -9,10 +9,18 @@
 
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../lib/xmalloc.h"
 #include "broker.h"
 
 #define AUDIT_LIST_MAX 64 /* auditd cuts arrays here anyway */
 #define EFFECTIVE_DEPTH 4
+
+/* The records calls wait for, in the order sent: a ring. */
+struct audit_wait {
+	uint64_t aref, cref;
+};
+static struct audit_wait *waits;
+static size_t wait_head, wait_len, wait_cap;
 
 /* The request id as text: clients may send a number or a string. */
 static const char *
@@ -43,30 +51,34 @@ audit_sha(struct mp_enc *m, const char *k, EVP_MD_CTX *ctx)
 	enc_kstr(m, k, hex);
 }
 
-/* Nested maps of the effective permissions become dotted keys. */
+/*
+ * Nested maps of the effective permissions become dotted keys: key
+ * holds the prefix (plen bytes), each name is put after it and a dot.
+ */
 static void
-audit_flatten(
-    struct mp_enc *m, const char *prefix, const msgpack_object *map, int depth)
+audit_flatten(struct mp_enc *m, char key[AUDIT_KEY_MAX + 1], size_t plen,
+    const msgpack_object *map, int depth)
 {
-	char key[AUDIT_KEY_MAX + 1];
+	size_t n;
 	uint32_t i;
-	int n;
 
 	for (i = 0; i < map->via.map.size; i++) {
 		const msgpack_object *k = &map->via.map.ptr[i].key;
 		const msgpack_object *v = &map->via.map.ptr[i].val;
 		if (k->type != MSGPACK_OBJECT_STR)
 			continue;
-		n = snprintf(key, sizeof(key), "%s.%.*s", prefix,
-		    (int)k->via.str.size, k->via.str.ptr);
-		if (n < 0 || (size_t)n >= sizeof(key))
+		n = plen + 1 + k->via.str.size;
+		if (n > AUDIT_KEY_MAX) /* too long a name: left out */
 			continue;
+		key[plen] = '.';
+		memcpy(key + plen + 1, k->via.str.ptr, k->via.str.size);
+		key[n] = '\0';
 		if (v->type == MSGPACK_OBJECT_MAP) {
 			if (depth < EFFECTIVE_DEPTH)
-				audit_flatten(m, key, v, depth + 1);
+				audit_flatten(m, key, n, v, depth + 1);
 			continue;
 		}
-		enc_key(m, key);
+		enc_keyn(m, key, n);
 		enc_obj(m, v);
 	}
 }
@@ -75,6 +87,7 @@ audit_flatten(
 static void
 audit_effective(struct mp_enc *m, const struct call *c)
 {
+	char key[AUDIT_KEY_MAX + 1] = "policy.effective";
 	msgpack_unpacked up;
 	size_t off = 0;
 
@@ -84,7 +97,7 @@ audit_effective(struct mp_enc *m, const struct call *c)
 	if (msgpack_unpack_next(&up, (const char *)c->ans.effective,
 	        c->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
 	    up.data.type == MSGPACK_OBJECT_MAP)
-		audit_flatten(m, "policy.effective", &up.data, 1);
+		audit_flatten(m, key, strlen(key), &up.data, 1);
 	msgpack_unpacked_destroy(&up);
 }
 
@@ -254,7 +267,12 @@ audit_call(const struct call *c, const char *action, const char *type,
 		audit_approval_answered(&m, c);
 	else if (strcmp(action, "invoke.completed") == 0)
 		audit_completion(&m, c);
-	msg_audit_end(&m);
+	/* Only the decision gates anything (a reply, RUN): the others ride
+	 * on its commit, or a later one (docs/audit.md, "Durability"). */
+	if (strcmp(action, "policy.decision") == 0)
+		msg_audit_end(&m);
+	else
+		msg_audit_end_lazy(&m);
 	peer_send(&B->auditd, &m, NULL, 0);
 	enc_free(&m);
 	return B->audit_sent;
@@ -277,4 +295,57 @@ void
 audit_restarted(void)
 {
 	B->audit_acked = B->audit_sent;
+	audit_wait_clear();
+}
+
+/* No call is left: nothing waits for any ack; the ring goes. */
+void
+audit_wait_clear(void)
+{
+	free(waits);
+	waits = NULL;
+	wait_head = wait_len = wait_cap = 0;
+}
+
+/* At the ring's end, which grows (its oldest first again) when full. */
+void
+audit_wait_push(uint64_t aref, uint64_t cref)
+{
+	struct audit_wait *n;
+	size_t i, cap;
+
+	if (wait_len == wait_cap) { /* grow, the oldest first again */
+		cap = wait_cap ? 2 * wait_cap : 64;
+		n = xcalloc(cap, sizeof(*n));
+		for (i = 0; i < wait_len; i++)
+			n[i] = waits[(wait_head + i) % wait_cap];
+		free(waits);
+		waits = n;
+		wait_cap = cap;
+		wait_head = 0;
+	}
+	waits[(wait_head + wait_len++) % wait_cap] =
+	    (struct audit_wait){aref, cref};
+}
+
+/*
+ * Acks come in order, so the record acked now is at the front, after
+ * any whose waits a restarted auditd dropped. An empty ring is freed.
+ */
+int
+audit_wait_take(uint64_t aref, uint64_t *cref)
+{
+	int found = 0;
+
+	while (wait_len > 0 && waits[wait_head].aref <= aref) {
+		found = waits[wait_head].aref == aref;
+		*cref = waits[wait_head].cref;
+		wait_head = (wait_head + 1) % wait_cap;
+		wait_len--;
+		if (found)
+			break;
+	}
+	if (wait_len == 0)
+		audit_wait_clear();
+	return found;
 }

@@ -100,15 +100,65 @@ call_expects(const struct call *c, enum call_event ev)
 	return call_edge(c, ev) != NULL;
 }
 
+/*
+ * The calls by ref: chains in a table of a power of two slots, at least
+ * as many as calls in flight; an empty table is freed.
+ */
+static struct call **call_slots;
+static size_t call_nslots;
+
 static struct call *
 call_find(uint64_t ref)
 {
 	struct call *c;
 
-	LIST_FOREACH (c, &B->calls, entry)
+	if (call_nslots == 0)
+		return NULL;
+	for (c = call_slots[ref & (call_nslots - 1)]; c != NULL; c = c->hnext)
 		if (c->ref == ref)
 			return c;
 	return NULL;
+}
+
+/* Into the table, which doubles when the calls outgrow it. */
+static void
+call_index_add(struct call *c)
+{
+	struct call **old = call_slots, *o, *next;
+	size_t n = call_nslots, i;
+
+	if (B->ncalls > call_nslots) {
+		call_nslots = n ? 2 * n : 64;
+		call_slots = xcalloc(call_nslots, sizeof(*call_slots));
+		for (i = 0; i < n; i++)
+			for (o = old[i]; o != NULL; o = next) {
+				next = o->hnext;
+				o->hnext =
+				    call_slots[o->ref & (call_nslots - 1)];
+				call_slots[o->ref & (call_nslots - 1)] = o;
+			}
+		free(old);
+	}
+	c->hnext = call_slots[c->ref & (call_nslots - 1)];
+	call_slots[c->ref & (call_nslots - 1)] = c;
+}
+
+/* Out of the table; the last call out frees it, and the waits ring. */
+static void
+call_index_del(struct call *c)
+{
+	struct call **pp = &call_slots[c->ref & (call_nslots - 1)];
+
+	while (*pp != c)
+		pp = &(*pp)->hnext;
+	*pp = c->hnext;
+	if (B->ncalls == 0) { /* and no call waits for any record */
+		free(call_slots);
+		call_slots = NULL;
+		call_nslots = 0;
+		audit_wait_clear();
+		conn_idle_arm();
+	}
 }
 
 /* Out of the line for workers. */
@@ -306,6 +356,7 @@ enter_decision(struct call *c)
 	if (c->audit_ref == 0)
 		return call_error(c, ERR_AUDIT_UNAVAILABLE,
 		    "auditd is not running; nothing runs unaudited");
+	audit_wait_push(c->audit_ref, c->ref);
 	return CEV_NONE;
 }
 
@@ -389,6 +440,7 @@ call_free(struct call *c)
 {
 	LIST_REMOVE(c, entry);
 	B->ncalls--;
+	call_index_del(c);
 	quota_release(QUOTA_CALLS, c->uid);
 	if (c->wentry.tqe_prev != NULL)
 		call_line_leave(c);
@@ -621,6 +673,7 @@ call_start(struct conn *cn, struct client_req *cr)
 	c->t0_ms = now_mono_ms();
 	LIST_INSERT_HEAD(&B->calls, c, entry);
 	B->ncalls++;
+	call_index_add(c);
 	cn->inflight++;
 	quota_add(QUOTA_CALLS, c->uid);
 	conn_arm(cn);
@@ -638,6 +691,8 @@ call_start(struct conn *cn, struct client_req *cr)
 			c->received_ref = audit_call(
 			    c, "invoke.received", "start", "unknown");
 			c->received = c->received_ref != 0;
+			if (c->received)
+				audit_wait_push(c->received_ref, c->ref);
 		}
 		(void)call_event(c, CEV_START);
 	}
@@ -878,23 +933,24 @@ call_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 	struct msg_audit_ack a;
 	struct call *c;
 	struct error e;
+	uint64_t cref;
 	int r = 0;
 
 	if (msg_audit_ack_dec(d, &a, &e) == -1 || audit_ack_check(&a) == -1) {
 		msg_audit_ack_free(&a);
 		return -1;
 	}
+	c = audit_wait_take(a.ref, &cref) ? call_find(cref) : NULL;
 	/* The request's own record refused: the call never runs (acks come
 	 * in order, so before its decision's). */
-	LIST_FOREACH (c, &B->calls, entry)
-		if (c->received_ref == a.ref) {
-			c->received_ref = 0;
-			c->received = a.ok;
-			c->received_refused = !a.ok;
-		}
-	for (c = LIST_FIRST(&B->calls); c != NULL; c = LIST_NEXT(c, entry))
-		if (c->st == CALL_DECISION && c->audit_ref == a.ref)
-			break;
+	if (c != NULL && c->received_ref == a.ref) {
+		c->received_ref = 0;
+		c->received = a.ok;
+		c->received_refused = !a.ok;
+		c = NULL;
+	}
+	if (c != NULL && (c->st != CALL_DECISION || c->audit_ref != a.ref))
+		c = NULL;
 	if (c != NULL && a.ok)
 		stats_decision(c);
 	if (c != NULL && !a.ok)

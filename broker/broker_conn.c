@@ -192,6 +192,7 @@ conn_eventcb(struct bufferevent *bev UNUSED, short what, void *arg)
 		conn_free(cn);
 }
 
+/* A connection gone: what it held goes back once the broker is idle. */
 static void
 conn_free(struct conn *cn)
 {
@@ -201,6 +202,17 @@ conn_free(struct conn *cn)
 	event_free(cn->timer);
 	quota_release(QUOTA_CLIENTS, cn->uid);
 	free(cn);
+	conn_idle_arm();
+}
+
+void
+conn_idle_arm(void)
+{
+	struct timeval tv = timeval_ms(IDLE_TRIM_MS);
+
+	if (B->ncalls == 0 && B->trim_ev != NULL &&
+	    evtimer_add(B->trim_ev, &tv) == -1)
+		fatalx("idle timer");
 }
 
 /* A connection over a bound: one error frame that names it, then close. */

@@ -5,6 +5,7 @@
  * no privilege and no secret: it can ask for a decision and name a
  * grant id, nothing more.
  */
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,21 @@ broker_stop(const char *why, int status)
 	        NULL ||
 	    event_add(ev, &tv) == -1)
 		exit(status);
+}
+
+/*
+ * Idle since the last call ended: the channels' buffers, and the heap
+ * pages a burst of calls left free, go back to the system.
+ */
+static void
+idle_trim(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	if (B->ncalls != 0)
+		return;
+	chan_shrink(&B->master.ch);
+	chan_shrink(&B->policyd.ch);
+	chan_shrink(&B->auditd.ch);
+	(void)malloc_trim(0);
 }
 
 /* Fail closed: with policyd or auditd gone, calls get a typed error. */
@@ -206,6 +222,7 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&B->worker_line);
 	stats_init();
 	session_init();
+	peer_defer_writes(); /* a loop pass's messages go out together */
 	peer_init(&B->master, B->base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&B->policyd, B->base, FD_BROKER_POLICYD, "policyd",
@@ -223,6 +240,8 @@ main(int argc, char *argv[])
 	if (evsignal_add(
 	        evsignal_new(B->base, SIGTERM, on_sigterm, NULL), NULL) == -1)
 		fatalx("SIGTERM event");
+	if ((B->trim_ev = evtimer_new(B->base, idle_trim, NULL)) == NULL)
+		fatalx("idle timer");
 	PEER_SEND(&B->master, msg_ready_enc, "broker");
 	event_base_dispatch(B->base);
 	fatalx("event loop ended");

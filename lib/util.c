@@ -36,13 +36,68 @@ void
 now_rfc3339(char *buf, size_t len)
 {
 	struct timespec ts;
-	struct tm tm;
-	char base[32];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1)
+		memset(&ts, 0, sizeof(ts));
+	rfc3339_fmt(&ts, buf, len);
+}
+
+/* n decimal digits of v at p, zero-padded. */
+static char *
+rfc3339_digits(char *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--, v /= 10)
+		p[i] = (char)('0' + v % 10);
+	return p + n;
+}
+
+/*
+ * A time as gmtime_r and strftime("%Y-%m-%dT%H:%M:%S") would write it,
+ * and milliseconds, without either: the date from the days since the
+ * epoch (H. Hinnant's civil_from_days), for years 1970 to 9999.
+ */
+void
+rfc3339_fmt(const struct timespec *ts, char *buf, size_t len)
+{
+	uint64_t secs = ts->tv_sec > 0 ? (uint64_t)ts->tv_sec : 0;
+	uint64_t days = secs / 86400, sod = secs % 86400, z, era, doe, yoe;
+	uint64_t y, doy, mp, d, m;
+	char out[32], *p = out;
+
+	z = days + 719468;
+	era = z / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	p = rfc3339_digits(p, y % 10000, 4);
+	*p++ = '-';
+	p = rfc3339_digits(p, m, 2);
+	*p++ = '-';
+	p = rfc3339_digits(p, d, 2);
+	*p++ = 'T';
+	p = rfc3339_digits(p, sod / 3600, 2);
+	*p++ = ':';
+	p = rfc3339_digits(p, sod / 60 % 60, 2);
+	*p++ = ':';
+	p = rfc3339_digits(p, sod % 60, 2);
+	*p++ = '.';
+	p = rfc3339_digits(p, (uint64_t)(ts->tv_nsec / 1000000L) % 1000, 3);
+	*p++ = 'Z';
+	*p = '\0';
+	if (len == 0)
+		return;
+	/* as snprintf: cut to fit, always ended */
+	if ((size_t)(p - out) >= len)
+		p = out + len - 1;
+	memcpy(buf, out, (size_t)(p - out));
+	buf[p - out] = '\0';
 }
 
 /* Strict UTF-8: no overlongs, no surrogates, nothing above U+10FFFF. */

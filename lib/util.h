@@ -18,6 +18,9 @@ uint64_t now_mono_ms(void);
 uint64_t now_mono_ns(void);
 /* Write the current UTC time as RFC 3339 with milliseconds into buf. */
 void now_rfc3339(char *buf, size_t len);
+/* ts as now_rfc3339 writes the time ("2026-11-22T00:04:13.202Z"). */
+struct timespec;
+void rfc3339_fmt(const struct timespec *ts, char *buf, size_t len);
 /* 1 if [s, s+len) is well-formed UTF-8 without NUL, else 0. */
 int utf8_valid(const char *s, size_t len);
 /* 1 if s is a safe identifier: 1..max of [A-Za-z0-9._-], not "." or "..". */

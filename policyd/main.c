@@ -20,6 +20,7 @@
 #include "../proto/peer.h"
 #include "policyd.h"
 #include "policyd_exec.h"
+#include "policyd_index.h"
 
 #define PENDING_MAX 1024
 #define SKILLS_ANS_BUDGET (FRAME_MAX_INTERNAL - 64 * 1024)
@@ -33,6 +34,7 @@ struct pending_grant {
 static struct peer master_peer, broker_peer;
 static struct registry reg;
 static struct policy pol;
+static struct index *rules_index; /* pol's rules by what they name */
 static char *policy_dir;
 static struct policy_env penv;
 static char **skills_dirs;
@@ -301,12 +303,16 @@ reload(struct error *e)
 		report_load(POLICY_RELOAD_FAILED, e->msg);
 		return -1;
 	}
+	index_free(rules_index);
 	policy_free(&pol);
 	registry_free(&reg);
+	exec_memo_clear(); /* the programs are resolved anew too */
 	pol = fresh;
 	reg = fresh_reg;
+	rules_index = index_build(&pol);
 	penv.pol = &pol;
 	penv.reg = &reg;
+	penv.index = rules_index;
 	log_info("policy reloaded: %zu files, %zu rules, %zu skills",
 	    pol.nfiles, pol.nrules, reg.n);
 	report_load(POLICY_RELOADED, "");
@@ -392,12 +398,15 @@ main(int argc, char *argv[])
 	if (registry_load(&reg, skills_dirs, nskills_dirs) == -1)
 		fatalx("skills took longer than %d ms to load",
 		    REGISTRY_BUDGET_MS);
+	rules_index = index_build(&pol);
 	penv.reg = &reg;
 	penv.pol = &pol;
+	penv.index = rules_index;
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	if (evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL) == -1)
 		fatalx("SIGHUP event");
+	peer_defer_writes(); /* a loop pass's answers go out together */
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
 	    on_dead, NULL);
 	peer_init(&broker_peer, base, FD_PEER_BROKER, "broker", broker_table,

@@ -53,6 +53,7 @@ struct skill {
 struct registry {
 	struct skill *skills;
 	size_t n;
+	int sorted; /* by name, once loaded: registry_find bisects */
 };
 
 /* policyd_skill.c */
@@ -132,11 +133,14 @@ struct decision {
 	char *interpreter; /* the real path of the entry's, or NULL */
 };
 
+struct index;
+
 struct policy_env {
 	const struct registry *reg;
 	const struct policy *pol;
-	struct limits limits; /* daemon defaults and maxima */
-	uint64_t net;         /* worker.network: enum net_mode */
+	const struct index *index; /* pol's rules by name; NULL: scanned */
+	struct limits limits;      /* daemon defaults and maxima */
+	uint64_t net;              /* worker.network: enum net_mode */
 };
 
 void decide(const struct policy_env *pe, const struct msg_authz_req *req,

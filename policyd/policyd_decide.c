@@ -16,6 +16,7 @@
 #include "../lib/xmalloc.h"
 #include "policyd.h"
 #include "policyd_exec.h"
+#include "policyd_index.h"
 #include "policyd_match.h"
 #include "policyd_rate.h"
 
@@ -83,7 +84,7 @@ gates(const struct policy_env *pe, const struct msg_authz_req *req,
 		return -1;
 	}
 	d->builtin = "builtin:enabled";
-	if (!policy_skill_enabled(pe->pol, req->skill)) {
+	if (!index_enabled(pe->index, pe->pol, req->skill)) {
 		deny(d, ERR_SKILL_NOT_ENABLED,
 		    "skill \"%s\" is not enabled "
 		    "by policy (skills.enabled)",
@@ -157,17 +158,24 @@ rule_applies(const struct policy *pol, const struct rule *r,
 	       list_has_glob(r->phases, r->nphases, req->phase, glob_match);
 }
 
-/* The rules of one action that apply, in file order. */
+/*
+ * The rules of one action that apply, in file order: only those filed
+ * under the caller's principals and the skill are looked at.
+ */
 static size_t
-collect(const struct policy *pol, const struct msg_authz_req *req,
+collect(const struct policy_env *pe, const struct msg_authz_req *req,
     const char *command, enum action act, const struct rule **out)
 {
+	const struct policy *pol = pe->pol;
+	struct index_iter it;
 	size_t i, n = 0;
 
-	for (i = 0; i < pol->nrules && n < MATCHED_MAX; i++)
-		if (pol->rules[i].action == act &&
-		    rule_applies(pol, &pol->rules[i], req, command))
+	index_iter_init(
+	    &it, pe->pol, pe->index, req->uid, req->gid, req->skill, act);
+	while (n < MATCHED_MAX && index_iter_next(&it, &i))
+		if (rule_applies(pol, &pol->rules[i], req, command))
 			out[n++] = &pol->rules[i];
+	index_iter_done(&it);
 	return n;
 }
 
@@ -222,9 +230,10 @@ weigh_allow(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	/* What it may execute: a program that is not there refuses it. */
-	if (exec_resolve(d->skill->dir, d->cmd->path, d->cmd->interpreter,
-	        d->skill->perms.v[PERM_EXEC], d->skill->perms.n[PERM_EXEC],
-	        &d->programs, &d->nprograms, &d->interpreter, &e) == -1) {
+	if (exec_resolve_memo(now_ms, d->skill->dir, d->cmd->path,
+	        d->cmd->interpreter, d->skill->perms.v[PERM_EXEC],
+	        d->skill->perms.n[PERM_EXEC], &d->programs, &d->nprograms,
+	        &d->interpreter, &e) == -1) {
 		deny(d, e.type, "skill \"%s\" cannot run: %s", req->skill,
 		    e.msg);
 		return;
@@ -277,7 +286,7 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 	memset(d, 0, sizeof(*d));
 	if (gates(pe, req, d) == -1)
 		return;
-	if ((n = collect(pe->pol, req, d->cmd->name, ACT_DENY, hits)) > 0) {
+	if ((n = collect(pe, req, d->cmd->name, ACT_DENY, hits)) > 0) {
 		memcpy(d->matched, hits, n * sizeof(hits[0]));
 		d->nmatched = n;
 		deny(d, ERR_PERMISSION_DENIED, "denied by rule \"%s\" (%s)",
@@ -285,13 +294,13 @@ decide(const struct policy_env *pe, const struct msg_authz_req *req,
 		return;
 	}
 	/* Asked, unless a human approved this call: then it is an allow. */
-	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ASK, hits)) > 0) {
+	if ((n = collect(pe, req, d->cmd->name, ACT_ASK, hits)) > 0) {
 		memcpy(d->matched, hits, n * sizeof(hits[0]));
 		d->nmatched = n;
 		weigh_allow(pe, req, hits[0], now_ms, !req->approved, d);
 		return;
 	}
-	if ((n = collect(pe->pol, req, d->cmd->name, ACT_ALLOW, hits)) == 0) {
+	if ((n = collect(pe, req, d->cmd->name, ACT_ALLOW, hits)) == 0) {
 		d->builtin = "builtin:default-deny";
 		deny(d, ERR_PERMISSION_DENIED,
 		    "no rule allows uid %llu (gid "
@@ -312,12 +321,12 @@ decide_sees(const struct policy_env *pe, const struct msg_authz_req *req)
 	const struct rule *hits[MATCHED_MAX];
 
 	if (s == NULL || !s->valid ||
-	    !policy_skill_enabled(pe->pol, req->skill) ||
+	    !index_enabled(pe->index, pe->pol, req->skill) ||
 	    strcmp(req->phase, "execution") != 0)
 		return 0;
-	return collect(pe->pol, req, NULL, ACT_DENY, hits) == 0 &&
-	       collect(pe->pol, req, NULL, ACT_ASK, hits) == 0 &&
-	       collect(pe->pol, req, NULL, ACT_ALLOW, hits) > 0;
+	return collect(pe, req, NULL, ACT_DENY, hits) == 0 &&
+	       collect(pe, req, NULL, ACT_ASK, hits) == 0 &&
+	       collect(pe, req, NULL, ACT_ALLOW, hits) > 0;
 }
 
 void

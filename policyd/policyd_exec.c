@@ -547,3 +547,125 @@ bad:
 	*interp_real = NULL;
 	return -1;
 }
+
+/* One remembered resolution: its arguments as one key, its answer. */
+struct exec_memo {
+	char *key;
+	size_t keylen;
+	uint64_t at_ms;
+	char **programs;
+	size_t nprograms;
+	char *interp_real;
+};
+
+static struct exec_memo *exec_memo; /* EXEC_MEMO_SLOTS, made at first use */
+
+/* The arguments as one byte string: each part and a NUL after it. */
+static char *
+exec_memo_key(const char *skill_dir, const char *entry, const char *interp,
+    char *const *names, size_t nnames, size_t *len)
+{
+	size_t i, n, off = 0;
+	char *k;
+
+	n = strlen(skill_dir) + strlen(entry) + 4 +
+	    (interp != NULL ? strlen(interp) : 0);
+	for (i = 0; i < nnames; i++)
+		n += strlen(names[i]) + 1;
+	k = xmalloc(n);
+	off += (size_t)sprintf(k + off, "%s", skill_dir) + 1;
+	off += (size_t)sprintf(k + off, "%s", entry) + 1;
+	/* no interpreter and an empty one differ */
+	off += (size_t)sprintf(k + off, "%c%s", interp != NULL ? 'i' : '-',
+	           interp != NULL ? interp : "") +
+	       1;
+	for (i = 0; i < nnames; i++)
+		off += (size_t)sprintf(k + off, "%s", names[i]) + 1;
+	*len = off;
+	return k;
+}
+
+/* FNV-1a of the key: its slot. */
+static size_t
+exec_memo_slot(const char *k, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint8_t)k[i]) * 1099511628211ULL;
+	return (size_t)(h % EXEC_MEMO_SLOTS);
+}
+
+/* An entry emptied, for another resolution or none. */
+static void
+exec_memo_drop(struct exec_memo *m)
+{
+	free(m->key);
+	strarr_free(m->programs, m->nprograms);
+	free(m->interp_real);
+	memset(m, 0, sizeof(*m));
+}
+
+/* A copy of a list of n strings, NULL-ended. */
+static char **
+exec_strarr_dup(char *const *v, size_t n)
+{
+	char **c = xcalloc(n + 1, sizeof(char *));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
+/* The entry of these arguments, if fresh; else resolved and kept. */
+int
+exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
+    const char *interp, char *const *names, size_t nnames, char ***out,
+    size_t *nout, char **interp_real, struct error *e)
+{
+	struct exec_memo *m;
+	size_t len;
+	char *key;
+
+	if (exec_memo == NULL)
+		exec_memo = xcalloc(EXEC_MEMO_SLOTS, sizeof(*exec_memo));
+	key = exec_memo_key(skill_dir, entry, interp, names, nnames, &len);
+	m = &exec_memo[exec_memo_slot(key, len)];
+	if (m->key != NULL && m->keylen == len &&
+	    memcmp(m->key, key, len) == 0 && now_ms >= m->at_ms &&
+	    now_ms - m->at_ms < EXEC_MEMO_MS) {
+		free(key);
+		*out = exec_strarr_dup(m->programs, m->nprograms);
+		*nout = m->nprograms;
+		*interp_real =
+		    m->interp_real != NULL ? xstrdup(m->interp_real) : NULL;
+		return 0;
+	}
+	if (exec_resolve(skill_dir, entry, interp, names, nnames, out, nout,
+	        interp_real, e) == -1) {
+		free(key);
+		return -1;
+	}
+	exec_memo_drop(m);
+	m->key = key;
+	m->keylen = len;
+	m->at_ms = now_ms;
+	m->programs = exec_strarr_dup(*out, *nout);
+	m->nprograms = *nout;
+	m->interp_real = *interp_real != NULL ? xstrdup(*interp_real) : NULL;
+	return 0;
+}
+
+/* A reload: nothing resolved before it is used after. */
+void
+exec_memo_clear(void)
+{
+	size_t i;
+
+	if (exec_memo == NULL)
+		return;
+	for (i = 0; i < EXEC_MEMO_SLOTS; i++)
+		exec_memo_drop(&exec_memo[i]);
+}

@@ -9,6 +9,7 @@
 #define SB_POLICYD_EXEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../lib/error.h"
 
@@ -41,5 +42,19 @@ int exec_shebang(const char *buf, size_t len, char *interp, size_t ilen,
 int exec_resolve(const char *skill_dir, const char *entry, const char *interp,
     char *const *names, size_t nnames, char ***out, size_t *nout,
     char **interp_real, struct error *e);
+
+/*
+ * exec_resolve, remembered: the same arguments within EXEC_MEMO_MS of
+ * now_ms (a monotonic clock) get the answer resolved then, so a burst
+ * of decisions reads each program once. Only successes are kept, in at
+ * most EXEC_MEMO_SLOTS entries; exec_memo_clear forgets them all (a
+ * reload).
+ */
+#define EXEC_MEMO_MS 1000
+#define EXEC_MEMO_SLOTS 1024
+int exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
+    const char *interp, char *const *names, size_t nnames, char ***out,
+    size_t *nout, char **interp_real, struct error *e);
+void exec_memo_clear(void);
 
 #endif

@@ -249,7 +249,11 @@ parse_rule(struct ydoc *y, struct ynode *n, const char *fname, struct policy *p,
 		return yerr(y, n, e, "rule needs a name");
 	if (p->nrules == POLICY_RULES_MAX)
 		return yerr(y, n, e, "more than %d rules", POLICY_RULES_MAX);
-	p->rules = xreallocarray(p->rules, p->nrules + 1, sizeof(*p->rules));
+	if (p->nrules == p->rulecap) { /* doubled: loading n rules is O(n) */
+		p->rulecap = p->rulecap ? 2 * p->rulecap : 16;
+		p->rules =
+		    xreallocarray(p->rules, p->rulecap, sizeof(*p->rules));
+	}
 	r = &p->rules[p->nrules++];
 	memset(r, 0, sizeof(*r));
 	r->name = xstrdup(name);

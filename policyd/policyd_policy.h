@@ -13,7 +13,7 @@
 #include "policyd_perm.h"
 
 #define POLICY_FILES_MAX 256
-#define POLICY_RULES_MAX 1024
+#define POLICY_RULES_MAX 16384
 #define POLICY_DIR_ENTRIES_MAX 4096 /* entries of policy_dir looked at */
 #define POLICY_BUDGET_MS 2000       /* to load every file of policy_dir */
 #define POLICY_ANYONE ((size_t)-1)  /* "*" in a rule's principals */
@@ -51,7 +51,7 @@ struct policy {
 	char **enabled;
 	size_t nenabled;
 	struct rule *rules;
-	size_t nrules;
+	size_t nrules, rulecap;
 	size_t nfiles;
 };
 

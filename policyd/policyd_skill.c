@@ -363,6 +363,7 @@ registry_load_by(struct registry *r, char *const *dirs, size_t ndirs,
 			return -1;
 		}
 	qsort(r->skills, r->n, sizeof(*r->skills), skill_cmp);
+	r->sorted = 1;
 	log_info("loaded %zu skills", r->n);
 	return 0;
 }
@@ -385,13 +386,27 @@ registry_free(struct registry *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* By name: bisected once the registry is sorted, else looked through. */
 const struct skill *
 registry_find(const struct registry *r, const char *name)
 {
-	size_t i;
+	size_t i, lo = 0, hi = r->n, mid;
+	int c;
 
-	for (i = 0; i < r->n; i++)
-		if (strcmp(r->skills[i].name, name) == 0)
-			return &r->skills[i];
+	if (!r->sorted) { /* while loading: duplicates are looked for */
+		for (i = 0; i < r->n; i++)
+			if (strcmp(r->skills[i].name, name) == 0)
+				return &r->skills[i];
+		return NULL;
+	}
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(name, r->skills[mid].name)) == 0)
+			return &r->skills[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	return NULL;
 }

@@ -22,7 +22,7 @@ chan_init(struct chan *c, int fd, const char *peer)
 void
 chan_close(struct chan *c)
 {
-	struct chan_out *o, *next;
+	size_t k;
 	int i;
 
 	if (c->fd != -1)
@@ -31,17 +31,18 @@ chan_close(struct chan *c)
 	for (i = 0; i < c->nfdq; i++)
 		close(c->fdq[i]);
 	c->nfdq = 0;
-	for (o = c->head; o != NULL; o = next) {
-		next = o->next;
-		for (i = 0; i < o->nfds; i++)
-			close(o->fds[i]);
-		free(o->data);
-		free(o);
-	}
-	c->head = c->tail = NULL;
+	for (k = 0; k < c->nmarks; k++)
+		for (i = 0; i < c->marks[k].nfds; i++)
+			close(c->marks[k].fds[i]);
+	free(c->marks);
+	c->marks = NULL;
+	c->nmarks = c->mcap = 0;
+	free(c->obuf);
+	c->obuf = NULL;
+	c->ooff = c->olen = c->ocap = 0;
 	free(c->rbuf);
 	c->rbuf = NULL;
-	c->rlen = c->rcap = 0;
+	c->roff = c->rlen = c->rcap = 0;
 }
 
 /* Stash fds from a control message; too many is a protocol violation. */
@@ -80,12 +81,17 @@ chan_read(struct chan *c)
 	struct iovec iov;
 	ssize_t n;
 
-	if (c->rcap - c->rlen < 65536) {
+	if (c->roff > 0 && c->rcap - c->rlen < CHAN_READ_MIN) {
+		memmove(c->rbuf, c->rbuf + c->roff, c->rlen - c->roff);
+		c->rlen -= c->roff;
+		c->roff = 0;
+	}
+	if (c->rcap - c->rlen < CHAN_READ_MIN) {
 		if (c->rcap > FRAME_MAX_INTERNAL * 2) {
 			errno = EMSGSIZE;
 			return -1;
 		}
-		c->rcap = c->rcap ? c->rcap * 2 : 131072;
+		c->rcap = c->rcap ? c->rcap * 2 : CHAN_READ_FIRST;
 		c->rbuf = xreallocarray(c->rbuf, c->rcap, 1);
 	}
 	memset(&mh, 0, sizeof(mh));
@@ -113,15 +119,17 @@ chan_next(struct chan *c, struct mp_doc *d, struct error *e)
 	enum frame_status st;
 	int r;
 
-	st = frame_check(c->rbuf, c->rlen, FRAME_MAX_INTERNAL, &blen, e);
+	st = frame_check(
+	    c->rbuf + c->roff, c->rlen - c->roff, FRAME_MAX_INTERNAL, &blen, e);
 	if (st == FRAME_NEED_MORE)
 		return 0;
 	if (st == FRAME_BAD)
 		return -1;
-	r = mp_decode(d, c->rbuf + FRAME_HDR_LEN, blen, NULL, e);
-	memmove(c->rbuf, c->rbuf + FRAME_HDR_LEN + blen,
-	    c->rlen - FRAME_HDR_LEN - blen);
-	c->rlen -= FRAME_HDR_LEN + blen;
+	r = mp_decode(d, c->rbuf + c->roff + FRAME_HDR_LEN, blen, NULL, e);
+	/* Taken: the next message follows; compacted only before a read. */
+	c->roff += FRAME_HDR_LEN + blen;
+	if (c->roff == c->rlen)
+		c->roff = c->rlen = 0;
 	return r == 0 ? 1 : -1;
 }
 
@@ -138,33 +146,58 @@ chan_take_fd(struct chan *c)
 	return fd;
 }
 
+/* Room for len more bytes of output, compacting what was sent first. */
+static void
+chan_out_room(struct chan *c, size_t len)
+{
+	size_t k, cap;
+
+	if (c->ooff > 0 && c->ocap - c->olen < len) {
+		memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
+		for (k = 0; k < c->nmarks; k++)
+			c->marks[k].at -= c->ooff;
+		c->olen -= c->ooff;
+		c->ooff = 0;
+	}
+	if (c->ocap - c->olen >= len)
+		return;
+	cap = c->ocap ? c->ocap : CHAN_OUT_FIRST;
+	while (cap - c->olen < len)
+		cap *= 2;
+	c->obuf = xreallocarray(c->obuf, cap, 1);
+	c->ocap = cap;
+}
+
 void
 chan_queue(struct chan *c, const struct mp_enc *m, const int *fds, int nfds)
 {
-	struct chan_out *o;
+	struct chan_fdmark *mk;
 
 	if (nfds < 0 || nfds > 4)
 		fatalx("too many fds for one message");
 	if (m->sb.size == 0 || m->sb.size > FRAME_MAX_INTERNAL)
 		fatalx("internal message of %zu bytes", m->sb.size);
-	o = xcalloc(1, sizeof(*o));
-	o->len = FRAME_HDR_LEN + m->sb.size;
-	o->data = xmalloc(o->len);
-	frame_put_len(o->data, m->sb.size);
-	memcpy(o->data + FRAME_HDR_LEN, m->sb.data, m->sb.size);
-	if (nfds > 0)
-		memcpy(o->fds, fds, sizeof(int) * (size_t)nfds);
-	o->nfds = nfds;
-	if (c->tail)
-		c->tail->next = o;
-	else
-		c->head = o;
-	c->tail = o;
+	chan_out_room(c, FRAME_HDR_LEN + m->sb.size);
+	if (nfds > 0) {
+		if (c->nmarks == c->mcap) {
+			c->mcap = c->mcap ? 2 * c->mcap : 4;
+			c->marks =
+			    xreallocarray(c->marks, c->mcap, sizeof(*c->marks));
+		}
+		mk = &c->marks[c->nmarks++];
+		mk->at = c->olen;
+		memcpy(mk->fds, fds, sizeof(int) * (size_t)nfds);
+		mk->nfds = nfds;
+	}
+	frame_put_len(c->obuf + c->olen, m->sb.size);
+	memcpy(c->obuf + c->olen + FRAME_HDR_LEN, m->sb.data, m->sb.size);
+	c->olen += FRAME_HDR_LEN + m->sb.size;
 }
 
-/* Send one chunk of the head message, attaching its fds to the first. */
+/* Send len bytes at p, with mk's fds (mk not NULL) attached to the first. */
 static ssize_t
-chan_send_one(struct chan *c, struct chan_out *o)
+chan_send(
+    struct chan *c, const uint8_t *p, size_t len, const struct chan_fdmark *mk)
 {
 	union {
 		struct cmsghdr hdr;
@@ -175,54 +208,85 @@ chan_send_one(struct chan *c, struct chan_out *o)
 	struct cmsghdr *cm;
 
 	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = o->data + o->off;
-	iov.iov_len = o->len - o->off;
+	iov.iov_base = (void *)p;
+	iov.iov_len = len;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (o->nfds > 0) {
+	if (mk != NULL) {
 		memset(&cmsgbuf, 0, sizeof(cmsgbuf));
 		mh.msg_control = cmsgbuf.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)o->nfds);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)mk->nfds);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)o->nfds);
-		memcpy(CMSG_DATA(cm), o->fds, sizeof(int) * (size_t)o->nfds);
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)mk->nfds);
+		memcpy(CMSG_DATA(cm), mk->fds, sizeof(int) * (size_t)mk->nfds);
 	}
 	return sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 }
 
+/*
+ * Write the queue: every run of messages without fds in one sendmsg, a
+ * message with fds starting a sendmsg of its own.
+ */
 int
 chan_flush(struct chan *c)
 {
-	struct chan_out *o;
+	struct chan_fdmark *mk;
+	size_t end;
 	ssize_t n;
-	int i;
+	int i, nfds;
 
-	while ((o = c->head) != NULL) {
-		n = chan_send_one(c, o);
-		if (n == -1) {
-			if (errno == EAGAIN || errno == EINTR)
-				return 1;
-			return -1;
+	while (c->ooff < c->olen) {
+		mk = c->nmarks > 0 ? &c->marks[0] : NULL;
+		nfds = mk != NULL && mk->at == c->ooff ? mk->nfds : 0;
+		if (nfds > 0)
+			end = c->nmarks > 1 ? c->marks[1].at : c->olen;
+		else
+			end = mk != NULL ? mk->at : c->olen;
+		n = chan_send(
+		    c, c->obuf + c->ooff, end - c->ooff, nfds > 0 ? mk : NULL);
+		if (n == -1)
+			return errno == EAGAIN || errno == EINTR ? 1 : -1;
+		if (n == 0)
+			return 1;
+		if (nfds > 0) { /* they went with the message's first byte */
+			for (i = 0; i < nfds; i++)
+				close(mk->fds[i]);
+			memmove(c->marks, c->marks + 1,
+			    (c->nmarks - 1) * sizeof(*c->marks));
+			c->nmarks--;
 		}
-		for (i = 0; i < o->nfds; i++)
-			close(o->fds[i]);
-		o->nfds = 0;
-		o->off += (size_t)n;
-		if (o->off < o->len)
-			continue;
-		c->head = o->next;
-		if (c->head == NULL)
-			c->tail = NULL;
-		free(o->data);
-		free(o);
+		c->ooff += (size_t)n;
+	}
+	c->ooff = c->olen = 0;
+	/* A burst's buffer goes back; a small one is kept for the next. */
+	if (c->ocap > CHAN_OUT_KEEP) {
+		free(c->obuf);
+		c->obuf = NULL;
+		c->ocap = 0;
 	}
 	return 0;
+}
+
+/* Buffers with nothing in them go; the next use makes them anew. */
+void
+chan_shrink(struct chan *c)
+{
+	if (c->roff == c->rlen) {
+		free(c->rbuf);
+		c->rbuf = NULL;
+		c->roff = c->rlen = c->rcap = 0;
+	}
+	if (c->ooff == c->olen) {
+		free(c->obuf);
+		c->obuf = NULL;
+		c->ooff = c->olen = c->ocap = 0;
+	}
 }
 
 int
 chan_pending(const struct chan *c)
 {
-	return c->head != NULL;
+	return c->ooff < c->olen;
 }

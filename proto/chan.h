@@ -13,11 +13,14 @@
 #include "mp.h"
 
 #define CHAN_MAX_FDS 16
+#define CHAN_READ_FIRST 65536 /* the read buffer, at its first read */
+#define CHAN_READ_MIN 16384   /* free room a read asks for */
+#define CHAN_OUT_FIRST 4096   /* the output buffer, at its first message */
+#define CHAN_OUT_KEEP 65536   /* kept once flushed; a larger one is freed */
 
-struct chan_out {
-	struct chan_out *next;
-	uint8_t *data;
-	size_t len, off;
+/* A queued message that carries fds: they go with its first byte. */
+struct chan_fdmark {
+	size_t at; /* its offset in obuf */
 	int fds[4];
 	int nfds;
 };
@@ -25,10 +28,14 @@ struct chan_out {
 struct chan {
 	int fd;
 	uint8_t *rbuf;
-	size_t rlen, rcap;
+	size_t roff, rlen, rcap; /* unread messages: rbuf[roff, rlen) */
 	int fdq[CHAN_MAX_FDS];
 	int nfdq;
-	struct chan_out *head, *tail;
+	/* Queued output, written as few sendmsg calls as the fds allow. */
+	uint8_t *obuf;
+	size_t ooff, olen, ocap;   /* unsent: obuf[ooff, olen) */
+	struct chan_fdmark *marks; /* in order of at */
+	size_t nmarks, mcap;
 	const char *peer; /* for log messages */
 };
 
@@ -46,5 +53,7 @@ void chan_queue(
 /* Write queued data: 0 all sent, 1 more pending, -1 error. */
 int chan_flush(struct chan *c);
 int chan_pending(const struct chan *c);
+/* An idle channel gives back its buffers when nothing is in them. */
+void chan_shrink(struct chan *c);
 
 #endif

@@ -20,7 +20,9 @@ const struct mp_limits mp_limits_default = {
 };
 
 /* Maps up to this size check duplicate keys pairwise, larger by sorting. */
-#define MP_SMALL_MAP 16
+/* Up to this many keys, each is compared with those before it (at most
+ * 2016 comparisons, each a length check first); more are sorted. */
+#define MP_SMALL_MAP 64
 
 static int
 key_eq(const msgpack_object *a, const msgpack_object *b)
@@ -295,6 +297,19 @@ mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/* The document moves; from is left as mp_doc_free leaves one. */
+void
+mp_doc_take(struct mp_doc *to, const struct mp_doc *from)
+{
+	struct mp_doc *f = (struct mp_doc *)from; /* the peer's own */
+
+	*to = *f;
+	if (to->root != NULL)
+		to->root = &to->up.data;
+	f->live = 0;
+	f->root = NULL;
+}
+
 void
 mp_doc_free(struct mp_doc *d)
 {
@@ -332,11 +347,12 @@ mp_only_keys(
 	for (i = 0; i < map->via.map.size; i++) {
 		const msgpack_object *k = &map->via.map.ptr[i].key;
 		int found = 0;
-		for (j = 0; allowed[j] != NULL; j++)
-			if (strlen(allowed[j]) == k->via.str.size &&
-			    memcmp(allowed[j], k->via.str.ptr,
-			        k->via.str.size) == 0)
-				found = 1;
+		/* strncmp stops at an allowed name's end; the NUL after
+		 * the key's length says the lengths are equal */
+		for (j = 0; allowed[j] != NULL && !found; j++)
+			found = strncmp(allowed[j], k->via.str.ptr,
+			            k->via.str.size) == 0 &&
+			        allowed[j][k->via.str.size] == '\0';
 		if (!found)
 			return error_set(e, ERR_BAD_REQUEST,
 			    "unknown field \"%.*s\"", (int)k->via.str.size,

@@ -31,6 +31,12 @@ struct mp_doc {
 int mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
     const struct mp_limits *lim, struct error *e);
 void mp_doc_free(struct mp_doc *d);
+/*
+ * A handler keeps the document it was given (a peer's, which the peer
+ * frees once the handler returns): to owns it now, from is left empty.
+ * from must point to a document that is not itself const.
+ */
+void mp_doc_take(struct mp_doc *to, const struct mp_doc *from);
 
 /* Field accessors on a map. required=0 leaves *out untouched if absent. */
 const msgpack_object *mp_get(const msgpack_object *map, const char *key);

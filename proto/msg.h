@@ -637,16 +637,19 @@ int msg_worker_exit_dec(
     const struct mp_doc *d, struct msg_worker_exit *x, struct error *e);
 
 /*
- * AUDIT: {ref, event}. The event is one flat record: dotted ECS names
- * to strings, integers, booleans, bins (text a skill chose) or arrays
- * of those. Build one with msg_audit_begin, enc_k* fields, msg_audit_end;
- * auditd stamps time, sequence and hashes.
+ * AUDIT: {ref, event, lazy}. The event is one flat record: dotted ECS
+ * names to strings, integers, booleans, bins (text a skill chose) or
+ * arrays of those. Build one with msg_audit_begin, enc_k* fields,
+ * msg_audit_end (or msg_audit_end_lazy); auditd stamps time, sequence
+ * and hashes. lazy (absent: false): nothing waits for this record, so
+ * auditd may leave its sync to the next commit (docs/audit.md).
  */
 #define AUDIT_KEY_MAX 64
 #define AUDIT_EVENT_FIELDS_MAX 128
 void msg_audit_begin(struct mp_enc *m, uint64_t ref, const char *action,
     const char *type, const char *outcome);
 void msg_audit_end(struct mp_enc *m);
+void msg_audit_end_lazy(struct mp_enc *m);
 /* The fields that say whose call a record is about. */
 struct audit_call {
 	const char *request_id; /* the client's id, or NULL */
@@ -685,6 +688,8 @@ void msg_audit_net(struct mp_enc *m, uint64_t ref, const struct audit_net *n);
 /* *event points into d; valid while d is. */
 int msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e);
+/* 1 if a record msg_audit_dec took says lazy: true. */
+int msg_audit_is_lazy(const struct mp_doc *d);
 
 void msg_audit_ack_enc(struct mp_enc *m, const struct msg_audit_ack *a);
 int msg_audit_ack_dec(

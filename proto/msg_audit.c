@@ -34,6 +34,15 @@ msg_audit_end(struct mp_enc *m)
 	msg_end(m);
 }
 
+/* A record nobody waits for: its sync may wait for the next commit. */
+void
+msg_audit_end_lazy(struct mp_enc *m)
+{
+	enc_map_close(m);
+	enc_kbool(m, "lazy", 1);
+	msg_end(m);
+}
+
 void
 msg_audit_call(struct mp_enc *m, const struct audit_call *c)
 {
@@ -129,7 +138,11 @@ msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
 		enc_kstr(m, "error.type", err_type_name((enum err_type)x->err));
 		enc_kstr(m, "error.message", x->message);
 	}
-	msg_audit_end(m);
+	/* nothing waits for worker.exited; worker.started gates the run */
+	if (x != NULL)
+		msg_audit_end_lazy(m);
+	else
+		msg_audit_end(m);
 }
 
 void
@@ -216,13 +229,15 @@ int
 msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
     const msgpack_object **event, struct error *e)
 {
-	static const char *const keys[] = {"t", "ref", "event", NULL};
+	static const char *const keys[] = {"t", "ref", "event", "lazy", NULL};
 	const msgpack_object *ev = NULL, *action;
 	uint32_t i;
+	int lazy = 0;
 
 	if (mp_only_keys(d->root, keys, e) ||
 	    mp_uint(d->root, "ref", 1, UINT64_MAX, ref, e) ||
-	    mp_submap(d->root, "event", 1, &ev, e))
+	    mp_submap(d->root, "event", 1, &ev, e) ||
+	    mp_bool(d->root, "lazy", 0, &lazy, e))
 		return -1;
 	if (ev->via.map.size > AUDIT_EVENT_FIELDS_MAX)
 		return error_set(e, ERR_BAD_REQUEST, "an event of %u fields",
@@ -238,6 +253,15 @@ msg_audit_dec(const struct mp_doc *d, uint64_t *ref,
 		return error_set(e, ERR_BAD_REQUEST, "an event without action");
 	*event = ev;
 	return 0;
+}
+
+/* The decoder checked lazy's type; absent is false. */
+int
+msg_audit_is_lazy(const struct mp_doc *d)
+{
+	const msgpack_object *v = mp_get(d->root, "lazy");
+
+	return v != NULL && v->type == MSGPACK_OBJECT_BOOLEAN && v->via.boolean;
 }
 
 void

@@ -10,6 +10,8 @@
 #include "../lib/util.h"
 #include "msg.h"
 
+static int peer_deferred; /* peer_defer_writes: for peers set up later */
+
 /* Find the handler for type t; -1 if this peer may not send it. */
 static int
 peer_lookup(const struct peer *p, uint64_t t)
@@ -118,6 +120,7 @@ peer_init(struct peer *p, struct event_base *base, int fd, const char *name,
 	p->table = table;
 	p->on_dead = on_dead;
 	p->arg = arg;
+	p->defer = peer_deferred;
 	p->rev = event_new(base, fd, EV_READ | EV_PERSIST, peer_readcb, p);
 	p->wev = event_new(base, fd, EV_WRITE, peer_writecb, p);
 	if (p->rev == NULL || p->wev == NULL || event_add(p->rev, NULL) == -1)
@@ -136,6 +139,12 @@ peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
 		return;
 	}
 	chan_queue(&p->ch, m, fds, nfds);
+	/* Deferred: the write callback runs after what is ready now,
+	 * unless enough has queued for the peer to start on. */
+	if (p->defer && p->ch.olen - p->ch.ooff < PEER_DEFER_BYTES) {
+		event_active(p->wev, EV_WRITE, 0);
+		return;
+	}
 	/*
 	 * Write what fits now, but report a failure from the loop: on_dead
 	 * must not run inside a caller that is changing what it tears down.
@@ -148,6 +157,21 @@ peer_send(struct peer *p, const struct mp_enc *m, const int *fds, int nfds)
 		event_active(p->wev, EV_WRITE, 0);
 		break;
 	}
+}
+
+/* Peers set up from now on defer their writes (a role's choice). */
+void
+peer_defer_writes(void)
+{
+	peer_deferred = 1;
+}
+
+/* Write what is queued now, as far as the socket takes it. */
+void
+peer_flush(struct peer *p)
+{
+	if (p->alive && chan_pending(&p->ch))
+		peer_writecb(-1, EV_WRITE, p);
 }
 
 void

@@ -15,6 +15,10 @@
 struct peer;
 
 #define PH_ONCE 0x1 /* at most once per peer lifetime */
+/* A deferred peer writes at once when this much is queued. */
+#ifndef PEER_DEFER_BYTES
+#define PEER_DEFER_BYTES 16384
+#endif
 
 struct peer_handler {
 	uint64_t type;
@@ -31,6 +35,7 @@ struct peer {
 	void (*on_dead)(struct peer *p, const char *why);
 	void *arg;
 	int alive;
+	int defer; /* writes wait for the end of the loop pass */
 };
 
 void peer_init(struct peer *p, struct event_base *base, int fd,
@@ -55,6 +60,15 @@ void peer_send(
 		enc_free(&m_);                                                 \
 	} while (0)
 #define PEER_SEND(p, enc, ...) PEER_SEND_FDS(p, NULL, 0, enc, __VA_ARGS__)
+
+/*
+ * For every peer this process sets up from now on, peer_send only
+ * queues, and the queue is written once the event loop has run what is
+ * ready now: many messages, one sendmsg. peer_flush writes at once
+ * (before exiting).
+ */
+void peer_defer_writes(void);
+void peer_flush(struct peer *p);
 
 /* Dispatch what the peer sent before it died (a reaped child). */
 void peer_drain(struct peer *p);

@@ -431,13 +431,82 @@ a06c_disk_full_halt() {
 	contains "daemon log" "$(cat "$D/daemon.log")" "auditd halted"
 }
 
-# The log deleted under the daemon: refused, then a new file.
+# A burst of decisions fills the disk within one batch of lines (one
+# write() for the records of a pass of auditd's loop): the batch is cut
+# back off and its records are written one by one, so those that fit
+# are acknowledged and in the log, the rest refused, and the chain holds.
+a16_batch_disk_full() {
+	local avail out ok refused
+	newdir a16
+	mount_small_log 256k || return
+	start_daemon || return
+	ctl authorize echo --phase execution
+	expect "first authorize" "$RC" 0
+	avail=$(df --output=avail -B 1024 "$D/log" | tail -n 1)
+	dd if=/dev/zero of="$D/log/filler" bs=1024 count=$((avail - 40)) \
+	    >/dev/null 2>&1
+	out=$(/usr/bin/python3 - "$SOCK" <<-'EOF'
+	import msgpack, socket, struct, sys
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	req = {"type": "authorize", "skill": "echo", "phase": "execution"}
+	b = b""
+	for k in range(120):
+	    m = msgpack.packb(dict(req, id=k))
+	    b += struct.pack(">I", len(m)) + m
+	s.sendall(b)
+	buf, ok, refused = b"", 0, 0
+	while ok + refused < 120:
+	    d = s.recv(1 << 20)
+	    if not d:
+	        sys.exit("closed")
+	    buf += d
+	    while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
+	        n = struct.unpack(">I", buf[:4])[0]
+	        r = msgpack.unpackb(buf[4:4 + n], raw=False)
+	        buf = buf[4 + n:]
+	        if r.get("ok"):
+	            ok += 1
+	        elif r.get("error", {}).get("type") == "audit_unavailable":
+	            refused += 1
+	        else:
+	            sys.exit("unexpected reply %r" % r)
+	print(ok, refused)
+	EOF
+	)
+	ok=${out% *} refused=${out#* }
+	echo "# a16: $ok decisions recorded, $refused refused"
+	[ "${ok:-0}" -gt 0 ] && [ "${refused:-0}" -gt 0 ] ||
+	    fail "wanted some decisions recorded and some refused: '$out'"
+	expect "every ok decision in the log" \
+	    "$(count '.event.action == "policy.decision" and .policy.dry_run == true')" \
+	    "$((ok + 1))"
+	stop_daemon
+	verify --head "$HEAD" "$LOG"
+	expect "chain intact after a batch hit a full disk" "$VRC" 0
+}
+
+# The sequence the head file holds (its higher slot), and the log's last.
+head_seq() {
+	tr -c '[:print:]' '\n' <"$HEAD" | awk '$1 == "skillbroker-audit-head" &&
+	    $3 > max { max = $3 } END { print max + 0 }'
+}
+log_seq() { tail -n 1 "$LOG" | jq .event.sequence; }
+# Every record in the log is committed: the head file has the last.
+all_committed() { [ "$(head_seq)" = "$(log_seq)" ]; }
+
+# The log deleted under the daemon: refused, then a new file. (The last
+# call's records nothing waits for are committed first, within 50 ms of
+# its reply: a commit of theirs after the deletion would find it and
+# recover before the next call comes.)
 a07_deleted() {
 	local i
 	newdir a07
 	start_daemon || return
 	ctl invoke echo --phase execution -- one
 	plant_in gone
+	sb_wait_for 5 "the last call's records committed" all_committed ||
+	    return
 	rm -f "$LOG"
 	ctl invoke mark --phase execution --session gone --json
 	expect "refused" "$(j .error.type)" audit_unavailable
@@ -553,6 +622,56 @@ a10_flush_modes() {
 		verify --head "$HEAD" "$LOG"
 		expect "$mode verifies" "$VRC" 0
 	done
+}
+
+# The fdatasyncs of the log while CMD runs, by the strace of auditd
+# running (its output in $D/strace.txt): the log's descriptor only.
+log_syncs() {
+	grep -c "^[0-9]* *fdatasync($LOGFD)" "$D/strace.txt" 2>/dev/null
+}
+
+# Group commit: a call's records that nothing waits for (invoke.received,
+# worker.exited, invoke.completed) ride on the commits of the records
+# that gate it (policy.decision, worker.started), or on one of their own
+# within LAZY_MS: an invoke costs 3 syncs at most, an authorize 1.
+a15_syncs_per_call() {
+	local pid spid f n0 n1 i best=99
+	command -v strace >/dev/null 2>&1 ||
+	    { sb_skip "strace is not installed"; return 1; }
+	newdir a15
+	start_daemon || return
+	ctl invoke echo --phase execution -- warm
+	pid=$(auditd_pid)
+	LOGFD=""
+	for f in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$f")" = "$(readlink -f "$LOG")" ] && LOGFD=${f##*/}
+	done
+	[ -n "$LOGFD" ] || { fail "auditd holds no descriptor of $LOG"; return; }
+	strace -f -qq -e trace=fdatasync -e signal=none -o "$D/strace.txt" \
+	    -p "$pid" 2>/dev/null &
+	spid=$!
+	sb_bg_add "$spid"
+	# attached once an authorize's sync shows
+	sb_wait_for 10 "strace of auditd" eval \
+	    'ctl authorize echo --phase execution; [ "$(log_syncs)" -ge 1 ]' ||
+	    return
+	sleep 0.3
+	n0=$(log_syncs)
+	ctl authorize echo --phase execution
+	sleep 0.3
+	n1=$(log_syncs)
+	expect "syncs of one authorize" "$((n1 - n0))" 1
+	for i in 1 2 3; do
+		n0=$(log_syncs)
+		ctl invoke echo --phase execution -- "s$i"
+		expect "call s$i" "$OUT" "s$i"
+		sleep 0.3
+		n1=$(log_syncs)
+		[ $((n1 - n0)) -lt "$best" ] && best=$((n1 - n0))
+	done
+	[ "$best" -le 3 ] ||
+	    fail "an invoke took $best fdatasyncs of the log at best (want 3 at most)"
+	sb_bg_kill "$spid"
 }
 
 # rsyslog's imfile tails the log across rotations: every record arrives
@@ -689,7 +808,7 @@ a14_approvals() {
 ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
 a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
-a14_approvals a13_whole_run"
+a14_approvals a15_syncs_per_call a16_batch_disk_full a13_whole_run"
 
 SB_TESTS=$ALL
 SB_AFTER_EACH=stop_daemon

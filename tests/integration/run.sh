@@ -1550,13 +1550,74 @@ t26_pool() {
 	start_daemon
 }
 
+# The broker's resident memory, in KiB.
+broker_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$(sb_role_pid broker)/status"; }
+# The broker's memory is back near where it started ($1 KiB, $2 more).
+rss_back() { [ "$(broker_rss)" -le $(($1 + $2)) ]; }
+
+# What a burst of calls took goes back once the broker is idle: 8
+# connections with 128 authorize calls in flight each, 20 times, leave
+# it within 1 MiB of its resident size before (the heap trimmed, the
+# channel buffers freed, IDLE_TRIM_MS after the last call ended).
+t27_idle_memory() {
+	local conf=$SB_CONF dir=$SB_DIR sock=$SB_SOCK state=$SB_STATE
+	local audit=$SB_AUDIT log=$SB_LOG
+	# a sanitizer's allocator keeps what is freed: no measure of ours
+	if grep -q __asan_init "$SB_BIN/skillbroker-broker" 2>/dev/null; then
+		sb_skip "the broker runs under AddressSanitizer (make SAN=1)"
+		return 1
+	fi
+	stop_daemon
+	# a daemon of its own: one uid may have 1024 calls in flight
+	sb_config "$TMP/t27/sb.yaml" "per_uid.calls: 1024" "per_uid.clients: 16"
+	start_daemon && idle_memory_burst
+	stop_daemon
+	SB_CONF=$conf SB_DIR=$dir SB_SOCK=$sock SB_STATE=$state
+	SB_AUDIT=$audit SB_LOG=$log
+}
+idle_memory_burst() {
+	local r0
+	sleep 1.5
+	r0=$(broker_rss)
+	/usr/bin/python3 - "$SB_SOCK" <<-'EOF' || fail "the burst failed"
+	import msgpack, socket, struct, sys
+	socks = []
+	for c in range(8):
+	    s = socket.socket(socket.AF_UNIX)
+	    s.connect(sys.argv[1])
+	    socks.append(s)
+	def frame(m):
+	    b = msgpack.packb(m)
+	    return struct.pack(">I", len(b)) + b
+	req = {"type": "authorize", "skill": "echo-args", "phase": "execution"}
+	for r in range(20):
+	    for s in socks:
+	        s.sendall(b"".join(frame(dict(req, id=k)) for k in range(128)))
+	    for s in socks:
+	        buf, got = b"", 0
+	        while got < 128:
+	            d = s.recv(1 << 20)
+	            if not d:
+	                sys.exit("closed")
+	            buf += d
+	            while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
+	                n = struct.unpack(">I", buf[:4])[0]
+	                if not msgpack.unpackb(buf[4:4 + n], raw=False).get("ok"):
+	                    sys.exit("a call was not ok")
+	                buf, got = buf[4 + n:], got + 1
+	EOF
+	echo "# t27: broker $r0 KiB before, $(broker_rss) KiB after the burst"
+	sb_poll 5 rss_back "$r0" 1024 ||
+	    fail "the broker holds $(broker_rss) KiB 5 s after the burst, $r0 KiB before"
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
 t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info
 t22_approvals t23_approval_admin t24_approval_session t25_approval_tty
-t26_pool"
+t26_pool t27_idle_memory"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status"
 # A fresh daemon for a test that needs one, when the last left none.

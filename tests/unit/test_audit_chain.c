@@ -23,7 +23,7 @@ static size_t
 make_line(char *buf, size_t cap, uint64_t seq, const char *prev,
     char hash[HASH_HEX_LEN + 1])
 {
-	struct audit_stamp st = {seq, prev, "auditd", "host"};
+	struct audit_stamp st = {seq, prev, "auditd", "host", NULL};
 	json_t *rec = audit_own_record("test.record", "info", "success",
 	    "a reason with \"quotes\" and \xc3\xa9");
 	char *line;

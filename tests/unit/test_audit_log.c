@@ -274,6 +274,82 @@ test_short_write_cut_back(void **state)
 	assert_int_equal(alog_health(&f->l, &e), ALOG_HEALTHY);
 }
 
+/* Three records' lines as auditd batches them, after the log's head. */
+static size_t
+fx_lines(struct fixture *f, char *buf, size_t cap, struct audit_head *h)
+{
+	char *line;
+	size_t len, off = 0;
+	json_t *rec;
+	int i;
+
+	*h = f->l.head;
+	for (i = 0; i < 3; i++) {
+		struct audit_stamp st = {
+		    h->seq + 1, h->hash, "broker", "host", NULL};
+
+		rec = audit_own_record("test.batched", "info", "success", NULL);
+		audit_record_stamp(rec, &st);
+		line = audit_line_encode(rec, h->hash, &len);
+		json_decref(rec);
+		assert_true(off + len <= cap);
+		memcpy(buf + off, line, len);
+		free(line);
+		off += len;
+		h->seq++;
+	}
+	return off;
+}
+
+/*
+ * A batch's lines go in one write: the head moves to its last record;
+ * cut short, the whole batch is cut back and nothing moves.
+ */
+static void
+test_write_lines(void **state)
+{
+	static const char *const names[] = {"audit.jsonl"};
+	struct fixture *f = *state;
+	struct rlimit old, small;
+	struct audit_head h, before;
+	struct error e;
+	struct stat st;
+	char buf[8192];
+	size_t len;
+	off_t size;
+
+	fx_open(f);
+	fx_records(f, 1);
+	len = fx_lines(f, buf, sizeof(buf), &h);
+	size = f->l.size;
+	assert_int_equal(alog_write_lines(&f->l, buf, len, 3, &h, &e), 0);
+	assert_int_equal(f->l.size, size + (off_t)len);
+	assert_int_equal(f->l.head.seq, h.seq);
+	assert_string_equal(f->l.head.hash, h.hash);
+	assert_int_equal(alog_health(&f->l, &e), ALOG_HEALTHY);
+	assert_int_equal(fx_verify(f, names, 1, &f->l.head), 0);
+	/* room for one line and a half: all three cut back */
+	before = f->l.head;
+	len = fx_lines(f, buf, sizeof(buf), &h);
+	size = f->l.size;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = old;
+	small.rlim_cur = (rlim_t)size + (rlim_t)len / 2;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	assert_int_equal(alog_write_lines(&f->l, buf, len, 3, &h, &e), -1);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(f->l.fail, ALOG_FAIL_FULL);
+	assert_int_equal(fstat(f->l.fd, &st), 0);
+	assert_int_equal(st.st_size, size);
+	assert_int_equal(f->l.size, size);
+	assert_int_equal(f->l.head.seq, before.seq);
+	assert_string_equal(f->l.head.hash, before.hash);
+	assert_int_equal(alog_health(&f->l, &e), ALOG_HEALTHY);
+	assert_int_equal(fx_verify(f, names, 1, &f->l.head), 0);
+}
+
 static void
 test_rotate_num_logs(void **state)
 {
@@ -460,6 +536,7 @@ main(void)
 	    T(test_torn_tail_cut),
 	    T(test_head_ahead),
 	    T(test_short_write_cut_back),
+	    T(test_write_lines),
 	    T(test_rotate_num_logs),
 	    T(test_rotate_keep_logs),
 	    T(test_health),

@@ -202,7 +202,7 @@ test_array_cut(void **state)
 static void
 test_line_fits(void **state)
 {
-	struct audit_stamp st = {1, ZEROS, "broker", "host"};
+	struct audit_stamp st = {1, ZEROS, "broker", "host", NULL};
 	char hash[HASH_HEX_LEN + 1], key[32], *big, *line;
 	struct audit_line ln;
 	struct mp_doc d;
@@ -238,7 +238,7 @@ test_line_fits(void **state)
 static void
 test_line_too_many_fields(void **state)
 {
-	struct audit_stamp st = {1, ZEROS, "broker", "host"};
+	struct audit_stamp st = {1, ZEROS, "broker", "host", NULL};
 	char hash[HASH_HEX_LEN + 1], key[64];
 	struct mp_doc d;
 	struct mp_enc m;

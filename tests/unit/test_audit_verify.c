@@ -206,7 +206,7 @@ test_forged_line(void **state)
 	struct audit_stamp st = {5,
 	    "1111111111111111111111111111111111111111"
 	    "111111111111111111111111",
-	    "broker", "host"};
+	    "broker", "host", NULL};
 	char hash[HASH_HEX_LEN + 1], *old = f->lines[4];
 	json_t *rec =
 	    audit_own_record("invoke.received", "start", "unknown", NULL);

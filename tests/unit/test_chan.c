@@ -312,6 +312,33 @@ test_fd_with_each_read(void **state)
 	close(p2[0]);
 }
 
+/* An idle channel gives its buffers back, and works on as before. */
+static void
+test_shrink(void **state)
+{
+	struct pair *p = *state;
+
+	queue_msg(&p->a, 1, "one", NULL, 0);
+	assert_true(p->a.ocap > 0);
+	chan_shrink(&p->a); /* something to send: kept */
+	assert_int_equal(chan_pending(&p->a), 1);
+	assert_int_equal(chan_flush(&p->a), 0);
+	read_all(&p->b);
+	chan_shrink(&p->b); /* a message not taken yet: kept */
+	assert_true(p->b.rcap > 0);
+	expect_msg(&p->b, 1, "one");
+	chan_shrink(&p->a);
+	chan_shrink(&p->b);
+	assert_int_equal(p->a.ocap, 0);
+	assert_null(p->a.obuf);
+	assert_int_equal(p->b.rcap, 0);
+	assert_null(p->b.rbuf);
+	queue_msg(&p->a, 2, "two", NULL, 0);
+	assert_int_equal(chan_flush(&p->a), 0);
+	read_all(&p->b);
+	expect_msg(&p->b, 2, "two");
+}
+
 static void
 test_close_releases_fds(void **state)
 {
@@ -474,6 +501,7 @@ main(void)
 	    PAIR_TEST(test_split_across_reads),
 	    PAIR_TEST(test_fd_passing),
 	    PAIR_TEST(test_fd_with_each_read),
+	    PAIR_TEST(test_shrink),
 	    PAIR_TEST(test_close_releases_fds),
 	    PAIR_TEST(test_eof),
 	    PAIR_TEST(test_flush_backpressure),

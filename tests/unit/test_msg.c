@@ -2653,6 +2653,7 @@ test_audit_builders(void **state)
 	assert_event_str(ev, "grant.id", SAMPLE_GID);
 	assert_int_equal(mp_get(ev, "worker.uid")->via.u64, 61000);
 	assert_null(mp_get(ev, "process.exit_code"));
+	assert_int_equal(msg_audit_is_lazy(&d), 0); /* it gates the run */
 	close_msg(&m, &d);
 	enc_init(&m);
 	msg_audit_worker(&m, 7, &g, 4242, &x);
@@ -2664,7 +2665,47 @@ test_audit_builders(void **state)
 	assert_int_equal(mp_get(ev, "worker.timed_out")->via.boolean, 1);
 	assert_int_equal(
 	    mp_get(ev, "event.duration")->via.u64, 30001ULL * 1000000);
+	assert_int_equal(msg_audit_is_lazy(&d), 1); /* nothing waits for it */
 	close_msg(&m, &d);
+}
+
+/* lazy: a bool, absent false; the event is the same either way. */
+static void
+test_audit_lazy(void **state)
+{
+	const msgpack_object *ev;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	uint64_t ref;
+
+	(void)state;
+	enc_init(&m);
+	msg_audit_begin(&m, 8, "invoke.received", "start", "unknown");
+	msg_audit_end_lazy(&m);
+	open_msg(&m, &d, MSG_AUDIT);
+	assert_int_equal(msg_audit_dec(&d, &ref, &ev, &e), 0);
+	assert_int_equal(ref, 8);
+	assert_int_equal(ev->via.map.size, 3);
+	assert_int_equal(msg_audit_is_lazy(&d), 1);
+	close_msg(&m, &d);
+	enc_init(&m);
+	msg_audit_begin(&m, 9, "policy.decision", "allowed", "success");
+	msg_audit_end(&m);
+	open_msg(&m, &d, MSG_AUDIT);
+	assert_int_equal(msg_audit_dec(&d, &ref, &ev, &e), 0);
+	assert_int_equal(msg_audit_is_lazy(&d), 0);
+	close_msg(&m, &d);
+	enc_init(&m);
+	msg_begin(&m, MSG_AUDIT);
+	enc_kuint(&m, "ref", 1);
+	enc_key(&m, "event");
+	enc_map_open(&m);
+	enc_kstr(&m, "event.action", "a");
+	enc_map_close(&m);
+	enc_kstr(&m, "lazy", "yes");
+	msg_end(&m);
+	expect_refused(&m, "lazy");
 }
 
 static void
@@ -2847,6 +2888,7 @@ main(void)
 	    cmocka_unit_test(test_audit),
 	    cmocka_unit_test(test_audit_builders),
 	    cmocka_unit_test(test_audit_ack),
+	    cmocka_unit_test(test_audit_lazy),
 	    cmocka_unit_test(test_files),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_grant_id_valid),

@@ -554,6 +554,70 @@ test_send_dead(void **state)
 	assert_string_equal(f->why, "killed by the test");
 }
 
+/* 1 if the peer wrote something the test's end has not read. */
+static int
+readable(struct fix *f)
+{
+	char c;
+
+	return recv(f->tc.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
+/*
+ * A deferred peer queues what it is given and writes it all once the
+ * loop has run what was ready, fds with their messages; peer_flush
+ * writes at once.
+ */
+static void
+test_send_deferred(void **state)
+{
+	struct fix *f = *state;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+	uint64_t t, n;
+	int pp[2], fd, i;
+	char c;
+
+	f->p.defer = 1;
+	assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+	for (i = 0; i < 3; i++) {
+		enc_init(&m);
+		msg_begin(&m, (enum msg_type)T_PLAIN);
+		enc_kuint(&m, "n", (uint64_t)i);
+		msg_end(&m);
+		peer_send(&f->p, &m, i == 1 ? &pp[1] : NULL, i == 1 ? 1 : 0);
+		enc_free(&m);
+	}
+	assert_false(readable(f)); /* nothing written yet */
+	pump(f);
+	assert_int_equal(chan_read(&f->tc), 1);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(chan_next(&f->tc, &d, &e), 1);
+		assert_int_equal(msg_type_of(&d, &t, &e), 0);
+		assert_int_equal(mp_uint(d.root, "n", 1, 9, &n, &e), 0);
+		assert_int_equal(n, (uint64_t)i);
+		mp_doc_free(&d);
+	}
+	fd = chan_take_fd(&f->tc);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(read(pp[0], &c, 1), 0); /* both copies closed */
+	close(pp[0]);
+	/* peer_flush: out at once, without the loop */
+	enc_init(&m);
+	msg_begin(&m, (enum msg_type)T_PLAIN);
+	msg_end(&m);
+	peer_send(&f->p, &m, NULL, 0);
+	enc_free(&m);
+	assert_false(readable(f));
+	peer_flush(&f->p);
+	assert_int_equal(chan_read(&f->tc), 1);
+	assert_int_equal(chan_next(&f->tc, &d, &e), 1);
+	mp_doc_free(&d);
+	assert_true(f->p.alive);
+}
+
 #define FIX_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int
@@ -572,6 +636,7 @@ main(void)
 	    FIX_TEST(test_send),
 	    FIX_TEST(test_send_fails_later),
 	    FIX_TEST(test_send_dead),
+	    FIX_TEST(test_send_deferred),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -22,6 +22,7 @@
 #include "skillenv.h"
 #include "../../policyd/policyd.h"
 #include "../../policyd/policyd_exec.h"
+#include "../../policyd/policyd_index.h"
 #include "../../policyd/policyd_rate.h"
 
 struct fixture {
@@ -30,6 +31,7 @@ struct fixture {
 	struct registry reg;
 	struct policy pol;
 	int pol_loaded;
+	struct index *index; /* pol's, as policyd builds it */
 	struct policy_env pe;
 };
 
@@ -155,6 +157,9 @@ teardown(void **state)
 	if (F->pol_loaded)
 		policy_free(&F->pol);
 	F->pol_loaded = 0;
+	index_free(F->index);
+	F->index = NULL;
+	F->pe.index = NULL;
 	snprintf(path, sizeof(path), "%s/00-principals.yaml", F->poldir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/10-rules.yaml", F->poldir);
@@ -162,22 +167,36 @@ teardown(void **state)
 	return 0;
 }
 
+/* Load the policy directory, and index it as policyd does. */
+static void
+load_policy(void)
+{
+	struct error e;
+
+	if (F->pol_loaded)
+		policy_free(&F->pol);
+	F->pol_loaded = 0;
+	index_free(F->index);
+	F->index = NULL;
+	F->pe.index = NULL;
+	memset(&e, 0, sizeof(e));
+	if (policy_load(&F->pol, F->poldir, &e) != 0)
+		fail_msg("test policy refused: %s", e.msg);
+	F->pol_loaded = 1;
+	F->index = index_build(&F->pol);
+	F->pe.index = F->index;
+}
+
 /* Load the principals plus these rules (10-rules.yaml, from line 2). */
 static void
 rules(const char *text)
 {
 	char body[4096];
-	struct error e;
 
 	snprintf(body, sizeof(body), "rules:\n%s", text);
 	tmptree_put(F->poldir, "00-principals.yaml", principals_yaml, 0644);
 	tmptree_put(F->poldir, "10-rules.yaml", body, 0644);
-	if (F->pol_loaded)
-		policy_free(&F->pol);
-	memset(&e, 0, sizeof(e));
-	if (policy_load(&F->pol, F->poldir, &e) != 0)
-		fail_msg("test policy refused: %s", e.msg);
-	F->pol_loaded = 1;
+	load_policy();
 }
 
 static struct msg_authz_req
@@ -967,6 +986,225 @@ test_no_network(void **state)
 	check(&r, 1, ERR_NONE, NULL, "10-rules.yaml:2 full");
 }
 
+/* hello's entry, as the fixture wrote it or as a test changes it. */
+static void
+hello_entry(const char *text)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s/hello", F->skills);
+	tmptree_put(dir, "scripts/run.sh", text, 0755);
+}
+
+/*
+ * What a call may execute is resolved once for a burst of decisions: a
+ * change to the entry shows EXEC_MEMO_MS later, or at once after a
+ * reload forgets what was resolved; a failure is never kept.
+ */
+static void
+test_programs_memo(void **state)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	const uint64_t t = 50000;
+	struct decision d;
+
+	(void)state;
+	rules(allow_all);
+	exec_memo_clear();
+	d = check(&r, t, ERR_NONE, NULL, NULL);
+	assert_true(d.nprograms >= 1);
+	hello_entry("#!/nonexistent/sh\necho hi\n");
+	d = check(&r, t + EXEC_MEMO_MS - 1, ERR_NONE, NULL, NULL);
+	assert_true(d.nprograms >= 1);
+	check(
+	    &r, t + EXEC_MEMO_MS, ERR_SANDBOX_FAILED, "/nonexistent/sh", NULL);
+	hello_entry("#!/bin/sh\necho hi\n");
+	check(&r, t + EXEC_MEMO_MS, ERR_NONE, NULL, NULL);
+	hello_entry("#!/nonexistent/sh\necho hi\n");
+	exec_memo_clear();
+	check(
+	    &r, t + EXEC_MEMO_MS, ERR_SANDBOX_FAILED, "/nonexistent/sh", NULL);
+	hello_entry("#!/bin/sh\necho hi\n");
+	exec_memo_clear();
+}
+
+/* A random pick of n from v. */
+static const char *
+pick(const char *const *v, size_t n)
+{
+	return v[(size_t)rand() % n];
+}
+
+/*
+ * Random policies, many requests each: the decision through the index is
+ * the decision of the whole scan, with the same reason and rules.
+ */
+static void
+test_index_same_decisions(void **state)
+{
+	static const char *const skills[] = {"hello", "multi", "netty", "worky",
+	    "wide", "pub", "bare", "broken", "nope", "*", "h*", "?ulti", "w*",
+	    "*y"};
+	static const char *const who[] = {
+	    "\"*\"", "alice", "staff", "admins", "p1", "p2", "p3"};
+	static const char *const cmds[] = {
+	    "run", "report", "*", "ex*", "scripts/*", "other"};
+	static const char *const acts[] = {"allow", "allow", "ask", "deny"};
+	static const uint64_t ids[] = {0, 1, 50, 1000, 1001, 2000, 7};
+	char *text, line[512];
+	struct decision a, b;
+	struct msg_authz_req r;
+	size_t len, i, k, nr, same = 0;
+	char **va, **vb;
+	size_t na, nb;
+	int round;
+	FILE *f;
+
+	(void)state;
+	srand(11);
+	for (round = 0; round < 40; round++) {
+		f = open_memstream(&text, &len);
+		fprintf(f, "principals:\n  alice: { uids: [1000] }\n"
+		           "  staff: { gids: [50] }\n"
+		           "  admins: { uids: [0], admin: true }\n"
+		           "  p1: { uids: [1000, 1001], gids: [7] }\n"
+		           "  p2: { gids: [1, 50] }\n  p3: { uids: [7] }\n"
+		           "skills:\n  enabled: [hello, multi, \"w*\", pub, "
+		           "\"?etty\"]\nrules:\n");
+		nr = 1 + (size_t)rand() % 40;
+		for (i = 0; i < nr; i++) {
+			fprintf(f, "  - name: r%zu\n    principals: [%s", i,
+			    pick(who, 7));
+			for (k = (size_t)rand() % 3; k > 0; k--)
+				fprintf(f, ", %s", pick(who + 1, 6));
+			fprintf(f, "]\n    skills: [\"%s\"", pick(skills, 14));
+			for (k = (size_t)rand() % 3; k > 0; k--)
+				fprintf(f, ", \"%s\"", pick(skills, 14));
+			fprintf(f,
+			    "]\n    commands: [\"%s\"]\n    action: %s\n",
+			    pick(cmds, 6), pick(acts, 4));
+			fprintf(f, "    ceiling: { fs: { read: [\"/**\"], "
+			           "write: [\"/**\", \"$DATA_DIR/**\"] }, "
+			           "network: { allow: [\"*:*\"] } }\n");
+		}
+		fclose(f);
+		tmptree_put(F->poldir, "10-rules.yaml", text, 0644);
+		free(text);
+		load_policy();
+		for (i = 0; i < 200; i++) {
+			r = req(ids[(size_t)rand() % 7],
+			    ids[(size_t)rand() % 7], pick(skills, 9),
+			    pick(cmds, 6));
+			r.dry_run = 1; /* no rate token: decided twice */
+			F->pe.index = F->index;
+			decide(&F->pe, &r, 1, &a);
+			F->pe.index = NULL;
+			decide(&F->pe, &r, 1, &b);
+			F->pe.index = F->index;
+			va = decision_rules(&a, &na);
+			vb = decision_rules(&b, &nb);
+			snprintf(line, sizeof(line), "%s %s uid %llu gid %llu",
+			    r.skill, r.command, (unsigned long long)r.uid,
+			    (unsigned long long)r.gid);
+			if (a.err != b.err || strcmp(a.reason, b.reason) != 0 ||
+			    na != nb)
+				fail_msg("%s: %s (%s) with the index, %s (%s) "
+				         "without",
+				    line, err_type_name(a.err), a.reason,
+				    err_type_name(b.err), b.reason);
+			for (k = 0; k < na; k++)
+				assert_string_equal(va[k], vb[k]);
+			same += a.err == ERR_NONE;
+			strarr_free(va, na);
+			strarr_free(vb, nb);
+			decision_free(&a);
+			decision_free(&b);
+		}
+	}
+	assert_true(same > 100); /* allowed ones were compared too */
+}
+
+/* Rules for other skills cost a decision nothing: 10,000 about as 10. */
+static double
+decide_ms(int n)
+{
+	struct msg_authz_req r = req(1000, 1000, "hello", "run");
+	struct decision d;
+	uint64_t t0;
+	double best = 1e9;
+	int round, i;
+
+	r.dry_run = 1;
+	for (round = 0; round < 5; round++) {
+		t0 = now_mono_ns();
+		for (i = 0; i < n; i++) {
+			decide(&F->pe, &r, 1, &d);
+			assert_int_equal(d.err, ERR_NONE);
+			decision_free(&d);
+		}
+		if ((double)(now_mono_ns() - t0) / 1e6 < best)
+			best = (double)(now_mono_ns() - t0) / 1e6;
+	}
+	return best;
+}
+
+/* A policy of n rules for skills s0..s(n-1), and one for hello. */
+static void
+many_rules(size_t n)
+{
+	char *text, name[32];
+	size_t len, i, part;
+	uint64_t t0;
+	FILE *f;
+
+	/* at most 5000 a file: a file holds at most 100000 YAML nodes */
+	for (part = 0; part * 5000 < n || part == 0; part++) {
+		f = open_memstream(&text, &len);
+		fprintf(f, "rules:\n");
+		for (i = part * 5000; i < n && i < (part + 1) * 5000; i++)
+			fprintf(f,
+			    "  - {name: r%zu, principals: [alice], "
+			    "skills: [s%zu], action: allow}\n",
+			    i, i);
+		if (part == 0)
+			fprintf(f, "  - {name: hello, principals: [\"*\"], "
+			           "skills: [hello], action: allow}\n");
+		fclose(f);
+		snprintf(name, sizeof(name), "%02zu-rules.yaml", 10 + part);
+		tmptree_put(F->poldir, name, text, 0644);
+		free(text);
+	}
+	t0 = now_mono_ns();
+	load_policy();
+	print_message("%zu rules loaded and indexed in %.1f ms\n", n + 1,
+	    (double)(now_mono_ns() - t0) / 1e6);
+	assert_int_equal(F->pol.nrules, n + 1);
+}
+
+static void
+test_index_many_rules(void **state)
+{
+	char path[256];
+	double few, many;
+	size_t i;
+
+	(void)state;
+	tmptree_put(F->poldir, "00-principals.yaml", principals_yaml, 0644);
+	many_rules(10);
+	few = decide_ms(2000);
+	many_rules(10000);
+	many = decide_ms(2000);
+	print_message("2000 decisions: %.2f ms with 11 rules, %.2f ms with "
+	              "10001\n",
+	    few, many);
+	assert_true(many < 4 * few + 5);
+	for (i = 11; i <= 12; i++) {
+		snprintf(
+		    path, sizeof(path), "%s/%02zu-rules.yaml", F->poldir, i);
+		unlink(path);
+	}
+}
+
 int
 main(void)
 {
@@ -993,6 +1231,9 @@ main(void)
 	    T(test_rate_dry_run_is_free),
 	    T(test_rate_per_uid_and_skill),
 	    T(test_no_rate_unlimited),
+	    T(test_programs_memo),
+	    T(test_index_same_decisions),
+	    T(test_index_many_rules),
 #undef T
 	};
 

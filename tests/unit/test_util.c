@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/error.h"
@@ -319,6 +320,52 @@ test_utf8_cut_trim(void **state)
 	assert_int_equal(strlen(e.msg), ERROR_MSG_MAX - 2);
 }
 
+/* The time as gmtime_r and strftime write it, as now_rfc3339 did. */
+static void
+rfc3339_ref(time_t sec, long nsec, char *buf, size_t len)
+{
+	char base[32];
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%.24s.%03dZ", base, (int)(nsec / 1000000L % 1000));
+}
+
+/* rfc3339_fmt writes what gmtime_r and strftime do, 1970 to 9999. */
+static void
+test_rfc3339(void **state)
+{
+	static const time_t at[] = {0, 59, 86399, 86400, 951782400, 951868799,
+	    4107542400, 4107456000, 946684799, 1798761599, 253402300799};
+	struct timespec ts;
+	char got[40], want[40];
+	uint64_t x = 88172645463325252ULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(at) / sizeof(at[0]) + 200000; i++) {
+		x ^= x << 13; /* xorshift: seconds anywhere up to 9999 */
+		x ^= x >> 7;
+		x ^= x << 17;
+		ts.tv_sec = i < sizeof(at) / sizeof(at[0])
+		                ? at[i]
+		                : (time_t)(x % 253402300800ULL);
+		ts.tv_nsec = (long)(x % 1000000000ULL);
+		rfc3339_fmt(&ts, got, sizeof(got));
+		rfc3339_ref(ts.tv_sec, ts.tv_nsec, want, sizeof(want));
+		if (strcmp(got, want) != 0)
+			fail_msg("%lld: %s, want %s", (long long)ts.tv_sec, got,
+			    want);
+	}
+	/* cut to fit, as snprintf */
+	rfc3339_fmt(&ts, got, 5);
+	assert_int_equal(strlen(got), 4);
+	assert_memory_equal(got, want, 4);
+	now_rfc3339(got, sizeof(got));
+	assert_int_equal(strlen(got), 24);
+}
+
 int
 main(void)
 {
@@ -333,6 +380,7 @@ main(void)
 	    cmocka_unit_test(test_read_full_eof),
 	    cmocka_unit_test(test_fd_flags),
 	    cmocka_unit_test(test_utf8_cut_trim),
+	    cmocka_unit_test(test_rfc3339),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
