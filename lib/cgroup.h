@@ -18,9 +18,15 @@
 void cgroup_init(const char *name, uint64_t total_mb);
 /* 1 when memory and pids limits are enforced by cgroups. */
 int cgroup_active(void);
-/* Make id's group with its limits and move pid into it. */
-int cgroup_enter(uint64_t id, pid_t pid, uint64_t memory_mb, uint64_t npids,
-    struct error *e);
+/* At most this many files a process writes to join a call's groups. */
+#define CGROUP_JOIN_MAX 3
+/*
+ * Make id's groups with their limits, and open (close-on-exec) in join
+ * the files a child writes "0" to, to move itself in (os_spawn): the
+ * number opened, 0 without cgroups, -1 on error.
+ */
+int cgroup_prepare(uint64_t id, uint64_t memory_mb, uint64_t npids,
+    int join[CGROUP_JOIN_MAX], struct error *e);
 /* Set id's limits anew (a pre-forked worker's, when its grant comes). */
 int cgroup_limit(
     uint64_t id, uint64_t memory_mb, uint64_t npids, struct error *e);

@@ -55,15 +55,19 @@ os_spawn_exec(
 
 pid_t
 os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
-    int nfds, int nsflags)
+    int nfds, int nsflags, const int *join, int njoin)
 {
 	pid_t pid;
 	int i, saved;
 
 	/* A fork-like clone, so the child may start new namespaces. */
 	pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0)
+	if (pid == 0) {
+		for (i = 0; i < njoin; i++)
+			if (write(join[i], "0", 1) != 1)
+				_exit(OS_EXIT_JOIN);
 		os_spawn_exec(path, argv, fds, nfds);
+	}
 	saved = errno;
 	for (i = 0; i < nfds; i++)
 		close(fds[i].fd);

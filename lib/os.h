@@ -36,13 +36,18 @@ struct os_chan {
 int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
     struct error *e);
 
+/* The exit status of a child that could not join its cgroups. */
+#define OS_EXIT_JOIN 124
 /*
  * Start path as a child (with nsflags, as pid 1 of those new
- * namespaces), its fds placed as os_spawn_exec does. The fds given are
- * the child's: closed here either way. -1 with errno on failure.
+ * namespaces), its fds placed as os_spawn_exec does. Before anything
+ * else the child writes "0" to each of the njoin files join (its
+ * cgroups: cgroup_prepare), and exits OS_EXIT_JOIN if one refuses.
+ * The fds given are the child's: closed here either way. -1 with errno
+ * on failure.
  */
 pid_t os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
-    int nfds, int nsflags);
+    int nfds, int nsflags, const int *join, int njoin);
 
 /*
  * Bind and listen on a unix socket at path that any local user may

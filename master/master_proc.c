@@ -193,7 +193,7 @@ proc_spawn(struct role *r)
 		argv[i++] = "-v";
 	xasprintf(&path, "%s/%s", M->helper_dir, roles[k].program);
 	/* The child's fds are closed here: the broker's listener too. */
-	if ((r->pid = os_spawn(path, argv, fds, n, 0)) == -1)
+	if ((r->pid = os_spawn(path, argv, fds, n, 0, NULL, 0)) == -1)
 		fatal("spawn %s", r->name);
 	free(path);
 	r->started_ms = now_mono_ms();

@@ -354,34 +354,46 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
 	    {filters[0], filters[1]}, {filter_lens[0], filter_lens[1]}};
 	struct fdmap fds[RUN_STARTED_FDS + 1];
 	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
+	int join[CGROUP_JOIN_MAX], njoin, k;
+	uint64_t cg = ++cg_counter;
 	char *path;
 
 	memset(w, 0, sizeof(*w));
 	memset(w->pipes, -1, sizeof(w->pipes));
 	w->net_fd = -1;
-	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1)
+	/* In its cgroups before its exec, so nothing of it escapes them. */
+	if ((njoin = cgroup_prepare(cg, memory_mb, npids, join, e)) == -1) {
+		(void)cgroup_remove(cg);
 		return -1;
+	}
+	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1) {
+		for (k = 0; k < njoin; k++)
+			close(join[k]);
+		(void)cgroup_remove(cg);
+		return -1;
+	}
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
 	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 1,
 	    CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-	        (host_net ? 0 : CLONE_NEWNET));
+	        (host_net ? 0 : CLONE_NEWNET),
+	    join, njoin);
 	free(path);
+	for (k = 0; k < njoin; k++)
+		close(join[k]);
 	if (w->pid == -1) {
 		for (i = 0; i <= RUN_STARTED_FDS; i++)
 			close(ours[i]);
+		(void)cgroup_remove(cg);
 		return error_set(
 		    e, ERR_SANDBOX_FAILED, "clone: %s", strerror(errno));
 	}
+	w->cg_id = cg;
 	memcpy(w->pipes, ours, sizeof(w->pipes));
 	peer_init(&w->ctl, M->base, ours[i], "worker", worker_table,
 	    worker_ctl_dead, w);
 	if ((w->timer = evtimer_new(M->base, worker_timer, w)) == NULL)
 		fatalx("worker timer");
 	w->st = W_WARM;
-	/* In its cgroups before it reads PREP, so nothing escapes them. */
-	w->cg_id = ++cg_counter;
-	if (cgroup_enter(w->cg_id, w->pid, memory_mb, npids, e) == -1)
-		worker_fail(w, ERR_SANDBOX_FAILED, e->msg);
 	PEER_SEND(&w->ctl, msg_prep_enc, &prep);
 	return 0;
 }
@@ -686,8 +698,15 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 
 	if ((w = worker_find("", pid)) == NULL)
 		return 0;
-	w->ctl.on_dead = NULL;          /* the reaper has the last word */
-	peer_drain(&w->ctl);            /* its last words may be queued still */
+	w->ctl.on_dead = NULL; /* the reaper has the last word */
+	peer_drain(&w->ctl);   /* its last words may be queued still */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == OS_EXIT_JOIN) {
+		/* before its exec: no word of its own came, only our EOF's */
+		log_warnx("worker %d could not join its cgroups", (int)pid);
+		w->fail = ERR_SANDBOX_FAILED;
+		snprintf(w->failmsg, sizeof(w->failmsg),
+		    "cgroups: the worker could not join its groups");
+	}
 	worker_fail(w, ERR_NONE, NULL); /* whatever is left of it */
 	worker_result(w, status, ru);
 	if (w->ref != 0) { /* a call the broker asked to run */
