@@ -10,6 +10,7 @@
  * After pivot_root the old root is detached and "/" made read-only.
  * Host paths the grant does not name do not exist inside.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -223,30 +224,58 @@ bind_system(const char *path, struct error *e)
 
 /*
  * The skill, read-only at /skill. An overlay whose layers are the skill
- * dir and an empty detached tmpfs, both named by fd: /proc/self/mountinfo
+ * dir and the empty mount point it covers (a directory of the root's own
+ * tmpfs; a detached empty tmpfs costs an RCU grace period, a millisecond
+ * or more, when its fd is closed), both named by fd: /proc/self/mountinfo
  * inside then shows "/" and two fd numbers where a bind would show the
  * skill's host path. A filesystem overlayfs refuses as a layer gets the
  * plain read-only bind.
  */
+/* dfd names an empty directory of a filesystem we mounted fresh. */
+static int
+empty_own_dir(int dfd)
+{
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	int fd, n = 0;
+
+	if (fstat(dfd, &st) == -1 || !own_dev(st.st_dev) ||
+	    (fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((d = readdir(dir)) != NULL)
+		n +=
+		    strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
+	closedir(dir);
+	return n == 0;
+}
+
 static int
 mount_skill(const char *dir, struct error *e)
 {
 	char opts[160], dst[64];
-	int fd, empty, dfd, r = -1;
+	int fd, dfd, r = -1;
 
 	if ((fd = open_nolinks(AT_FDCWD, dir, 0)) == -1)
 		return merr(e, "open", dir);
-	if ((empty = os_tmpfs_new(1, e)) == -1 ||
-	    (dfd = mountpoint_at("skill", 1, e)) == -1) {
-		if (empty != -1)
-			close(empty);
+	if ((dfd = mountpoint_at("skill", 1, e)) == -1) {
 		close(fd);
 		return -1;
+	}
+	if (!empty_own_dir(dfd)) { /* a system path beneath /skill */
+		close(dfd);
+		close(fd);
+		return error_set(e, ERR_SANDBOX_FAILED,
+		    "mount point /skill: not an empty directory of the root");
 	}
 	snprintf(opts, sizeof(opts),
 	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"
 	    "redirect_dir=nofollow,index=off,metacopy=off",
-	    fd, empty);
+	    fd, dfd);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
 	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY | MS_NOEXEC,
 	        opts) == 0)
@@ -257,7 +286,6 @@ mount_skill(const char *dir, struct error *e)
 		r = bind_fd(fd, "skill", BIND_RO, e);
 	}
 	close(dfd);
-	close(empty);
 	close(fd);
 	return r;
 }
