@@ -1,6 +1,9 @@
 # skillbroker build. `make` builds everything; `make check` installs the
 # Debian dependencies if needed, builds, and runs every test layer.
 
+# The release: what every program's -V and the broker's hello say.
+VERSION = 0.2.0
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR = $(PREFIX)/sbin
@@ -33,7 +36,8 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
-	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' $(PKG_CFLAGS)
+	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' \
+	-DSB_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
 
 COMMON_SRC = $(wildcard lib/*.c) $(wildcard proto/*.c)
@@ -62,6 +66,7 @@ POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 AUDIT_VERIFY_SRC = auditd/auditd_chain.c
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
+pic = $(patsubst %.c,$(OUT)/pic/%.o,$(1))
 
 PROGS = $(BIN)/skillbrokerd $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
 	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
@@ -118,6 +123,15 @@ $(OUT)/obj/master/main.o: $(LIBEXEC_STAMP)
 .PHONY: FORCE
 FORCE:
 
+# SB_VERSION is used in .c files only (never a header), so this list is
+# every object to rebuild when VERSION changes.
+VERSION_STAMP = $(OUT)/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" > $@
+VERSION_SRC := $(shell grep -l SB_VERSION $(wildcard */*.c) 2>/dev/null)
+$(call obj,$(VERSION_SRC)) $(call pic,$(VERSION_SRC)): $(VERSION_STAMP)
+
 COMMON_AR = $(OUT)/libcommon.a
 $(COMMON_AR): $(call obj,$(COMMON_SRC))
 	@$(if $(Q),echo "  AR      $@")
@@ -135,7 +149,6 @@ $(BIN)/skillbroker-mcp: $(call obj,$(MCP_SRC) $(LIBSB_SRC)) $(COMMON_AR)
 # SB_API functions of include/skillbroker.h stays inside it: the shared
 # object exports by its version script, the archive is one object whose
 # hidden symbols are made local.
-pic = $(patsubst %.c,$(OUT)/pic/%.o,$(1))
 LIBSB_OBJS = $(call pic,$(LIBSB_SRC) $(LIBSB_DEPS_SRC))
 LIBSB_LIBS := $(shell pkg-config --libs $(LIBSB_PKGS) 2>/dev/null)
 $(OUT)/pic/%.o: %.c
@@ -329,7 +342,8 @@ FUZZ_TIME ?= 30
 FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml \
 	build/fuzz/fuzz_http build/fuzz/fuzz_reply build/fuzz/fuzz_mcp
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-DSB_VERSION='"$(VERSION)"'
 # fuzz_yaml reads YAML as policyd reads a policy file.
 FUZZ_YAML_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 	policyd/policyd_match.c
