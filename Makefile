@@ -216,16 +216,23 @@ check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration
 
+# Each suite prints one line (its counts and time); its whole output is
+# $(CHECK_LOG)/NAME.log, and a failing suite shows what failed first
+# (tests/run-suite.sh). make V=1 check shows everything as it comes.
+CHECK_LOG = $(OUT)/check
+SUITE = SB_CHECK_VERBOSE=$(V) sh tests/run-suite.sh $(CHECK_LOG)
+
 # The layering check reads the roles' objects (tests/check-layers.sh).
 LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC) $(NETPROXY_SRC))
 
 # The unit tests, the layering, whether docs/architecture.md names
 # every message type of proto/msg.h, and the manual pages' mdoc.
 unit: $(UNIT_BINS) $(LAYER_OBJS)
-	@sh tests/run-unit.sh $(UNIT_BINS)
-	@mandoc -Tlint -W warning man/*.[1-9] && echo "man: $$(ls man/*.[1-9] | wc -l) pages lint clean"
-	@sh tests/check-layers.sh $(OUT)/obj
-	@sh tests/check-msg-doc.sh
+	@$(SUITE) unit sh tests/run-unit.sh $(UNIT_BINS)
+	@$(SUITE) man sh -c 'mandoc -Tlint -W warning man/*.[1-9] && \
+		echo "man: $$(ls man/*.[1-9] | wc -l) pages lint clean"'
+	@$(SUITE) layers sh tests/check-layers.sh $(OUT)/obj
+	@$(SUITE) check-msg-doc sh tests/check-msg-doc.sh
 
 # LeakSanitizer cannot work in roles that chroot and drop uid (no /proc);
 # every other sanitizer check stays on, and errors are fatal.
@@ -235,17 +242,17 @@ endif
 
 integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient \
 		$(OUT)/tests/clients/client_test $(OUT)/tests/clients/example
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/files.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/published.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/skillcli.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_CLIENT_BIN=$(CURDIR)/$(OUT)/tests/clients bash tests/clients/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/network.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/faults/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools $(SUITE) integration sh tests/integration/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) policy bash tests/integration/policy.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) audit bash tests/integration/audit.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) files bash tests/integration/files.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) published bash tests/integration/published.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) skillcli bash tests/integration/skillcli.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_CLIENT_BIN=$(CURDIR)/$(OUT)/tests/clients $(SUITE) clients bash tests/clients/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) escape bash tests/escape/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) network bash tests/escape/network.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools $(SUITE) dos bash tests/dos/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) faults bash tests/faults/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all
