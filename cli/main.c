@@ -426,6 +426,7 @@ parse_files(struct opts *o, int argc, char **argv)
  */
 static void __attribute__((noreturn)) parse_policy(int argc, char **argv)
 {
+	struct stat st;
 	int i;
 
 	for (i = 1; i < argc; i++)
@@ -445,6 +446,12 @@ static void __attribute__((noreturn)) parse_policy(int argc, char **argv)
 				usage_err("policy check: unknown option \"%s\" "
 				          "(a directory named so: ./%s)",
 				    argv[i], argv[i]);
+	/* the default is the source tree's: elsewhere, say what to give */
+	if (argc == 2 && stat(CLI_POLICY_DIR_DEV, &st) == -1)
+		usage_err("policy check: no POLICY_DIR given, and no %s here "
+		          "(a source tree's): name a directory, or -f CONFIG "
+		          "(the daemon's skillbroker.yaml)",
+		    CLI_POLICY_DIR_DEV);
 	exit(cli_policy_check(argc - 2, argv + 2));
 }
 

@@ -340,7 +340,9 @@ on_reload(struct peer *p, const struct mp_doc *d)
 		return -1;
 	if (!policy_is_admin(&pol, r.uid, r.gid))
 		error_set(&e, ERR_PERMISSION_DENIED,
-		    "uid %llu is not an admin principal",
+		    "uid %llu is not an admin principal (admin: true in "
+		    "the policy's principals); SIGHUP to skillbrokerd "
+		    "reloads too",
 		    (unsigned long long)r.uid);
 	else if (reload(&e) == 0)
 		error_set(&e, ERR_NONE, "policy reloaded");

@@ -379,6 +379,12 @@ test_commands_help() {
 	expect "skillctl --bogus: unknown option, exit 2" 2 'unknown option "--bogus"'
 	ctl audit verify
 	expect "audit verify without FILE: says so, exit 2" 2 'needs a FILE'
+	# Outside a source tree, the default etc/policy.d is not there
+	(cd "$TMP" && ctl policy check && printf '%s\n' "$RC" >"$TMP/rc" &&
+	    printf '%s\n' "$ERR" >"$TMP/err2")
+	RC=$(cat "$TMP/rc") ERR=$(cat "$TMP/err2") OUT=""
+	expect "policy check with no operand, no etc/policy.d: says what to give" 2 \
+	    'no POLICY_DIR given, and no etc/policy.d here.*-f CONFIG'
 }
 
 # A client that finds no daemon is told the socket it tried, where that
