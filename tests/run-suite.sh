@@ -29,6 +29,7 @@ took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s", (b - a) / 1e9 }')
 line=$(grep -E "^$name: [0-9]+ passed" "$log" | tail -n 1)
 [ -n "$line" ] || line=$(grep "^$name: " "$log" | tail -n 1)
 [ -n "$line" ] || line="$name: done"
+count=$line
 known=$(sed -n 's/^# \([0-9]*\) test(s) failed on known daemon bugs.*/\1/p' "$log" | tail -n 1)
 [ -z "$known" ] || line="$line, $known known bug(s) not counted"
 
@@ -36,17 +37,22 @@ if [ "$rc" = 0 ]; then
 	echo "$line ($took)"
 	exit 0
 fi
+if [ "${SB_CHECK_VERBOSE:-}" = 1 ]; then # all of it was shown
+	echo "$line ($took) FAILED (exit $rc); full output: $log"
+	exit "$rc"
+fi
 # What failed: drop passing tests, their indented output (a unit test
-# program's), skips, timings, the count line (printed last) and
-# cmocka's RUN/OK pairs (a RUN without its OK stays: that test failed).
-awk -v max="$show" -v file="$log" -v name="$name" '
+# program's), skips, timings, the count lines (the last one is printed
+# below) and cmocka's RUN/OK pairs (a RUN without its OK stays: that
+# test failed).
+awk -v max="$show" -v file="$log" -v name="$name" -v count="$count" '
 function out(l) { if (++n <= max) print l }
 /^ok - / { inok = 1; next }
 inok && /^    / { next }
 { inok = 0 }
 /^skip - / { next }
 /^# [^ ]+: [0-9]+ ms$/ { next }
-index($0, name ": ") == 1 && / [0-9]+ passed, / { next }
+$0 == count || (index($0, name ": ") == 1 && / [0-9]+ passed, /) { next }
 /^ *\[ RUN +\]/ { if (run != "") out(run); run = $0; next }
 /^ *\[ +OK +\]/ { run = ""; next }
 { if (run != "") out(run); run = ""; out($0) }
