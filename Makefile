@@ -1,6 +1,9 @@
 # skillbroker build. `make` builds everything; `make check` installs the
 # Debian dependencies if needed, builds, and runs every test layer.
 
+# The release: what every program's -V and the broker's hello say.
+VERSION = 0.2.0
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR = $(PREFIX)/sbin
@@ -33,7 +36,8 @@ WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -fstack-protector-strong \
-	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' $(PKG_CFLAGS)
+	-D_FORTIFY_SOURCE=2 -fPIE -MMD -MP -DLIBEXECDIR='"$(LIBEXECDIR)"' \
+	-DSB_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS) -pie -Wl,-z,relro,-z,now
 
 COMMON_SRC = $(wildcard lib/*.c) $(wildcard proto/*.c)
@@ -62,6 +66,7 @@ POLICY_LINT_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 AUDIT_VERIFY_SRC = auditd/auditd_chain.c
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
+pic = $(patsubst %.c,$(OUT)/pic/%.o,$(1))
 
 PROGS = $(BIN)/skillbrokerd $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
 	$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
@@ -118,6 +123,15 @@ $(OUT)/obj/master/main.o: $(LIBEXEC_STAMP)
 .PHONY: FORCE
 FORCE:
 
+# SB_VERSION is used in .c files only (never a header), so this list is
+# every object to rebuild when VERSION changes.
+VERSION_STAMP = $(OUT)/version.stamp
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" > $@
+VERSION_SRC := $(shell grep -l SB_VERSION $(wildcard */*.c) 2>/dev/null)
+$(call obj,$(VERSION_SRC)) $(call pic,$(VERSION_SRC)): $(VERSION_STAMP)
+
 COMMON_AR = $(OUT)/libcommon.a
 $(COMMON_AR): $(call obj,$(COMMON_SRC))
 	@$(if $(Q),echo "  AR      $@")
@@ -135,7 +149,6 @@ $(BIN)/skillbroker-mcp: $(call obj,$(MCP_SRC) $(LIBSB_SRC)) $(COMMON_AR)
 # SB_API functions of include/skillbroker.h stays inside it: the shared
 # object exports by its version script, the archive is one object whose
 # hidden symbols are made local.
-pic = $(patsubst %.c,$(OUT)/pic/%.o,$(1))
 LIBSB_OBJS = $(call pic,$(LIBSB_SRC) $(LIBSB_DEPS_SRC))
 LIBSB_LIBS := $(shell pkg-config --libs $(LIBSB_PKGS) 2>/dev/null)
 $(OUT)/pic/%.o: %.c
@@ -203,16 +216,23 @@ check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration
 
+# Each suite prints one line (its counts and time); its whole output is
+# $(CHECK_LOG)/NAME.log, and a failing suite shows what failed first
+# (tests/run-suite.sh). make V=1 check shows everything as it comes.
+CHECK_LOG = $(OUT)/check
+SUITE = SB_CHECK_VERBOSE=$(V) sh tests/run-suite.sh $(CHECK_LOG)
+
 # The layering check reads the roles' objects (tests/check-layers.sh).
 LAYER_OBJS = $(call obj,$(BROKER_SRC) $(MASTER_SRC) $(AUDITD_SRC) $(POLICYD_SRC) $(WORKER_SRC) $(NETPROXY_SRC))
 
 # The unit tests, the layering, whether docs/architecture.md names
 # every message type of proto/msg.h, and the manual pages' mdoc.
 unit: $(UNIT_BINS) $(LAYER_OBJS)
-	@sh tests/run-unit.sh $(UNIT_BINS)
-	@mandoc -Tlint -W warning man/*.[1-9] && echo "man: $$(ls man/*.[1-9] | wc -l) pages lint clean"
-	@sh tests/check-layers.sh $(OUT)/obj
-	@sh tests/check-msg-doc.sh
+	@$(SUITE) unit sh tests/run-unit.sh $(UNIT_BINS)
+	@$(SUITE) man sh -c 'mandoc -Tlint -W warning man/*.[1-9] && \
+		echo "man: $$(ls man/*.[1-9] | wc -l) pages lint clean"'
+	@$(SUITE) layers sh tests/check-layers.sh $(OUT)/obj
+	@$(SUITE) check-msg-doc sh tests/check-msg-doc.sh
 
 # LeakSanitizer cannot work in roles that chroot and drop uid (no /proc);
 # every other sanitizer check stays on, and errors are fatal.
@@ -222,17 +242,17 @@ endif
 
 integration: all $(OUT)/tests/tools/rawclient $(OUT)/tests/tools/dosclient \
 		$(OUT)/tests/clients/client_test $(OUT)/tests/clients/example
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools sh tests/integration/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/policy.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/audit.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/files.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/published.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/integration/skillcli.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_CLIENT_BIN=$(CURDIR)/$(OUT)/tests/clients bash tests/clients/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/escape/network.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools bash tests/dos/run.sh
-	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) bash tests/faults/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools $(SUITE) integration sh tests/integration/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) policy bash tests/integration/policy.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) audit bash tests/integration/audit.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) files bash tests/integration/files.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) published bash tests/integration/published.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) skillcli bash tests/integration/skillcli.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_CLIENT_BIN=$(CURDIR)/$(OUT)/tests/clients $(SUITE) clients bash tests/clients/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) escape bash tests/escape/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) network bash tests/escape/network.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) SB_TOOLS=$(CURDIR)/$(OUT)/tests/tools $(SUITE) dos bash tests/dos/run.sh
+	@$(INTEG_ENV) SB_BIN=$(CURDIR)/$(BIN) $(SUITE) faults bash tests/faults/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -329,7 +349,8 @@ FUZZ_TIME ?= 30
 FUZZ_BINS = build/fuzz/fuzz_client_req build/fuzz/fuzz_msg build/fuzz/fuzz_yaml \
 	build/fuzz/fuzz_http build/fuzz/fuzz_reply build/fuzz/fuzz_mcp
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-DSB_VERSION='"$(VERSION)"'
 # fuzz_yaml reads YAML as policyd reads a policy file.
 FUZZ_YAML_SRC = policyd/policyd_policy.c policyd/policyd_perm.c \
 	policyd/policyd_match.c

@@ -20,6 +20,7 @@
 
 #include "../lib/log.h"
 #include "../lib/privdrop.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/fds.h"
@@ -570,13 +571,16 @@ main(int argc, char *argv[])
 	int ch, fg = 0, verbose = 0;
 	char *dir;
 
+	usage_helper(argc, argv, "skillbroker-auditd", "[-dv]", FD_MASTER);
 	while ((ch = getopt(argc, argv, "dv")) != -1)
 		if (ch == 'd')
 			fg = 1;
 		else if (ch == 'v')
 			verbose = 1;
-		else
+		else {
+			fputs("usage: skillbroker-auditd [-dv]\n", stderr);
 			exit(2);
+		}
 	log_init("skillbroker-auditd", fg, verbose);
 	if (msg_read(FD_MASTER, MSG_CONF_AUDITD, &d, &e) == -1 ||
 	    conf_auditd_dec(&d, &conf, &e) == -1)

@@ -25,7 +25,6 @@
 #include "../proto/msg.h"
 #include "../proto/peer.h"
 
-#define BROKER_VERSION "0.2.0"
 #define CONN_INFLIGHT_MAX 128
 #define DRAIN_MS 200
 #define STOP_TICKS 20        /* of 50 ms: at most a second to flush at a stop */

@@ -212,7 +212,7 @@ reply_hello(struct mp_enc *m, const struct client_id *id, const struct conn *cn)
 
 	client_reply_begin(m, "hello", id, 1);
 	enc_kstr(m, "server", "skillbroker");
-	enc_kstr(m, "version", BROKER_VERSION);
+	enc_kstr(m, "version", SB_VERSION); /* the Makefile's VERSION */
 	enc_kuint(m, "protocol", cn->proto);
 	enc_key(m, "principal");
 	enc_map_open(m);

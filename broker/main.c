@@ -7,6 +7,7 @@
  */
 #include <malloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 
 #include "../lib/log.h"
 #include "../lib/privdrop.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/fds.h"
@@ -186,13 +188,16 @@ main(int argc, char *argv[])
 	struct error e;
 	int ch, fg = 0, verbose = 0;
 
+	usage_helper(argc, argv, "skillbroker-broker", "[-dv]", FD_MASTER);
 	while ((ch = getopt(argc, argv, "dv")) != -1)
 		if (ch == 'd')
 			fg = 1;
 		else if (ch == 'v')
 			verbose = 1;
-		else
+		else {
+			fputs("usage: skillbroker-broker [-dv]\n", stderr);
 			exit(2);
+		}
 	log_init("skillbroker-broker", fg, verbose);
 	read_conf(&conf);
 	memset(&pd, 0, sizeof(pd));

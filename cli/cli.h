@@ -67,6 +67,7 @@ int cli_audit_verify_files(char *const *files, size_t n,
     const struct audit_head *head, FILE *out, struct audit_verify *res);
 
 /* cli_policy.c: `skillctl policy check`; returns the exit status. */
+#define CLI_POLICY_DIR_DEV "etc/policy.d" /* without operands: a tree's */
 int cli_policy_check(int argc, char **argv);
 /* What loading a skill takes of the daemon config c (NULL: the built-in
  * defaults): the system paths programs must lie in, the interpreters by

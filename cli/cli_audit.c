@@ -328,6 +328,19 @@ load_head(const char *arg, struct audit_head *h, struct error *e)
 	return 0;
 }
 
+/* A usage error says what was wrong, then the synopsis; exit 2. */
+static int
+audit_usage(const char *why, const char *arg)
+{
+	fprintf(stderr, "skillctl: %s", why);
+	if (arg != NULL)
+		fprintf(stderr, " \"%s\"", arg);
+	fputs("\nusage: skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n"
+	      "(skillctl -h for the options and exit statuses)\n",
+	    stderr);
+	return CLI_EXIT_USAGE;
+}
+
 /* `skillctl audit verify [--head FILE|SEQ:HASH] FILE...`: the exit status. */
 int
 cli_audit(int argc, char **argv)
@@ -337,11 +350,9 @@ cli_audit(int argc, char **argv)
 	struct error e;
 	int i = 1;
 
-	if (argc < 1 || strcmp(argv[0], "verify") != 0) {
-		fprintf(stderr, "usage: skillctl audit verify "
-		                "[--head FILE|SEQ:HASH] FILE...\n");
-		return CLI_EXIT_USAGE;
-	}
+	if (argc < 1 || strcmp(argv[0], "verify") != 0)
+		return audit_usage(
+		    "audit wants the subcommand \"verify\"", NULL);
 	if (i + 1 < argc && strcmp(argv[i], "--head") == 0) {
 		if (load_head(argv[i + 1], &head, &e) == -1) {
 			fprintf(stderr, "skillctl: %s\n", e.msg);
@@ -352,11 +363,13 @@ cli_audit(int argc, char **argv)
 	}
 	if (i < argc && strcmp(argv[i], "--") == 0)
 		i++;
-	if (i >= argc || argv[i][0] == '-') {
-		fprintf(stderr, "usage: skillctl audit verify "
-		                "[--head FILE|SEQ:HASH] FILE...\n");
-		return CLI_EXIT_USAGE;
-	}
+	else if (i < argc && argv[i][0] == '-')
+		return strcmp(argv[i], "--head") == 0
+		           ? audit_usage("--head needs FILE or SEQ:HASH", NULL)
+		           : audit_usage(
+		                 "audit verify: unknown option", argv[i]);
+	if (i >= argc)
+		return audit_usage("audit verify needs a FILE", NULL);
 	if (cli_audit_verify_files(
 	        argv + i, (size_t)(argc - i), hp, stdout, &res) == -1) {
 		printf("first bad event.sequence: %" PRIu64 "\n", res.bad_seq);

@@ -126,6 +126,41 @@ conn_socket_path(const char *sock)
 	return path;
 }
 
+/* Where path came from, for a user who must find the daemon's socket. */
+static const char *
+conn_socket_origin(const char *sock, const char *path)
+{
+	const char *env = getenv(SKILLBROKER_SOCKET_ENV);
+
+	if (sock != NULL)
+		return "the socket given with -s";
+	if (strcmp(path, CLI_SOCKET_DEV) == 0)
+		return "make run's socket in this directory";
+	if (env != NULL && *env != '\0')
+		return "the socket $" SKILLBROKER_SOCKET_ENV " names";
+	return "the default socket";
+}
+
+/*
+ * No daemon to talk to: the library's reason (without its short hint),
+ * where the path came from, and what to do next; exit 4.
+ */
+static int
+conn_unreachable(const char *sock, const char *path, char *msg)
+{
+	char *hint = strstr(msg, " (is skillbrokerd running?");
+
+	if (hint == NULL) /* not a missing or dead socket: the reason says */
+		return cli_say(CLI_EXIT_PROTO, "%s", msg);
+	*hint = '\0';
+	(void)cli_say(0, "%s", msg);
+	return cli_say(CLI_EXIT_PROTO,
+	    "is skillbrokerd running? Start it as root: skillbrokerd -f "
+	    "CONFIG (it listens on the config's socket:). %s is %s; -s "
+	    "SOCKET or $%s names another",
+	    path, conn_socket_origin(sock, path), SKILLBROKER_SOCKET_ENV);
+}
+
 /*
  * Connect to the socket sock (NULL: conn_socket_path's choice), asking on
  * tty (-1: approvals are not answered); the exit status, CLI_EXIT_OK
@@ -150,7 +185,7 @@ cli_open(struct cli_conn *cc, const char *sock, int tty, int format)
 	if (err != SB_OK && err <= SB_ERR_UNKNOWN)
 		return conn_refused(err, msg, format);
 	if (err == SB_ERR_CONNECT) /* the library names the socket */
-		return cli_say(CLI_EXIT_PROTO, "%s", msg);
+		return conn_unreachable(sock, path, msg);
 	/* the hello was not answered: our request was never sent */
 	return cli_say(CLI_EXIT_PROTO, "cannot connect to %s: %s", path, msg);
 }

@@ -125,8 +125,8 @@ cli_policy_check(int argc, char **argv)
 		config_free(&cfg);
 	} else {
 		cli_skill_env(NULL);
-		bad =
-		    check_policy_dir(argc > 0 ? argv[0] : "etc/policy.d", &pol);
+		bad = check_policy_dir(
+		    argc > 0 ? argv[0] : CLI_POLICY_DIR_DEV, &pol);
 		dirs = xcalloc((size_t)argc + 1, sizeof(char *));
 		for (i = 1; i < argc; i++)
 			dirs[ndirs++] = argv[i];

@@ -556,7 +556,9 @@ cli_print_reply(const msgpack_object *reply, enum creq_type type, int format,
 	fflush(out);
 	if (r == -1 || (status = reply_status(reply, ok, &e)) == -1)
 		goto bad;
-	if (!ok)
+	/* a denied authorize said why on stdout already: once is enough */
+	if (!ok && !(type == CREQ_AUTHORIZE && format == CLI_OUT_HUMAN &&
+	               mp_get(reply, "policy") != NULL))
 		print_error(reply, err, &midline);
 	fflush(err);
 	return status;

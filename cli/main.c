@@ -1,13 +1,17 @@
 /* main.c: skillctl, the command-line client: arguments and dispatch. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/msg.h"
@@ -36,7 +40,8 @@ static const char synopsis[] =
     "       skillctl policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]\n"
     "       skillctl skill check [-f CONFIG] [--json] DIR\n"
     "       skillctl skill init [-d PARENT] NAME\n"
-    "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n";
+    "       skillctl audit verify [--head FILE|SEQ:HASH] FILE...\n"
+    "       skillctl -h | --help | -V | --version\n";
 
 static const char usage_text[] =
     "\n"
@@ -50,9 +55,18 @@ static const char usage_text[] =
     "  --json           print the whole reply as one line of JSON\n"
     "  -- ARGS...       everything after -- goes to the skill as arguments\n"
     "\n"
+    "invoke sends no stdin to the skill unless --stdin or --stdin-file\n"
+    "says so; when its own stdin is a pipe or file that still holds data\n"
+    "after the call, it warns on stderr that the data was not sent (run\n"
+    "it with </dev/null to say no stdin is meant).\n"
+    "\n"
+    "-h or --help after any command prints this help; -V or --version\n"
+    "prints the version.\n"
+    "\n"
     "The socket is -s SOCKET, else $SKILLBROKER_SOCKET, else\n"
     "/run/skillbroker/skillbroker.sock, or run/skillbroker.sock in the\n"
-    "current directory when only that one exists.\n"
+    "current directory when only that one exists. The daemon listens on\n"
+    "the socket: of its config (skillbrokerd -f CONFIG, as root).\n"
     "\n"
     "Exit status:\n"
     "  0      success (invoke: the skill exited 0)\n"
@@ -406,11 +420,47 @@ parse_files(struct opts *o, int argc, char **argv)
 	}
 }
 
+/*
+ * policy check [-f CONFIG | POLICY_DIR [SKILLS_DIR...]]: checked here,
+ * so that -h is help and -x an unknown option, never a directory.
+ */
+static void __attribute__((noreturn)) parse_policy(int argc, char **argv)
+{
+	struct stat st;
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (usage_is_help(argv[i]))
+			usage_help();
+	if (argc < 2 || strcmp(argv[1], "check") != 0)
+		usage_err("policy wants the subcommand \"check\"");
+	if (argc > 2 && strcmp(argv[2], "-f") == 0) {
+		if (argc == 3)
+			usage_err("-f needs a CONFIG");
+		if (argc > 4)
+			usage_err(
+			    "policy check -f CONFIG takes no \"%s\"", argv[4]);
+	} else
+		for (i = 2; i < argc; i++)
+			if (argv[i][0] == '-')
+				usage_err("policy check: unknown option \"%s\" "
+				          "(a directory named so: ./%s)",
+				    argv[i], argv[i]);
+	/* the default is the source tree's: elsewhere, say what to give */
+	if (argc == 2 && stat(CLI_POLICY_DIR_DEV, &st) == -1)
+		usage_err("policy check: no POLICY_DIR given, and no %s here "
+		          "(a source tree's): name a directory, or -f CONFIG "
+		          "(the daemon's skillbroker.yaml)",
+		    CLI_POLICY_DIR_DEV);
+	exit(cli_policy_check(argc - 2, argv + 2));
+}
+
 /* The subcommand names the request type. */
 static void
 parse_verb(struct opts *o, int argc, char **argv)
 {
 	const char *v = argv[0];
+	int i;
 
 	if (strcmp(v, "invoke") == 0 || strcmp(v, "authorize") == 0) {
 		o->req.type = v[0] == 'i' ? CREQ_INVOKE : CREQ_AUTHORIZE;
@@ -423,6 +473,8 @@ parse_verb(struct opts *o, int argc, char **argv)
 		parse_plain(o, argc, argv);
 	} else if (strcmp(v, "cancel") == 0) {
 		o->req.type = CREQ_CANCEL;
+		if (argc > 1 && usage_is_help(argv[1]))
+			usage_help();
 		if (argc < 2 || argv[1][0] == '-')
 			usage_err("cancel needs a REQUEST_ID");
 		o->req.rid.str = xstrdup(argv[1]); /* the library reads it */
@@ -439,6 +491,9 @@ parse_verb(struct opts *o, int argc, char **argv)
 		parse_plain(o, argc, argv);
 	} else if (strcmp(v, "approve") == 0) {
 		o->req.type = CREQ_APPROVE;
+		if ((argc > 1 && usage_is_help(argv[1])) ||
+		    (argc > 2 && usage_is_help(argv[2])))
+			usage_help();
 		if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-')
 			usage_err("approve needs an APPROVAL_ID and an option");
 		if (strlen(argv[1]) > CLIENT_APPROVAL_ID_MAX)
@@ -456,16 +511,17 @@ parse_verb(struct opts *o, int argc, char **argv)
 	} else if (strcmp(v, "info") == 0) {
 		o->req.type = CREQ_SKILL_INFO;
 		parse_info(o, argc, argv);
-	} else if (strcmp(v, "policy") == 0) {
-		if (argc < 2 || strcmp(argv[1], "check") != 0)
-			usage_err("policy wants the subcommand \"check\"");
-		exit(cli_policy_check(argc - 2, argv + 2));
-	} else if (strcmp(v, "skill") == 0)
+	} else if (strcmp(v, "policy") == 0)
+		parse_policy(argc, argv);
+	else if (strcmp(v, "skill") == 0)
 		exit(cli_skill(argc - 1, argv + 1));
 	else if (strcmp(v, "audit") == 0) {
-		if (argc > 1 && (strcmp(argv[1], "-h") == 0 ||
-		                    strcmp(argv[1], "--help") == 0))
-			usage_help();
+		/* -h anywhere before --: a FILE named -h is ./-h */
+		for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (usage_is_help(argv[i]))
+				usage_help();
+		if (argc < 2 || strcmp(argv[1], "verify") != 0)
+			usage_err("audit wants the subcommand \"verify\"");
 		exit(cli_audit(argc - 1, argv + 1));
 	} else if (strcmp(v, "help") == 0)
 		usage_help();
@@ -473,23 +529,35 @@ parse_verb(struct opts *o, int argc, char **argv)
 		usage_err("unknown command \"%s\"", v);
 }
 
-/* [-s SOCKET] [-h] VERB ...: global options stop at the verb. */
+/* [-s SOCKET] [-h] [-V] VERB ...: global options stop at the verb. */
 static void
 parse_args(struct opts *o, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "+s:h")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+s:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			o->sock = optarg;
 			break;
 		case 'h':
 			usage_help();
+		case 'V':
+			usage_version("skillctl");
+			exit(0);
 		default:
 			if (optopt == 's')
 				usage_err("-s needs a SOCKET");
+			if (optopt ==
+			    0) /* a long option getopt does not know */
+				usage_err(
+				    "unknown option \"%s\"", argv[optind - 1]);
 			usage_err("unknown option \"-%c\"", optopt);
 		}
 	}
@@ -590,6 +658,32 @@ run(struct opts *o)
 	return status;
 }
 
+/*
+ * invoke without --stdin or --stdin-file sends no stdin, and reads none
+ * (a loop's input stays the loop's): when its stdin is a pipe or a file
+ * that still holds data after the call, say that it was not sent.
+ */
+static void
+stdin_unsent_warn(const struct opts *o)
+{
+	struct stat st;
+	off_t pos;
+	int n = 0;
+
+	if (o->req.type != CREQ_INVOKE || o->from_stdin ||
+	    o->stdin_file != NULL || fstat(0, &st) == -1)
+		return;
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		if (ioctl(0, FIONREAD, &n) == -1 || n <= 0)
+			return;
+	} else if (!S_ISREG(st.st_mode) ||
+	           (pos = lseek(0, 0, SEEK_CUR)) == -1 || pos >= st.st_size)
+		return;
+	fputs("skillctl: warning: stdin holds data that was not sent to the "
+	      "skill: --stdin sends it (</dev/null: none meant)\n",
+	    stderr);
+}
+
 /* Parse, send, print; a failed write to stdout is an error too. */
 int
 main(int argc, char **argv)
@@ -603,6 +697,7 @@ main(int argc, char **argv)
 	load_stdin(&o);
 	xasprintf(&o.req.id.str, "skillctl-%d-1", (int)getpid());
 	status = run(&o);
+	stdin_unsent_warn(&o);
 	client_req_free(&o.req);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(

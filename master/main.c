@@ -4,6 +4,7 @@
  * each grant policyd sends. It reads nothing a client or a skill wrote.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,32 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "master.h"
 
 struct master *M;
+
+static const char master_usage[] = "usage: skillbrokerd [-dnv] -f CONFIG\n";
+static const char master_help[] =
+    "\n"
+    "The skillbroker daemon's master: it reads CONFIG, opens the socket\n"
+    "clients connect to, starts the broker, policyd, auditd and netproxy\n"
+    "roles, and runs a sandboxed worker for each skill call. It starts as\n"
+    "root and detaches, logging to syslog.\n"
+    "\n"
+    "  -f CONFIG      the configuration file, skillbroker.yaml(5)\n"
+    "  -d             stay in the foreground, every process logging to\n"
+    "                 stderr\n"
+    "  -n             check CONFIG and the users it names, say so, exit\n"
+    "                 (0: valid; 1: not, and why); needs no root\n"
+    "  -v             debug logs, in the master, each role and each worker\n"
+    "  -h, --help     this help\n"
+    "  -V, --version  the version\n"
+    "\n"
+    "Exit status: 0 after a clean stop (SIGTERM, SIGINT), 1 on an error,\n"
+    "2 on a usage error. skillbrokerd(8) says more.\n";
 
 /* Reap exited children (flags 0: all of them): workers, then roles. */
 static void
@@ -114,13 +136,18 @@ main(int argc, char *argv[])
 		event_callback_fn cb;
 	} sigs[] = {{SIGCHLD, on_sigchld}, {SIGTERM, on_sigterm},
 	    {SIGINT, on_sigterm}, {SIGHUP, on_sighup}};
+	static const struct option longopts[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
 	const char *conf = NULL;
 	int ch, check_only = 0, bad = 0, i;
 	struct event *ev;
 	struct error e;
 
 	M = xcalloc(1, sizeof(*M));
-	while ((ch = getopt(argc, argv, "df:nv")) != -1)
+	while ((ch = getopt_long(argc, argv, "df:nvhV", longopts, NULL)) != -1)
 		if (ch == 'd')
 			M->foreground = 1;
 		else if (ch == 'f')
@@ -129,10 +156,23 @@ main(int argc, char *argv[])
 			check_only = 1;
 		else if (ch == 'v')
 			M->verbose = 1;
-		else
-			bad = 1;
+		else if (ch == 'h') {
+			fputs(master_usage, stdout);
+			fputs(master_help, stdout);
+			return 0;
+		} else if (ch == 'V') {
+			usage_version("skillbrokerd");
+			return 0;
+		} else
+			bad = 1; /* getopt said why */
+	if (!bad && optind != argc)
+		fprintf(stderr, "skillbrokerd: no operands are taken: \"%s\"\n",
+		    argv[optind]);
+	else if (!bad && conf == NULL)
+		fprintf(stderr, "skillbrokerd: -f CONFIG is required\n");
 	if (bad || conf == NULL || optind != argc) {
-		fprintf(stderr, "usage: skillbrokerd [-dnv] -f config\n");
+		fputs(master_usage, stderr);
+		fputs("(skillbrokerd -h for the options)\n", stderr);
 		return 2;
 	}
 	log_init("skillbrokerd", M->foreground || check_only, M->verbose);

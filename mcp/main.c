@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 
 /* stdin's and stdout's file status flags before the adapter set them */
@@ -38,8 +39,8 @@ static const char mcp_usage[] =
     "  --poll-s N      seconds between checks of the skills for\n"
     "                  notifications/tools/list_changed (default 5; 0: never)\n"
     "  -v              debug logs\n"
-    "  -h              this help\n"
-    "  -V              the version\n";
+    "  -h, --help      this help\n"
+    "  -V, --version   the version\n";
 
 /* Usage error: why, then the synopsis; exit 2. */
 static void __attribute__((noreturn)) mcp_main_usage(const char *why)
@@ -88,8 +89,8 @@ main(int argc, char **argv)
 			fputs(mcp_usage, stdout);
 			return 0;
 		case 'V':
-			printf("%s %s (MCP %s)\n", MCP_SERVER_NAME, MCP_VERSION,
-			    MCP_PROTOCOL_LATEST);
+			printf("%s %s (MCP %s)\n", MCP_SERVER_NAME,
+			    usage_version_string(), MCP_PROTOCOL_LATEST);
 			return 0;
 		default:
 			mcp_main_usage(NULL);

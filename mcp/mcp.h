@@ -29,7 +29,6 @@
 #include "../lib/error.h"
 
 #define MCP_SERVER_NAME "skillbroker-mcp"
-#define MCP_VERSION "0.2.0" /* the project's, as the broker's hello says */
 
 /* The MCP revisions we speak (mcp_init.c), newest first. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"

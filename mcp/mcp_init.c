@@ -85,7 +85,7 @@ mcp_init_answer(json_t *params, struct mcp_client_caps *caps, struct error *e)
 	return json_pack("{s:s, s:o, s:{s:s, s:s, s:s}, s:s}",
 	    "protocolVersion", caps->protocol, "capabilities", scaps,
 	    "serverInfo", "name", MCP_SERVER_NAME, "title", "skillbroker",
-	    "version", MCP_VERSION, "instructions",
+	    "version", SB_VERSION, "instructions",
 	    "Each tool runs one command of a skill (an Agent Skills "
 	    "directory) through the local skillbroker daemon, in a sandbox, "
 	    "under its policy. Read a skill's instructions, the resource "

@@ -7,6 +7,7 @@
  * with auditd.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 
 #include "../lib/log.h"
 #include "../lib/privdrop.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../proto/fds.h"
 #include "netproxy.h"
@@ -127,13 +129,16 @@ main(int argc, char *argv[])
 	struct error e;
 	int ch, fg = 0, verbose = 0;
 
+	usage_helper(argc, argv, "skillbroker-netproxy", "[-dv]", FD_MASTER);
 	while ((ch = getopt(argc, argv, "dv")) != -1)
 		if (ch == 'd')
 			fg = 1;
 		else if (ch == 'v')
 			verbose = 1;
-		else
+		else {
+			fputs("usage: skillbroker-netproxy [-dv]\n", stderr);
 			exit(2);
+		}
 	log_init("skillbroker-netproxy", fg, verbose);
 	if (msg_read(FD_MASTER, MSG_CONF_NETPROXY, &d, &e) == -1 ||
 	    conf_netproxy_dec(&d, &np.conf, &e) == -1)

@@ -13,6 +13,7 @@
 
 #include "../lib/log.h"
 #include "../lib/privdrop.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/fds.h"
@@ -339,7 +340,9 @@ on_reload(struct peer *p, const struct mp_doc *d)
 		return -1;
 	if (!policy_is_admin(&pol, r.uid, r.gid))
 		error_set(&e, ERR_PERMISSION_DENIED,
-		    "uid %llu is not an admin principal",
+		    "uid %llu is not an admin principal (admin: true in "
+		    "the policy's principals); SIGHUP to skillbrokerd "
+		    "reloads too",
 		    (unsigned long long)r.uid);
 	else if (reload(&e) == 0)
 		error_set(&e, ERR_NONE, "policy reloaded");
@@ -371,13 +374,16 @@ main(int argc, char *argv[])
 	struct error e;
 	int ch, fg = 0, verbose = 0;
 
+	usage_helper(argc, argv, "skillbroker-policyd", "[-dv]", FD_MASTER);
 	while ((ch = getopt(argc, argv, "dv")) != -1)
 		if (ch == 'd')
 			fg = 1;
 		else if (ch == 'v')
 			verbose = 1;
-		else
+		else {
+			fputs("usage: skillbroker-policyd [-dv]\n", stderr);
 			exit(2);
+		}
 	log_init("skillbroker-policyd", fg, verbose);
 	read_conf(&conf);
 	pd = (struct privdrop){(uid_t)conf.uid, (gid_t)conf.gid, NULL};

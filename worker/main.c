@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 #include "../proto/frame.h"
@@ -288,6 +289,7 @@ main(int argc, char *argv[])
 	struct mp_doc d;
 	int lfd;
 
+	usage_helper(argc, argv, "skillbroker-worker", "[-v]", FD_WORKER_CTL);
 	log_init(
 	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();

@@ -405,6 +405,40 @@ t_skill_long_name() {
 }
 
 # Last: the daemon outlived every test.
+# A denied authorize prints the decision once: on stdout, with the rules
+# that matched, and no second copy of it on stderr; exit 3.
+t_authorize_denial_once() {
+	local out err
+	out=$(timeout 20 "$SB_BIN/skillctl" -s "$SB_SOCK" authorize secret \
+	    --phase execution 2>"$TMP/authz.err" </dev/null)
+	RC=$? err=$(cat "$TMP/authz.err")
+	expect rc "$RC" 3 && contains stdout "$out" "denied (permission_denied): " &&
+	contains stdout "$out" "matched: 10-rules.yaml:" &&
+	expect "denied lines" "$(printf '%s\n' "$out" | grep -c denied)" 1 &&
+	expect stderr "$err" ""
+}
+
+# invoke without --stdin sends no stdin and says so when its stdin held
+# data; with --stdin, or with </dev/null, it says nothing.
+t_piped_stdin_said() {
+	local msg='stdin holds data that was not sent to the skill: --stdin sends it'
+	echo data | timeout 20 "$SB_BIN/skillctl" -s "$SB_SOCK" invoke limited \
+	    --phase execution >"$TMP/pipe.out" 2>"$TMP/pipe.err"
+	RC=$?
+	expect "piped: rc" "$RC" 0 && expect "piped: stdout" "$(cat "$TMP/pipe.out")" limited &&
+	contains "piped: warned" "$(cat "$TMP/pipe.err")" "$msg" || return 1
+	echo data >"$TMP/pipe.in"
+	timeout 20 "$SB_BIN/skillctl" -s "$SB_SOCK" invoke limited \
+	    --phase execution <"$TMP/pipe.in" >/dev/null 2>"$TMP/pipe.err"
+	contains "a file: warned" "$(cat "$TMP/pipe.err")" "$msg" || return 1
+	echo data | timeout 20 "$SB_BIN/skillctl" -s "$SB_SOCK" invoke limited \
+	    --phase execution --stdin >/dev/null 2>"$TMP/pipe.err"
+	expect "--stdin: no warning" "$(cat "$TMP/pipe.err")" "" || return 1
+	timeout 20 "$SB_BIN/skillctl" -s "$SB_SOCK" invoke limited \
+	    --phase execution </dev/null >/dev/null 2>"$TMP/pipe.err"
+	expect "/dev/null: no warning" "$(cat "$TMP/pipe.err")" ""
+}
+
 t_daemon_still_alive() {
 	kill -0 "$SB_DPID" 2>/dev/null || sb_fail "the daemon died"
 }
@@ -415,7 +449,7 @@ t_authorize_effective t_env_allowlist t_reload_admin_only
 t_sighup_broken_file_keeps_old t_policy_check_cli t_hostile_policy_check
 t_reload_rejects_fifo t_reload_rejects_alias_bomb t_reload_rejects_deep_nesting
 t_reload_rejects_second_document t_hostile_skill_dirs t_skill_warnings
-t_skill_long_name t_daemon_still_alive"
+t_skill_long_name t_authorize_denial_once t_piped_stdin_said t_daemon_still_alive"
 
 setup
 sb_start || exit 1

@@ -1,6 +1,8 @@
 #!/bin/bash
-# The skill authoring commands, `skillctl skill init` and `skillctl skill
-# check`: no daemon, only bin/skillctl, as root or not.
+# skillctl without a daemon, as root or not: the skill authoring
+# commands (`skillctl skill init`, `skillctl skill check`), -h and -V of
+# every program in SB_BIN and of every skillctl command, and what a
+# client that finds no daemon is told.
 #   SB_BIN=<dir of skillctl> bash tests/integration/skillcli.sh
 # Prints "ok - NAME" / "not ok - NAME: why" / "skip - NAME: why" per
 # test, then "skillcli: N passed, M failed, K skipped"; exits 1 if any
@@ -289,6 +291,118 @@ test_warnings() {
 	no_warning "check: a commands block, no warning"
 }
 
+# The version every program reports: the Makefile's VERSION.
+VERSION=$(sed -n 's/^VERSION = //p' "$ROOT/Makefile")
+
+# help_ok NAME: the last run exited 0 with a usage line on stdout and
+# nothing on stderr.
+help_ok() {
+	if [ "$RC" != 0 ] || [ -n "$ERR" ] || ! grep -q '^usage: ' "$TMP/out"; then
+		notok "$1" "exit $RC; out: ${OUT:0:200} err: ${ERR:0:300}"
+	else
+		ok "$1"
+	fi
+}
+
+# run_prog PROG ARGS...: as ctl, for any program of SB_BIN (stdin empty).
+run_prog() {
+	local p=$1
+	shift
+	timeout 10 "$BIN/$p" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	OUT=$(cat "$TMP/out")
+	ERR=$(cat "$TMP/err")
+}
+
+# Every program answers -h, --help, -V and --version, whoever runs it;
+# a helper the master starts says so when run by hand, never silently.
+test_programs_help() {
+	local p a
+	for p in skillbrokerd skillctl skillbroker-mcp skillbroker-broker \
+	    skillbroker-policyd skillbroker-auditd skillbroker-netproxy \
+	    skillbroker-worker; do
+		if [ ! -x "$BIN/$p" ]; then
+			notok "$p: -h and -V" "no $BIN/$p"
+			continue
+		fi
+		for a in -h --help; do
+			run_prog "$p" "$a"
+			help_ok "$p $a: usage on stdout, exit 0"
+		done
+		for a in -V --version; do
+			run_prog "$p" "$a"
+			if [ "$RC" = 0 ] && [ -z "$ERR" ] &&
+			    printf '%s\n' "$OUT" | grep -Eq "^$p $VERSION( |\$)"; then
+				ok "$p $a: \"$p $VERSION\""
+			else
+				notok "$p $a: \"$p $VERSION\"" "exit $RC; out: ${OUT:0:200} err: ${ERR:0:200}"
+			fi
+		done
+		case $p in skillbroker-*) ;; *) continue ;; esac
+		[ "$p" = skillbroker-mcp ] && continue
+		run_prog "$p"
+		if [ "$RC" = 2 ] && printf '%s\n' "$ERR" | grep -q 'started by skillbrokerd'; then
+			ok "$p run by hand: says skillbrokerd starts it, exit 2"
+		else
+			notok "$p run by hand: says skillbrokerd starts it, exit 2" "exit $RC; err: ${ERR:0:200}"
+		fi
+	done
+	run_prog skillbrokerd -q
+	expect "skillbrokerd -q: a usage error, exit 2" 2 'usage: skillbrokerd'
+	run_prog skillbrokerd
+	expect "skillbrokerd without -f: exit 2, says -f is needed" 2 '-f CONFIG is required'
+}
+
+# Every skillctl command answers -h and --help with the usage, on stdout,
+# exit 0, before it would read an operand or the socket.
+test_commands_help() {
+	local c a
+	for c in invoke authorize skills info hello reload cancel last-result \
+	    session-end put get ls rm approvals approve stats policy \
+	    "policy check" "policy check -f" skill "skill check" "skill init" \
+	    audit "audit verify" "audit verify --head 1:x" help; do
+		for a in -h --help; do
+			# shellcheck disable=SC2086 # c is words on purpose
+			ctl -s "$TMP/no-daemon.sock" $c $a
+			help_ok "skillctl $c $a: usage, exit 0"
+		done
+	done
+	ctl policy check -h
+	if printf '%s\n%s\n' "$OUT" "$ERR" | grep -Eq -- '(^|[ /])-h: |policy OK'; then
+		notok "policy check -h reads no directory \"-h\"" "${OUT:0:200}"
+	else
+		ok "policy check -h reads no directory \"-h\""
+	fi
+	ctl policy check -q
+	expect "policy check -q: unknown option, exit 2" 2 'unknown option "-q"'
+	ctl --bogus
+	expect "skillctl --bogus: unknown option, exit 2" 2 'unknown option "--bogus"'
+	ctl audit verify
+	expect "audit verify without FILE: says so, exit 2" 2 'needs a FILE'
+	# Outside a source tree, the default etc/policy.d is not there
+	(cd "$TMP" && ctl policy check && printf '%s\n' "$RC" >"$TMP/rc" &&
+	    printf '%s\n' "$ERR" >"$TMP/err2")
+	RC=$(cat "$TMP/rc") ERR=$(cat "$TMP/err2") OUT=""
+	expect "policy check with no operand, no etc/policy.d: says what to give" 2 \
+	    'no POLICY_DIR given, and no etc/policy.d here.*-f CONFIG'
+}
+
+# A client that finds no daemon is told the socket it tried, where that
+# path came from, that the daemon may not be running and how to start it
+# or name another socket.
+test_cannot_connect() {
+	local hint='is skillbrokerd running\? Start it as root: skillbrokerd -f CONFIG'
+	ctl -s "$TMP/none.sock" hello
+	expect "no daemon: exit 4" 4 || return
+	expect "no daemon: names the socket" 4 "cannot connect to $TMP/none.sock"
+	expect "no daemon: how to start it" 4 "$hint"
+	expect "no daemon: -s named the socket" 4 "given with -s; -s SOCKET or .SKILLBROKER_SOCKET names another"
+	SKILLBROKER_SOCKET=$TMP/env.sock ctl invoke echo
+	expect "no daemon: \$SKILLBROKER_SOCKET named it" 4 "$TMP/env.sock is the socket .SKILLBROKER_SOCKET names"
+	ctl -s "$TMP/none.sock" ls
+	expect "no daemon: ls says the same" 4 "$hint"
+}
+
 # The shipped skills pass, without a warning.
 test_shipped() {
 	local d
@@ -306,6 +420,9 @@ if [ ! -x "$CTL" ]; then
 	exit 1
 fi
 test_usage
+test_programs_help
+test_commands_help
+test_cannot_connect
 test_init
 test_init_refuses
 test_invalid
