@@ -98,7 +98,7 @@ wait_rec() { sb_poll 3 sb_has_rec "$1" "$LOG"; }
 # ctl ARGS..., then 0 when the call succeeded (for sb_poll).
 call_ok() { ctl "$@"; [ "$RC" = 0 ]; }
 # rsyslog's output holds as many lines as the logs FILES... (at least, more).
-shipped_lines() { wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0; }
+shipped_lines() { { wc -l <"$D/rs/out.jsonl"; } 2>/dev/null || echo 0; }
 shipped_all() { [ "$(shipped_lines)" -ge "$(cat "$@" | wc -l)" ]; }
 shipped_more() { [ "$(shipped_lines)" -gt "$(cat "$@" | wc -l)" ]; }
 auditd_pid() { sb_role_pid auditd; }
@@ -878,6 +878,127 @@ a12_config() {
 	contains "all keys" "$OUT" "OK"
 }
 
+# A port nothing listens on, on loopback.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Off the node through the host's pipeline (docs/deploy.md): a first
+# rsyslogd tails the log with imfile and forwards each record with omrelp
+# to a second one on loopback, which takes them with imrelp and writes
+# them to a file. Every record arrives, exactly once and whole (one near
+# the 32 KiB line), across auditd's rotations and a stop of the daemon.
+a20_relp_forward() {
+	local i port big spid rpid
+	if [ -z "$(rsyslogd_path)" ]; then
+		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
+		return
+	fi
+	if ! [ -e /usr/lib/x86_64-linux-gnu/rsyslog/omrelp.so ] &&
+	    ! find /usr/lib -name omrelp.so 2>/dev/null | grep -q .; then
+		sb_skip "rsyslog's RELP modules are not installed (Debian package rsyslog-relp)"
+		return
+	fi
+	newdir a20 "max_log_file: 16K" "num_logs: 50"
+	port=$(free_port)
+	mkdir -p "$D/rs" "$D/rs1"
+	# the second host's rsyslog, here on loopback: RELP in, a file out
+	cat >"$D/rs/rsyslog.conf" <<-EOF
+	global(workDirectory="$D/rs" maxMessageSize="64k")
+	module(load="imrelp")
+	input(type="imrelp" address="127.0.0.1" port="$port" ruleset="store")
+	template(name="raw" type="string" string="%rawmsg%\n")
+	ruleset(name="store") {
+	  action(type="omfile" file="$D/rs/out.jsonl" template="raw")
+	}
+	EOF
+	# the node's rsyslog: the audit log in, RELP out (each record as is)
+	cat >"$D/rs1/rsyslog.conf" <<-EOF
+	global(workDirectory="$D/rs1" maxMessageSize="64k")
+	module(load="imfile" mode="inotify")
+	module(load="omrelp")
+	input(type="imfile" file="$LOG" tag="skillbroker-audit"
+	      ruleset="forward" addMetadata="off")
+	template(name="line" type="string" string="%msg%")
+	ruleset(name="forward") {
+	  action(type="omrelp" target="127.0.0.1" port="$port" template="line"
+	         queue.type="LinkedList" action.resumeRetryCount="-1")
+	}
+	EOF
+	rs_start "$D/rs"
+	rpid=$RSPID
+	sb_poll 5 sh -c "ss -ltn 2>/dev/null | grep -q ':$port '" ||
+	    fail "imrelp does not listen on $port"
+	start_daemon || return
+	rs_start "$D/rs1"
+	spid=$RSPID
+	sb_poll 5 shipped_all "$LOG"
+	big=$(head -c 4096 /dev/zero | tr '\0' 'r')
+	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
+	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' 's')"
+	for i in $(seq 40); do
+		ctl invoke echo --phase execution -- "$i"
+	done
+	stop_daemon
+	[ -f "$LOG.2" ] || fail "fewer than 2 rotations"
+	sb_poll 20 shipped_gz_all "$D"/log/audit.jsonl*
+	sb_bg_kill "$spid"
+	RSPID=$rpid # shipped_exactly_once stops the receiver
+	shipped_exactly_once "$D"/log/audit.jsonl*
+	echo "# a20: $SHIPPED records forwarded over RELP, $(ls "$D"/log | wc -l) files"
+	expect "the near-max record forwarded whole" \
+	    "$(awk 'length($0) > 30000' "$D/rs/out.jsonl" | sha256sum)" \
+	    "$(cat "$D"/log/audit.jsonl* | awk 'length($0) > 30000' | sha256sum)"
+}
+
+# contrib/kubernetes/skillbroker-daemonset.yaml (docs/deploy.md): no
+# schema validator for Kubernetes objects runs offline here (kubectl
+# needs an API server even for --dry-run=client), so: every document
+# parses as YAML and is of a kind we expect; the DaemonSet is privileged,
+# has the socket's, the log's and the state's directories on hostPaths
+# that the config names; the config passes skillbrokerd -n and the policy
+# skillctl policy check.
+a21_deploy_manifest() {
+	local m=$ROOT/contrib/kubernetes/skillbroker-daemonset.yaml out
+	if ! python3 -c 'import yaml' 2>/dev/null; then
+		sb_skip "no python3 with yaml (Debian package python3-yaml)"
+		return
+	fi
+	mkdir -p "$TMP/a21/policy.d"
+	out=$(python3 - "$m" "$TMP/a21" <<-'PY' 2>&1
+	import os, sys, yaml
+	docs = list(yaml.safe_load_all(open(sys.argv[1])))
+	kinds = [d["kind"] for d in docs]
+	assert kinds == ["Namespace", "ConfigMap", "ConfigMap", "DaemonSet"], kinds
+	cfg = docs[1]["data"]["skillbroker.yaml"]
+	conf = yaml.safe_load(cfg)
+	open(os.path.join(sys.argv[2], "sb.yaml"), "w").write(cfg)
+	for name, text in docs[2]["data"].items():
+	    assert name.endswith(".yaml"), name
+	    open(os.path.join(sys.argv[2], "policy.d", name), "w").write(text)
+	ds = docs[3]
+	assert ds["apiVersion"] == "apps/v1"
+	pod = ds["spec"]["template"]["spec"]
+	assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
+	c = pod["containers"][0]
+	assert c["securityContext"]["privileged"] is True
+	host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+	mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+	for name in host:
+	    assert mounts[name] == host[name], (name, mounts[name], host[name])
+	want = [os.path.dirname(conf["socket"]), os.path.dirname(conf["audit"]["path"]), conf["state_dir"]]
+	for d in want:
+	    assert d in host.values(), "not on a hostPath: " + d
+	assert c["command"][-1] == mounts["config"], c["command"]
+	assert conf["policy_dir"] == mounts["policy"]
+	PY
+	) || { fail "manifest: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"; return; }
+	out=$("$SB_BIN/skillbrokerd" -n -f "$TMP/a21/sb.yaml" 2>&1) ||
+	    fail "the manifest's config: $out"
+	out=$("$SB_BIN/skillctl" policy check "$TMP/a21/policy.d" 2>&1) ||
+	    fail "the manifest's policy: $out"
+}
+
 # Every field of every record this run wrote is an ECS 8.11.0 field of
 # the right type, or under one of skillbroker's own names, and nothing
 # else ECS asks of the records is missing (tests/tools/ecs-check.sh,
@@ -998,7 +1119,8 @@ ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
 a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
 a14_approvals a15_syncs_per_call a16_batch_disk_full a17_logrotate_load
-a18_ecs_fields a19_es_docs a13_whole_run"
+a18_ecs_fields a19_es_docs a20_relp_forward a21_deploy_manifest
+a13_whole_run"
 
 SB_TESTS=$ALL
 SB_AFTER_EACH=stop_daemon
