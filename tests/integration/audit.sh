@@ -927,7 +927,7 @@ a20_relp_forward() {
 	EOF
 	rs_start "$D/rs"
 	rpid=$RSPID
-	sb_poll 5 sh -c "ss -ltn 2>/dev/null | grep -q ':$port '" ||
+	sb_poll 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null ||
 	    fail "imrelp does not listen on $port"
 	start_daemon || return
 	rs_start "$D/rs1"
