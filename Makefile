@@ -18,7 +18,7 @@ LOCALSTATEDIR ?= /var
 RUNDIR ?= /run/skillbroker
 
 CC ?= cc
-PKGS = libevent msgpack yaml-0.1 libcap libseccomp jansson libcrypto libidn2
+PKGS = libevent msgpack yaml-0.1 libcap libseccomp jansson libcrypto libidn2 zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

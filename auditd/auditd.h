@@ -20,7 +20,8 @@
 #define AUDIT_FIELD_MAX 4096 /* bytes of a string before it is cut */
 #define AUDIT_ARRAY_MAX 64   /* items of an array before it is cut */
 #define AUDIT_TRUNC_MARK "\xe2\x80\xa6[truncated]" /* "…[truncated]" */
-#define AUDIT_ECS_VERSION "8.11.0"
+#define AUDIT_ECS_VERSION "8.11.0"        /* the ECS the field names follow */
+#define AUDIT_DATASET "skillbroker.audit" /* event.dataset */
 #define AUDIT_HEAD_SLOT 128 /* bytes of one slot of the head file */
 #define AUDIT_HEAD_MAGIC "skillbroker-audit-head"
 
@@ -136,6 +137,7 @@ int alog_write_lines(struct alog *l, const char *buf, size_t len, uint64_t n,
 int alog_append_own(struct alog *l, json_t *rec, struct error *e);
 int alog_sync(struct alog *l, int force, struct error *e);
 enum alog_health alog_health(struct alog *l, struct error *e);
+int alog_at_path(struct alog *l);
 void alog_head_write(struct alog *l);
 void alog_head_sync(struct alog *l);
 void alog_close(struct alog *l);

@@ -2,10 +2,11 @@
  * auditd_canon.c: the line of an ordinary record written straight from
  * its msgpack event, byte for byte what the general path
  * (auditd_record.c: a jansson object dumped with JSON_COMPACT |
- * JSON_SORT_KEYS) writes, without building that object. Keys are
- * [a-z0-9_] segments joined by '.', and '.' sorts before every one of
- * those characters, so the dotted names sorted whole are the nested
- * objects' keys sorted level by level. Anything out of the ordinary (a
+ * JSON_SORT_KEYS, the event object last: auditd_chain.c) writes,
+ * without building that object. Keys are [a-z0-9_] segments joined by
+ * '.', and '.' sorts before every one of those characters, so the dotted
+ * names sorted whole (those under "event." after all others) are the
+ * nested objects' keys sorted level by level. Anything out of the ordinary (a
  * field that is not allowed, a name that is both a value and a prefix,
  * a sender's name that meets one auditd stamps) is left to the general
  * path, which also says what is wrong.
@@ -23,13 +24,14 @@
 #include "../proto/msg.h"
 #include "auditd.h"
 
-#define CANON_STAMPS 8
+#define CANON_STAMPS 9
 #define CANON_LEAVES (AUDIT_EVENT_FIELDS_MAX + CANON_STAMPS)
 #define CANON_DEPTH (AUDIT_KEY_MAX / 2 + 2)
-#define SUFFIX_HEAD ",\"event.hash\":\""
+#define SUFFIX_HEAD ",\"hash\":\""
 
 /* One name of the record and its value: the sender's, or a stamp. */
 struct canon_leaf {
+	int last; /* under "event.": after every other name */
 	uint64_t
 	    head; /* the first 8 bytes, big-endian, 0-padded: for sorting */
 	const char *path;
@@ -264,6 +266,13 @@ canon_value(struct canon_buf *b, const msgpack_object *v, size_t cap)
 	return 1;
 }
 
+/* 1 for a name under "event.", which the line puts last. */
+static int
+canon_last(const char *path, size_t plen)
+{
+	return plen > 6 && memcmp(path, "event.", 6) == 0;
+}
+
 /* A name's first 8 bytes as a number that sorts as they do. */
 static uint64_t
 canon_head(const char *path, size_t plen)
@@ -286,6 +295,8 @@ canon_cmp(const struct canon_leaf *x, const struct canon_leaf *y)
 	size_t n;
 	int r;
 
+	if (x->last != y->last)
+		return x->last - y->last;
 	if (x->head != y->head)
 		return x->head < y->head ? -1 : 1;
 	n = x->plen < y->plen ? x->plen : y->plen;
@@ -324,10 +335,11 @@ canon_stamps(struct canon_leaf *l, const struct audit_stamp *st, const char *ts,
     const char **names)
 {
 	static const char *const paths[CANON_STAMPS] = {"@timestamp",
-	    "ecs.version", "event.kind", "event.sequence", "event.provider",
-	    "service.name", "host.name", "audit.prev_hash"};
-	const char *vals[CANON_STAMPS] = {ts, AUDIT_ECS_VERSION, "event", NULL,
-	    st->provider, "skillbroker", st->host, st->prev_hash};
+	    "ecs.version", "event.kind", "event.dataset", "event.sequence",
+	    "event.provider", "service.name", "host.name", "audit.prev_hash"};
+	const char *vals[CANON_STAMPS] = {ts, AUDIT_ECS_VERSION, "event",
+	    AUDIT_DATASET, NULL, st->provider, "skillbroker", st->host,
+	    st->prev_hash};
 	size_t i;
 
 	for (i = 0; i < CANON_STAMPS; i++) {
@@ -335,6 +347,7 @@ canon_stamps(struct canon_leaf *l, const struct audit_stamp *st, const char *ts,
 		l[i].path = paths[i];
 		l[i].plen = strlen(paths[i]);
 		l[i].head = canon_head(l[i].path, l[i].plen);
+		l[i].last = canon_last(l[i].path, l[i].plen);
 		l[i].v = NULL;
 		l[i].sval = vals[i];
 		l[i].ival = (int64_t)st->seq;
@@ -394,6 +407,7 @@ canon_fields(const msgpack_object *ev, struct canon_leaf *l, size_t *n,
 		l[*n].path = k->via.str.ptr;
 		l[*n].plen = k->via.str.size;
 		l[*n].head = canon_head(l[*n].path, l[*n].plen);
+		l[*n].last = canon_last(l[*n].path, l[*n].plen);
 		l[*n].v = &ev->via.map.ptr[i].val;
 		(*n)++;
 	}
@@ -539,13 +553,14 @@ canon_event_line(const msgpack_object *ev, const struct audit_stamp *st,
 		free(b.p);
 		return 0;
 	}
-	/* T hashed; the line is T with its '}' turned into the hash field */
+	/* T hashed; the line is T with its "}}" (event's and the record's)
+	 * turned into the hash field, event's last */
 	canon_sha256(b.p, b.len, md);
 	hex_encode(md, SHA256_DIGEST_LENGTH, hash);
-	b.len--;
+	b.len -= 2;
 	canon_put(&b, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1);
 	canon_put(&b, hash, HASH_HEX_LEN);
-	canon_put(&b, "\"}\n", 3);
+	canon_put(&b, "\"}}\n", 4);
 	canon_ch(&b, '\0');
 	*line = b.p;
 	*len = b.len - 1;

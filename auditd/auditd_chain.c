@@ -2,11 +2,16 @@
  * auditd_chain.c: the hash chain's formats, shared by auditd (which
  * writes them) and skillctl audit verify (which checks them).
  *
- * A line is T with its closing brace replaced by ,"event.hash":"H"}
- * and a newline, where T is the record as compact JSON with keys sorted
- * at every level (it includes audit.prev_hash, the previous line's H)
- * and H is the lowercase hex SHA-256 of T. A checker strips the suffix,
- * puts the brace back and hashes: it never re-serializes JSON.
+ * A line is T with the two closing braces that end it replaced by
+ * ,"hash":"H"}} and a newline, where T is the record as compact JSON
+ * with keys sorted at every level except that the top level's "event"
+ * comes last (so T ends in the braces of event and of the record: H is
+ * the last member of event, event.hash), T includes audit.prev_hash (the
+ * previous line's H), and H is the lowercase hex SHA-256 of T. A checker
+ * strips the suffix, puts the braces back and hashes: it never
+ * re-serializes JSON. Lines written before the hash was nested end in
+ * ,"event.hash":"H"} instead (T with its one closing brace replaced, keys
+ * sorted everywhere), and are checked as such.
  *
  * The head file holds two slots of AUDIT_HEAD_SLOT bytes, written in
  * turn, so a torn write leaves the other one whole. A slot is a text
@@ -24,8 +29,10 @@
 #include "../lib/xmalloc.h"
 #include "auditd.h"
 
-#define SUFFIX_HEAD ",\"event.hash\":\""
-#define SUFFIX_LEN (sizeof(SUFFIX_HEAD) - 1 + HASH_HEX_LEN + 2)
+#define SUFFIX_HEAD ",\"hash\":\""
+#define SUFFIX_LEN (sizeof(SUFFIX_HEAD) - 1 + HASH_HEX_LEN + 3)
+#define OLD_SUFFIX_HEAD ",\"event.hash\":\""
+#define OLD_SUFFIX_LEN (sizeof(OLD_SUFFIX_HEAD) - 1 + HASH_HEX_LEN + 2)
 #define CHECK_LEN 16
 
 /* 1 if s starts with 64 lowercase hex digits. */
@@ -45,6 +52,55 @@ sha256_hex(const void *p, size_t len, char out[HASH_HEX_LEN + 1])
 	hex_encode(md, sizeof(md), out);
 }
 
+/* Compact JSON with sorted keys; NULL only when out of memory. */
+static char *
+chain_dump(const json_t *j)
+{
+	char *t;
+
+	if ((t = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+		fatalx("json_dumps");
+	return t;
+}
+
+/*
+ * T of a stamped record: its members but event sorted, then event
+ * (sorted). rec is left as it was.
+ */
+static char *
+chain_text(json_t *rec, size_t *len)
+{
+	json_t *ev = json_object_get(rec, "event");
+	char *rest, *evt, *t;
+	size_t rn, en;
+
+	if (!json_is_object(ev))
+		fatalx("an audit record without an event object");
+	json_incref(ev);
+	if (json_object_del(rec, "event") == -1)
+		fatalx("json_object_del");
+	rest = chain_dump(rec);
+	if (json_object_set_new(rec, "event", ev) == -1)
+		fatalx("json_object_set");
+	evt = chain_dump(ev);
+	rn = strlen(rest);
+	en = strlen(evt);
+	t = xmalloc(rn + en + 12);
+	memcpy(t, rest, rn - 1); /* without its closing brace */
+	*len = rn - 1;
+	if (rn > 2)
+		t[(*len)++] = ',';
+	memcpy(t + *len, "\"event\":", 8);
+	*len += 8;
+	memcpy(t + *len, evt, en);
+	*len += en;
+	t[(*len)++] = '}';
+	t[*len] = '\0';
+	free(rest);
+	free(evt);
+	return t;
+}
+
 /* The line for a stamped record, and its hash. */
 char *
 audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len)
@@ -52,32 +108,40 @@ audit_line_encode(json_t *rec, char hash[HASH_HEX_LEN + 1], size_t *len)
 	char *t, *line;
 	size_t n;
 
-	if ((t = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
-		fatalx("json_dumps");
-	n = strlen(t);
+	t = chain_text(rec, &n);
 	sha256_hex(t, n, hash);
-	line = xmalloc(n - 1 + SUFFIX_LEN + 2);
-	memcpy(line, t, n - 1);
-	snprintf(line + n - 1, SUFFIX_LEN + 2, "%s%s\"}\n", SUFFIX_HEAD, hash);
-	*len = n - 1 + SUFFIX_LEN + 1;
+	line = xmalloc(n - 2 + SUFFIX_LEN + 2);
+	memcpy(line, t, n - 2);
+	snprintf(line + n - 2, SUFFIX_LEN + 2, "%s%s\"}}\n", SUFFIX_HEAD, hash);
+	*len = n - 2 + SUFFIX_LEN + 1;
 	free(t);
 	return line;
 }
 
-/* The fields a verifier needs, from the parsed text T. */
+/*
+ * The fields a verifier needs, from the parsed line (nested: its
+ * event.hash must be the hash of T, which T itself cannot hold) or from
+ * T (a line of the old form, which must not hold event.hash).
+ */
 static int
-line_fields(const char *t, size_t len, struct audit_line *out, struct error *e)
+line_fields(const char *t, size_t len, int nested, const char *hash,
+    struct audit_line *out, struct error *e)
 {
-	json_t *j, *seq, *prev, *act;
+	json_t *j, *ev, *seq, *prev, *act, *h;
 	json_error_t je;
 	int r = -1;
 
 	if ((j = json_loadb(t, len, JSON_REJECT_DUPLICATES, &je)) == NULL)
 		return error_set(e, ERR_BAD_REQUEST, "not JSON: %s", je.text);
-	seq = json_object_get(json_object_get(j, "event"), "sequence");
+	ev = json_object_get(j, "event");
+	seq = json_object_get(ev, "sequence");
 	prev = json_object_get(json_object_get(j, "audit"), "prev_hash");
-	act = json_object_get(json_object_get(j, "event"), "action");
-	if (!json_is_object(j) || json_object_get(j, "event.hash") != NULL)
+	act = json_object_get(ev, "action");
+	h = json_object_get(ev, "hash");
+	if (!json_is_object(j) || json_object_get(j, "event.hash") != NULL ||
+	    (nested && (!json_is_string(h) ||
+	                   strcmp(json_string_value(h), hash) != 0)) ||
+	    (!nested && h != NULL))
 		error_set(e, ERR_BAD_REQUEST, "not a record");
 	else if (!json_is_integer(seq) || json_integer_value(seq) < 1)
 		error_set(e, ERR_BAD_REQUEST, "no event.sequence");
@@ -99,15 +163,48 @@ line_fields(const char *t, size_t len, struct audit_line *out, struct error *e)
 	return r;
 }
 
+/*
+ * Where the hash of a line of either form starts, and how many closing
+ * braces its T ends in; NULL when the line ends in neither suffix.
+ */
+static const char *
+line_suffix(const char *line, size_t len, size_t *slen, int *braces)
+{
+	const char *suf;
+
+	if (len >= SUFFIX_LEN + 2) {
+		suf = line + len - SUFFIX_LEN;
+		if (memcmp(suf, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1) == 0 &&
+		    audit_hex64(suf + sizeof(SUFFIX_HEAD) - 1) &&
+		    memcmp(line + len - 3, "\"}}", 3) == 0) {
+			*slen = SUFFIX_LEN;
+			*braces = 2;
+			return suf + sizeof(SUFFIX_HEAD) - 1;
+		}
+	}
+	if (len >= OLD_SUFFIX_LEN + 2) {
+		suf = line + len - OLD_SUFFIX_LEN;
+		if (memcmp(suf, OLD_SUFFIX_HEAD, sizeof(OLD_SUFFIX_HEAD) - 1) ==
+		        0 &&
+		    audit_hex64(suf + sizeof(OLD_SUFFIX_HEAD) - 1) &&
+		    memcmp(line + len - 2, "\"}", 2) == 0) {
+			*slen = OLD_SUFFIX_LEN;
+			*braces = 1;
+			return suf + sizeof(OLD_SUFFIX_HEAD) - 1;
+		}
+	}
+	return NULL;
+}
+
 /* Check one line (no newline): suffix, hash, then the chain fields. */
 int
 audit_line_check(
     const char *line, size_t len, struct audit_line *out, struct error *e)
 {
-	const char *suf;
+	const char *h;
 	char calc[HASH_HEX_LEN + 1], *t;
-	size_t tlen;
-	int r;
+	size_t tlen, slen;
+	int r, braces;
 
 	memset(out, 0, sizeof(*out));
 	if (len + 1 > AUDIT_LINE_MAX)
@@ -115,18 +212,15 @@ audit_line_check(
 		    "line longer than %d bytes", AUDIT_LINE_MAX);
 	if (len < SUFFIX_LEN + 2 || line[0] != '{')
 		return error_set(e, ERR_BAD_REQUEST, "not a record line");
-	suf = line + len - SUFFIX_LEN;
-	if (memcmp(suf, SUFFIX_HEAD, sizeof(SUFFIX_HEAD) - 1) != 0 ||
-	    !audit_hex64(suf + sizeof(SUFFIX_HEAD) - 1) ||
-	    memcmp(line + len - 2, "\"}", 2) != 0)
+	if ((h = line_suffix(line, len, &slen, &braces)) == NULL)
 		return error_set(
-		    e, ERR_BAD_REQUEST, "no trailing \"event.hash\" member");
-	memcpy(out->hash, suf + sizeof(SUFFIX_HEAD) - 1, HASH_HEX_LEN);
+		    e, ERR_BAD_REQUEST, "no event.hash at the end of the line");
+	memcpy(out->hash, h, HASH_HEX_LEN);
 	out->hash[HASH_HEX_LEN] = '\0';
-	tlen = (size_t)(suf - line) + 1;
+	tlen = len - slen + (size_t)braces;
 	t = xmalloc(tlen + 1);
-	memcpy(t, line, tlen - 1);
-	t[tlen - 1] = '}';
+	memcpy(t, line, len - slen);
+	memcpy(t + len - slen, "}}", (size_t)braces);
 	t[tlen] = '\0';
 	sha256_hex(t, tlen, calc);
 	if (strcmp(calc, out->hash) != 0) {
@@ -135,7 +229,10 @@ audit_line_check(
 		    "event.hash does not "
 		    "match the record: the line was changed");
 	}
-	r = line_fields(t, tlen, out, e);
+	if (braces == 2)
+		r = line_fields(line, len, 1, out->hash, out, e);
+	else
+		r = line_fields(t, tlen, 0, NULL, out, e);
 	free(t);
 	return r;
 }

@@ -2,7 +2,7 @@
  * auditd_fail.c: what auditd does when the log cannot be written, as
  * disk_full_action and disk_error_action say. suspend refuses every
  * record (so the broker and the master refuse every call with
- * audit_unavailable) until a retry or SIGHUP can write again; rotate
+ * audit_unavailable) until a retry or SIGUSR1 can write again; rotate
  * starts a new file (and, when the disk is full, removes the oldest
  * rotated files) and falls back to suspend; halt stops the daemon.
  */
@@ -17,7 +17,7 @@
 #include "../lib/util.h"
 #include "auditd.h"
 
-/* Refuse records from now on, until a retry or SIGHUP writes again. */
+/* Refuse records from now on, until a retry or SIGUSR1 writes again. */
 void
 alog_suspend(struct alog *l, const char *why)
 {
@@ -30,7 +30,7 @@ alog_suspend(struct alog *l, const char *why)
 	alog_head_sync(l);
 	log_warnx("audit log suspended: %s; every call is refused with "
 	          "audit_unavailable until the log can be written again "
-	          "(retried every second and on SIGHUP)",
+	          "(retried every second and on SIGUSR1)",
 	    why);
 }
 

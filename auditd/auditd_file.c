@@ -3,8 +3,9 @@
  * record (audit.created for a new chain, audit.rotated when it continues
  * the chain of a previous file) naming the previous file and its last
  * sequence and hash. Rotation renames NAME.N to NAME.N+1 and NAME to
- * NAME.1, then creates NAME; a reopen (SIGHUP, or a retry) follows a
- * file that logrotate or an admin moved, replaced or removed.
+ * NAME.1, then creates NAME; a reopen (SIGUSR1, a write that finds the
+ * path moved, or a retry) follows a file that logrotate or an admin
+ * moved, replaced or removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../lib/log.h"
@@ -21,6 +23,7 @@
 #include "auditd.h"
 
 #define ROTATED_MAX 100000
+#define CREATE_GRACE_MS 20 /* a moved log's creator gets this long */
 
 /* The header record, then a sync of the file and of its directory. */
 static int
@@ -262,6 +265,29 @@ alog_adopt(struct alog *l, const char *why, struct error *e)
 	    e);
 }
 
+/*
+ * The open log was moved and nothing is at its path yet: logrotate's
+ * "create" makes the new file right after its rename, so wait a few ms
+ * for it rather than race it to O_EXCL (its create would fail). 0 with
+ * *ps once a file is there; -1 with errno set otherwise.
+ */
+static int
+alog_wait_creator(struct alog *l, struct stat *ps)
+{
+	struct timespec ms = {0, 1000000};
+	int i;
+
+	for (i = 0; i < CREATE_GRACE_MS; i++) {
+		if (nanosleep(&ms, NULL) == -1 && errno != EINTR)
+			return -1;
+		if (fstatat(l->dirfd, l->name, ps, AT_SYMLINK_NOFOLLOW) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return -1;
+	}
+	return -1;
+}
+
 /* Follow the path: a new, replaced or missing file, or nothing to do. */
 int
 alog_reopen(struct alog *l, const char *why, struct error *e)
@@ -269,7 +295,9 @@ alog_reopen(struct alog *l, const char *why, struct error *e)
 	struct stat fs, ps;
 	int have = l->fd != -1 && fstat(l->fd, &fs) == 0;
 
-	if (fstatat(l->dirfd, l->name, &ps, AT_SYMLINK_NOFOLLOW) == -1) {
+	if (fstatat(l->dirfd, l->name, &ps, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    (errno != ENOENT || !have || fs.st_nlink == 0 ||
+	        alog_wait_creator(l, &ps) == -1)) {
 		if (errno != ENOENT) {
 			l->fail = ALOG_FAIL_ERROR;
 			return error_set(e, ERR_AUDIT_UNAVAILABLE, "%s: %s",

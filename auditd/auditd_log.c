@@ -197,6 +197,30 @@ alog_health(struct alog *l, struct error *e)
 	return ALOG_HEALTHY;
 }
 
+/*
+ * Does the path still name the open file? One fstatat, before a batch's
+ * write: a file logrotate renamed gets no record written after auditd
+ * could have seen the rename, so a shipper that stops reading a renamed
+ * file at once (rsyslog imfile) misses nothing. 0 when it does not (moved
+ * away, and maybe replaced); the caller follows the path before writing.
+ */
+int
+alog_at_path(struct alog *l)
+{
+	struct stat ps, fs;
+
+	if (l->fd == -1)
+		return 1; /* nothing open: nothing written here */
+	if (fstatat(l->dirfd, l->name, &ps, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno != ENOENT)
+			return 1; /* an error: the commit's checks say */
+	} else if (ps.st_dev == l->dev && ps.st_ino == l->ino)
+		return 1;
+	/* not at the path: moved, unless deleted (a disk error the
+	 * commit's checks find, with its action) */
+	return fstat(l->fd, &fs) == 0 && fs.st_nlink == 0;
+}
+
 /* Close the file (the path is left as it is). */
 void
 alog_close(struct alog *l)

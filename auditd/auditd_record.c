@@ -19,8 +19,8 @@
 
 /* Keys only auditd sets; a sender naming one is misbehaving. */
 static const char *const stamped[] = {"ecs.version", "event.kind",
-    "event.sequence", "event.provider", "service.name", "host.name",
-    "event.hash", NULL};
+    "event.dataset", "event.sequence", "event.provider", "service.name",
+    "host.name", "event.hash", NULL};
 
 /*
  * Put value at a dotted ECS name ("event.action") as nested objects.
@@ -253,6 +253,7 @@ audit_record_stamp(json_t *rec, const struct audit_stamp *st)
 	json_object_set_new(rec, "@timestamp", json_string(ts));
 	json_set_dotted(rec, "ecs.version", json_string(AUDIT_ECS_VERSION));
 	json_set_dotted(rec, "event.kind", json_string("event"));
+	json_set_dotted(rec, "event.dataset", json_string(AUDIT_DATASET));
 	json_set_dotted(
 	    rec, "event.sequence", json_integer((json_int_t)st->seq));
 	json_set_dotted(rec, "event.provider", json_string(st->provider));
@@ -291,13 +292,20 @@ audit_event_line_json(const msgpack_object *ev, const struct audit_stamp *st,
 	return NULL;
 }
 
-/* A record of auditd's own, before its stamp. */
+/*
+ * A record of auditd's own, before its stamp. Its ECS category: a file's
+ * start or the log's return is about the file, a start or stop about
+ * auditd's process.
+ */
 json_t *
 audit_own_record(const char *action, const char *type, const char *outcome,
     const char *reason)
 {
-	json_t *rec = json_object();
+	json_t *rec = json_object(), *cat = json_array();
+	int proc = strcmp(type, "start") == 0 || strcmp(type, "end") == 0;
 
+	json_array_append_new(cat, json_string(proc ? "process" : "file"));
+	json_set_dotted(rec, "event.category", cat);
 	json_set_dotted(rec, "event.action", json_string(action));
 	json_set_dotted(rec, "event.type", json_string(type));
 	json_set_dotted(rec, "event.outcome", json_string(outcome));

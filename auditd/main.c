@@ -257,17 +257,23 @@ batch_flush(void)
 	struct pending_ack *pa;
 	struct error e;
 	size_t i, n = batch.n;
-	int ok;
+	int ok, moved;
 
 	if (n == 0)
 		return;
 	batch.n = 0;
-	ok = alog_write_lines(
-	         &alog, batch.buf, batch.len, n, &batch.head, &e) == 0;
+	/* a renamed log gets its new file first; the batch's lines, made
+	 * for the old head, are then made again one by one after its header */
+	moved = !alog_at_path(&alog);
+	if (moved &&
+	    alog_reopen(&alog, "the log file was moved away", &e) == -1)
+		alog_failed(&alog, alog.fail, e.msg);
+	ok = !moved && alog_write_lines(&alog, batch.buf, batch.len, n,
+	                   &batch.head, &e) == 0;
 	batch.len = 0;
 	if (ok)
 		nwritten += n;
-	else
+	else if (!moved)
 		log_warnx(
 		    "%s; its %zu records are written one by one", e.msg, n);
 	for (i = 0; i < npending; i++) {
@@ -475,16 +481,19 @@ on_term(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 	event_active(finish_ev, EV_TIMEOUT, 0);
 }
 
-/* SIGHUP: follow a rotated or replaced file; resume if suspended. */
+/*
+ * SIGUSR1 (the master passes on its own): follow a rotated or replaced
+ * file; resume if suspended. Reloading is policyd's, on SIGHUP.
+ */
 static void
-on_hup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
+on_reopen(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
 	struct error e;
 
 	commit(-1, 0, NULL);
 	if (alog.suspended)
-		alog_try_resume(&alog, "SIGHUP");
-	else if (alog_reopen(&alog, "reopened on SIGHUP", &e) == -1)
+		alog_try_resume(&alog, "SIGUSR1");
+	else if (alog_reopen(&alog, "reopened on SIGUSR1", &e) == -1)
 		alog_failed(&alog, alog.fail, e.msg);
 }
 
@@ -546,7 +555,7 @@ setup_events(void)
 	    event_priority_set(finish_ev, PRIO_COMMIT) == -1 ||
 	    event_add(tick, &sec) == -1 ||
 	    evsignal_add(evsignal_new(base, SIGTERM, on_term, NULL), NULL) ||
-	    evsignal_add(evsignal_new(base, SIGHUP, on_hup, NULL), NULL))
+	    evsignal_add(evsignal_new(base, SIGUSR1, on_reopen, NULL), NULL))
 		fatalx("event setup");
 	peer_defer_writes(); /* a commit's acknowledgements go out together */
 	peer_init(&master_peer, base, FD_MASTER, "master", master_table,
@@ -599,6 +608,7 @@ main(int argc, char *argv[])
 		alog_failed(&alog, alog.fail, e.msg);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN); /* a reload is not ours */
 	/* A batch holds its records' documents until its write: the heap
 	 * is not given back between batches only to fault in again. */
 	if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1)

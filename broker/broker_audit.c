@@ -112,15 +112,74 @@ audit_approval_id(struct mp_enc *m, const struct call *c)
 }
 
 /*
+ * Where a matched rule's "FILE:LINE NAME" (policyd's form) splits: the
+ * space after the file (whose name ends in .yaml) and its line; 0 for a
+ * built-in gate ("builtin:phase"), which has no file.
+ */
+static size_t
+audit_rule_split(const char *s)
+{
+	const char *p = s, *d;
+
+	while ((p = strstr(p, ".yaml:")) != NULL) {
+		for (d = p + 6; *d >= '0' && *d <= '9'; d++)
+			;
+		if (d > p + 6 && *d == ' ')
+			return (size_t)(d - s);
+		p += 6;
+	}
+	return 0;
+}
+
+/*
+ * The matched rules in ECS's rule fields, parallel arrays: rule.name the
+ * rule's name, rule.id where it is (FILE:LINE, unique in the policy),
+ * rule.ruleset its file; a built-in gate is all three ("builtin:phase",
+ * "builtin:phase", "builtin").
+ */
+static void
+audit_rules(struct mp_enc *m, const struct call *c)
+{
+	char **name, **id, **set, *colon;
+	size_t i, n = c->ans.nrules, at;
+
+	name = xcalloc(n + 1, sizeof(*name));
+	id = xcalloc(n + 1, sizeof(*id));
+	set = xcalloc(n + 1, sizeof(*set));
+	for (i = 0; i < n; i++) {
+		if ((at = audit_rule_split(c->ans.rules[i])) == 0) {
+			name[i] = xstrdup(c->ans.rules[i]);
+			id[i] = xstrdup(c->ans.rules[i]);
+			set[i] = xstrdup("builtin");
+			continue;
+		}
+		name[i] = xstrdup(c->ans.rules[i] + at + 1);
+		id[i] = xstrndup(c->ans.rules[i], at);
+		set[i] = xstrdup(id[i]);
+		if ((colon = strrchr(set[i], ':')) != NULL)
+			*colon = '\0';
+	}
+	enc_kstrarr(m, "rule.name", name, n);
+	enc_kstrarr(m, "rule.id", id, n);
+	enc_kstrarr(m, "rule.ruleset", set, n);
+	strarr_free(name, n);
+	strarr_free(id, n);
+	strarr_free(set, n);
+}
+
+/*
  * A decision; one a human approved says which approval, and whether the
- * session remembered it (no approval asked this time).
+ * session remembered it (no approval asked this time). error only for a
+ * refusal (ECS: error describes a failure).
  */
 static void
 audit_decision(struct mp_enc *m, const struct call *c)
 {
-	enc_kstrarr(m, "rule.name", c->ans.rules, c->ans.nrules);
+	audit_rules(m, c);
 	enc_kstr(m, "event.reason", c->ans.reason);
-	enc_kstr(m, "error.type", err_type_name((enum err_type)c->ans.err));
+	if (c->ans.err != ERR_NONE)
+		enc_kstr(
+		    m, "error.type", err_type_name((enum err_type)c->ans.err));
 	enc_kbool(m, "policy.dry_run", c->cr.type == CREQ_AUTHORIZE);
 	audit_effective(m, c);
 	if (!c->approved)
@@ -137,7 +196,7 @@ audit_approval_requested(struct mp_enc *m, const struct call *c)
 {
 	audit_approval_id(m, c);
 	enc_kuint(m, "approval.timeout_ms", B->clients.approval_s * 1000);
-	enc_kstrarr(m, "rule.name", c->ans.rules, c->ans.nrules);
+	audit_rules(m, c);
 	enc_kstr(m, "event.reason", c->ans.reason);
 	audit_effective(m, c);
 }
@@ -200,22 +259,25 @@ audit_files(struct mp_enc *m, const struct call *c)
 /*
  * How a call ended. One whose skill never started (denied, refused,
  * cancelled before it ran) has only its error and how long it took since
- * invoke.received; one that ran has what its process did as well.
+ * invoke.received; one that ran has what its skill did as well (skill.*:
+ * process.* is the client's). error only when the call failed.
  */
 static void
 audit_completion(struct mp_enc *m, const struct call *c)
 {
 	const struct run *r = &c->run;
 
-	enc_kstr(m, "error.type", err_type_name(c->err));
-	enc_kstr(m, "error.message", c->errmsg);
+	if (c->err != ERR_NONE) {
+		enc_kstr(m, "error.type", err_type_name(c->err));
+		enc_kstr(m, "error.message", c->errmsg);
+	}
 	if (!c->ran) {
 		enc_kint(m, "event.duration",
 		    (int64_t)(now_mono_ms() - c->t0_ms) * 1000000);
 		return;
 	}
-	enc_kint(m, "process.exit_code", c->x.exit_code);
-	enc_kint(m, "process.signal", c->x.signal);
+	enc_kint(m, "skill.exit_code", c->x.exit_code);
+	enc_kint(m, "skill.signal", c->x.signal);
 	enc_kint(m, "event.duration", (int64_t)c->x.duration_ms * 1000000);
 	enc_kint(m, "output.stdout_bytes", (int64_t)r->out.total);
 	enc_kint(m, "output.stderr_bytes", (int64_t)r->err.total);

@@ -4,7 +4,8 @@
  * checks every line's hash, the links of the chain (sequence and
  * audit.prev_hash) within each file and from file to file, that each
  * file starts with a header, and, given a head, that nothing was cut
- * off the end. It names the first bad event.sequence.
+ * off the end. It names the first bad event.sequence. A file logrotate
+ * compressed (gzip) is read as it is, through zlib.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../auditd/auditd.h"
 #include "../lib/xmalloc.h"
@@ -32,14 +34,14 @@ struct vfile {
 
 /* One line into buf (at most max bytes kept); -1 at EOF. */
 static ssize_t
-read_line(FILE *f, char *buf, size_t max, int *nl, size_t *total)
+read_line(gzFile f, char *buf, size_t max, int *nl, size_t *total)
 {
 	size_t n = 0;
 	int c;
 
 	*nl = 0;
 	*total = 0;
-	while ((c = getc_unlocked(f)) != EOF) {
+	while ((c = gzgetc(f)) != -1) {
 		(*total)++;
 		if (c == '\n') {
 			*nl = 1;
@@ -134,6 +136,46 @@ vbad_first(struct vfile *f, const char *buf, size_t n, const char *why)
 	vbad(f, f->first, 1, why);
 }
 
+/* What zlib says went wrong reading f; NULL when nothing did. */
+static const char *
+gz_problem(gzFile f)
+{
+	const char *msg;
+	int err;
+
+	msg = gzerror(f, &err);
+	if (err == Z_OK || err == Z_STREAM_END)
+		return NULL;
+	if (strncmp(msg, "<fd:", 4) == 0 && strstr(msg, ": ") != NULL)
+		msg = strstr(msg, ": ") + 2; /* gzdopen's name for the file */
+	return msg;
+}
+
+/*
+ * Open a log file, plain or gzip (zlib reads a plain file as it is);
+ * NULL with why set when it cannot be.
+ */
+static gzFile
+vfile_open(const char *path, char *why, size_t len)
+{
+	gzFile gz;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(why, len, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	if ((gz = gzdopen(fd, "rb")) == NULL) {
+		snprintf(why, len, "cannot read: %s",
+		    errno ? strerror(errno) : "out of memory");
+		close(fd);
+		return NULL;
+	}
+	if (gzbuffer(gz, 128 * 1024) == -1)
+		snprintf(why, len, "cannot read: zlib's buffer");
+	return gz;
+}
+
 /* Check every line of one file; stops at the first bad one. */
 static void
 vfile_scan(struct vfile *f, const struct audit_head *h)
@@ -141,15 +183,14 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 	char *buf = xmalloc(AUDIT_LINE_MAX + 1), why[300];
 	struct audit_line ln;
 	unsigned long lineno = 0;
+	const char *w, *gzw;
 	struct error e;
 	size_t total;
-	const char *w;
 	ssize_t n;
-	FILE *fp;
+	gzFile fp;
 	int nl;
 
-	if ((fp = fopen(f->path, "re")) == NULL) {
-		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
+	if ((fp = vfile_open(f->path, why, sizeof(why))) == NULL) {
 		vbad(f, 0, 0, why);
 		free(buf);
 		return;
@@ -157,7 +198,13 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 	while (f->bad_seq == 0 &&
 	       (n = read_line(fp, buf, AUDIT_LINE_MAX, &nl, &total)) >= 0) {
 		lineno++;
-		if (!nl)
+		if (!nl && (gzw = gz_problem(fp)) != NULL) {
+			snprintf(why, sizeof(why),
+			    "the compressed file is cut short or damaged "
+			    "(gzip: %s)",
+			    gzw);
+			vbad(f, f->last + 1, lineno, why);
+		} else if (!nl)
 			vbad(f, f->last + 1, lineno,
 			    "the last line has no "
 			    "newline: a torn or cut record");
@@ -174,11 +221,14 @@ vfile_scan(struct vfile *f, const struct audit_head *h)
 		else
 			vtake(f, &ln, h);
 	}
-	if (f->bad_seq == 0 && ferror(fp))
-		vbad(f, f->last + 1, lineno, "read error");
-	else if (f->bad_seq == 0 && f->count == 0)
+	if (f->bad_seq == 0 && (gzw = gz_problem(fp)) != NULL) {
+		snprintf(why, sizeof(why), "read error: %s", gzw);
+		vbad(f, f->last + 1, lineno, why);
+	} else if (f->bad_seq == 0 && f->count == 0)
 		vbad(f, 0, 0, "no records");
-	fclose(fp);
+	if (gzclose_r(fp) != Z_OK && f->bad_seq == 0)
+		vbad(f, f->last + 1, lineno,
+		    "the compressed file is damaged (gzip)");
 	free(buf);
 }
 

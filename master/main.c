@@ -80,14 +80,25 @@ on_sigterm(evutil_socket_t sig, short ev UNUSED, void *arg UNUSED)
 	event_base_loopexit(M->base, &tv);
 }
 
-/* SIGHUP: policyd reloads, auditd reopens the log. */
+/*
+ * SIGHUP: policyd reloads the policy. Only that: the audit log is
+ * reopened on SIGUSR1, so a reload never stands for a reopen.
+ */
 static void
 on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
-	if (M->roles[ROLE_POLICYD].pid > 0)
-		(void)kill(M->roles[ROLE_POLICYD].pid, SIGHUP);
-	if (M->roles[ROLE_AUDITD].pid > 0)
-		(void)kill(M->roles[ROLE_AUDITD].pid, SIGHUP);
+	if (M->roles[ROLE_POLICYD].pid > 0 &&
+	    kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1)
+		log_warn("passing SIGHUP to policyd");
+}
+
+/* SIGUSR1 (logrotate's postrotate): auditd reopens the audit log. */
+static void
+on_sigusr1(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
+{
+	if (M->roles[ROLE_AUDITD].pid > 0 &&
+	    kill(M->roles[ROLE_AUDITD].pid, SIGUSR1) == -1)
+		log_warn("passing SIGUSR1 to auditd");
 }
 
 /* After the loop: SIGKILL the rest, reap all (workers' cgroups go). */
@@ -135,7 +146,7 @@ main(int argc, char *argv[])
 		int sig;
 		event_callback_fn cb;
 	} sigs[] = {{SIGCHLD, on_sigchld}, {SIGTERM, on_sigterm},
-	    {SIGINT, on_sigterm}, {SIGHUP, on_sighup}};
+	    {SIGINT, on_sigterm}, {SIGHUP, on_sighup}, {SIGUSR1, on_sigusr1}};
 	static const struct option longopts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},

@@ -100,6 +100,10 @@ refusal_text(
 	    status, status_text(status), code, blen, why);
 }
 
+/*
+ * The connection's record. destination.ip is an ECS ip: an IPv6 address
+ * without the brackets it is written with elsewhere.
+ */
 static void
 conn_record(const struct np_conn *c, const struct np_call *call,
     const char *code, const char *why)
@@ -109,7 +113,13 @@ conn_record(const struct np_conn *c, const struct np_call *call,
 	    c->parsed ? c->req.port : 0, c->ip[0] ? c->ip : NULL,
 	    c->parsed ? c->req.method : NULL, c->bytes_up, c->bytes_down,
 	    now_mono_ns() - c->t0_ns, code, why, 0};
+	char ip[sizeof(c->ip)];
+	size_t len = strlen(c->ip);
 
+	if (len > 2 && c->ip[0] == '[' && c->ip[len - 1] == ']') {
+		snprintf(ip, sizeof(ip), "%.*s", (int)(len - 2), c->ip + 1);
+		n.ip = ip;
+	}
 	npaudit_send(&n);
 }
 

@@ -14,14 +14,46 @@
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
 
+/*
+ * The ECS event.category of an action, by its first words; each goes
+ * with the event.type its senders give (docs/audit.md, "Actions").
+ */
+static const char *
+msg_audit_category(const char *action)
+{
+	static const struct {
+		const char *prefix, *category;
+	} cats[] = {
+	    {"invoke.", "api"},
+	    {"approval.", "api"},
+	    {"policy.decision", "api"},
+	    {"policy.", "configuration"},
+	    {"worker.", "process"},
+	    {"daemon.", "process"},
+	    {"child.", "process"},
+	    {"network.", "network"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cats) / sizeof(cats[0]); i++)
+		if (strncmp(action, cats[i].prefix, strlen(cats[i].prefix)) ==
+		    0)
+			return cats[i].category;
+	return NULL;
+}
+
 void
 msg_audit_begin(struct mp_enc *m, uint64_t ref, const char *action,
     const char *type, const char *outcome)
 {
+	char *cat = (char *)msg_audit_category(action);
+
 	msg_begin(m, MSG_AUDIT);
 	enc_kuint(m, "ref", ref);
 	enc_key(m, "event");
 	enc_map_open(m);
+	if (cat != NULL)
+		enc_kstrarr(m, "event.category", &cat, 1);
 	enc_kstr(m, "event.action", action);
 	enc_kstr(m, "event.type", type);
 	enc_kstr(m, "event.outcome", outcome);
@@ -92,7 +124,7 @@ msg_audit_child_died(
 	enc_kstr(m, "process.name", role);
 	enc_kint(m, "process.pid", pid);
 	enc_kint(m, "process.exit_code", exit_code);
-	enc_kint(m, "process.signal", sig);
+	enc_kint(m, "daemon.child_signal", sig); /* ECS has no signal */
 	enc_kstr(m, "event.reason", what);
 	msg_audit_end(m);
 }
@@ -128,15 +160,18 @@ msg_audit_worker(struct mp_enc *m, uint64_t ref, const struct grant *g,
 	msg_audit_call(m, &who);
 	enc_kint(m, "worker.pid", pid);
 	enc_kuint(m, "worker.uid", g->worker_uid);
-	if (x != NULL) {
-		enc_kint(m, "process.exit_code", x->exit_code);
-		enc_kint(m, "process.signal", x->signal);
+	if (x != NULL) { /* the skill's end: not the client's process.* */
+		enc_kint(m, "skill.exit_code", x->exit_code);
+		enc_kint(m, "skill.signal", x->signal);
 		enc_kuint(m, "event.duration", x->duration_ms * 1000000ULL);
 		enc_kbool(m, "worker.timed_out", x->limit == LIMIT_TIMEOUT);
 		enc_kuint(m, "worker.cpu_ms", x->cpu_ms);
 		enc_kuint(m, "worker.max_rss_kb", x->max_rss_kb);
-		enc_kstr(m, "error.type", err_type_name((enum err_type)x->err));
-		enc_kstr(m, "error.message", x->message);
+		if (x->err != ERR_NONE) { /* ECS: error only on a failure */
+			enc_kstr(m, "error.type",
+			    err_type_name((enum err_type)x->err));
+			enc_kstr(m, "error.message", x->message);
+		}
 	}
 	/* nothing waits for worker.exited; worker.started gates the run */
 	if (x != NULL)
@@ -167,7 +202,7 @@ msg_audit_net(struct mp_enc *m, uint64_t ref, const struct audit_net *n)
 	enc_kuint(m, "destination.bytes", n->bytes_down);
 	enc_kuint(m, "event.duration", n->duration_ns);
 	if (n->refused > 0)
-		enc_kuint(m, "network.refused_connections", n->refused);
+		enc_kuint(m, "netproxy.refused_connections", n->refused);
 	if (n->err_code != NULL) {
 		enc_kstr(m, "error.type", n->err_code);
 		enc_kstr(m, "error.message", n->err_msg ? n->err_msg : "");

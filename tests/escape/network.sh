@@ -85,7 +85,7 @@ sb_init network
 
 ALL="t_allowed_fetch t_not_allowed t_direct_connect t_udp_raw_abstract
 t_internal_addresses t_malformed_requests t_slow_clients t_connection_flood
-t_max_bytes t_no_grant_no_proxy t_host_mode_abstract"
+t_max_bytes t_no_grant_no_proxy t_host_mode_abstract t_ecs_records"
 
 # Without the clients and the server's tools there is nothing to test.
 missing=""
@@ -1008,6 +1008,15 @@ t_no_grant_no_proxy() {
 	listener_quiet
 	! nc_has t10 && ! nc_has t10-curl ||
 	    fail "network.connect records for a call without a grant"
+}
+
+# Every field of the run's records (network.connect among them: a
+# refusal, a summary, an address) is ECS 8.11.0 of the right type
+# (destination.ip an address without brackets), or skillbroker's own.
+t_ecs_records() {
+	local out
+	out=$("$ROOT/tests/tools/ecs-check.sh" "$SB_AUDIT"* 2>&1) ||
+	    fail "$(printf '%s' "$out" | head -n 3 | tr '\n' ';')"
 }
 
 # ------------------------------------------------------------------- main

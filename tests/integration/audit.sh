@@ -98,7 +98,7 @@ wait_rec() { sb_poll 3 sb_has_rec "$1" "$LOG"; }
 # ctl ARGS..., then 0 when the call succeeded (for sb_poll).
 call_ok() { ctl "$@"; [ "$RC" = 0 ]; }
 # rsyslog's output holds as many lines as the logs FILES... (at least, more).
-shipped_lines() { wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0; }
+shipped_lines() { { wc -l <"$D/rs/out.jsonl"; } 2>/dev/null || echo 0; }
 shipped_all() { [ "$(shipped_lines)" -ge "$(cat "$@" | wc -l)" ]; }
 shipped_more() { [ "$(shipped_lines)" -gt "$(cat "$@" | wc -l)" ]; }
 auditd_pid() { sb_role_pid auditd; }
@@ -203,7 +203,7 @@ a02_verify_tamper() {
 	expect "intact" "$VRC" 0
 	verify --head "$HEAD" "$LOG"
 	expect "intact with head file" "$VRC" 0
-	last=$(tail -n 1 "$LOG" | jq -r '"\(.event.sequence):\(."event.hash")"')
+	last=$(tail -n 1 "$LOG" | jq -r '"\(.event.sequence):\(.event.hash)"')
 	verify --head "$last" "$LOG"
 	expect "intact with SEQ:HASH" "$VRC" 0
 	# tamper NAME BADSEQ: the copy $T/NAME must fail at BADSEQ.
@@ -273,6 +273,15 @@ a04_rotation() {
 	expect "series verifies" "$VRC" 0
 	verify "$LOG" "$LOG.2"
 	expect "a file missing from the series" "$VRC" 1
+	# logrotate's compress: verify reads gzip files as they are
+	gzip -c "$LOG.2" >"$D/audit.jsonl.2.gz"
+	verify --head "$HEAD" "$LOG.1" "$LOG" "$D/audit.jsonl.2.gz"
+	expect "series with a gzip file verifies" "$VRC" 0
+	head -c "$(($(stat -c %s "$D/audit.jsonl.2.gz") - 20))" \
+	    "$D/audit.jsonl.2.gz" >"$D/cut.jsonl.gz"
+	verify "$D/cut.jsonl.gz"
+	expect "a cut gzip file" "$VRC" 1
+	contains "a cut gzip file is named so" "$VOUT" "gzip"
 	newdir a04k "max_log_file: 8K" "num_logs: 2" "max_log_file_action: keep_logs"
 	start_daemon || return
 	for i in $(seq 40); do
@@ -284,9 +293,10 @@ a04_rotation() {
 	expect "keep_logs series verifies" "$VRC" 0
 }
 
-# logrotate's way (rename, create, SIGHUP), and a rename without SIGHUP.
-# Wait until the call's last records are in (they may land just after
-# its reply), so a move is seen by the signal, not a commit.
+# logrotate's way (rename, create, SIGUSR1), a reload (SIGHUP) after a
+# rename, and a rename without a signal: no record is written into the
+# renamed file once it is renamed. Wait until the call's last records are
+# in (they may land just after its reply), so the move comes after them.
 settle() {
 	sb_wait_for 3 "the call's worker.exited and invoke.completed records" \
 	    sb_has_rec '.event.action == "worker.exited"' "$LOG" &&
@@ -294,35 +304,53 @@ settle() {
 	    sb_has_rec '.event.action == "invoke.completed"' "$LOG"
 }
 
+# Rename the log to $1 and create an empty one, as logrotate's "create".
+rotate_by_hand() {
+	mv "$LOG" "$1"
+	install -m 0640 -o "$(sb_role_uid auditd)" -g "$(sb_role_uid auditd)" \
+	    /dev/null "$LOG"
+}
+
 a05_reopen() {
+	local r
 	newdir a05
 	start_daemon || return
 	ctl invoke echo --phase execution -- one
 	settle
-	mv "$LOG" "$LOG.1"
-	install -m 0640 -o "$(sb_role_uid auditd)" -g "$(sb_role_uid auditd)" \
-	    /dev/null "$LOG"
+	# A reload writes policy.reloaded: into the new file, never the
+	# renamed one; and SIGHUP alone is no reopen.
+	rotate_by_hand "$LOG.1"
 	kill -HUP "$SB_DPID"
+	sb_wait_for 3 "policy.reloaded after SIGHUP" \
+	    sb_has_rec '.event.action == "policy.reloaded"' "$LOG"
+	expect "records in the renamed file after the rename" \
+	    "$(jq -r .event.action "$LOG.1" | grep -c -e policy.reloaded -e audit.rotated)" 0
+	expect "header before the reload's record" \
+	    "$(jq -r .event.action "$LOG" | head -n 2 | tr '\n' ' ')" \
+	    "audit.rotated policy.reloaded "
+	contains "reload: moved reason" "$(head -n 1 "$LOG" | jq -r .event.reason)" "moved"
+	# logrotate's postrotate: SIGUSR1 to the master reopens the log.
+	rotate_by_hand "$LOG.2"
+	kill -USR1 "$SB_DPID"
 	sb_wait_for 3 "the reopened log's header" \
 	    sb_has_rec '.event.action == "audit.rotated"' "$LOG"
+	expect "reopen reason" "$(head -n 1 "$LOG" | jq -r .event.reason)" "reopened on SIGUSR1"
+	expect "no reload on SIGUSR1" "$(cat "$LOG" "$LOG.1" "$LOG.2" | grep -c '"policy.reloaded"')" 1
 	ctl invoke echo --phase execution -- two
-	expect "call after SIGHUP" "$OUT" two
-	expect "header" "$(head -n 1 "$LOG" | jq -r .event.action)" audit.rotated
-	# The signal, or auditd's own once-a-second check if it ran first in
-	# the moment between the move and the signal: both follow the file.
-	case "$(head -n 1 "$LOG" | jq -r .event.reason)" in
-	*SIGHUP* | *moved*) ;;
-	*) fail "reopen reason: $(head -n 1 "$LOG" | jq -r .event.reason)" ;;
-	esac
-	# Moved away without a signal: auditd notices at its next commit.
-	mv "$LOG" "$LOG.2"
+	expect "call after SIGUSR1" "$OUT" two
+	settle
+	# Moved away without a signal: auditd sees it before its next write,
+	# so the next call's records all go to a new file at the path.
+	mv "$LOG" "$LOG.3"
 	ctl invoke echo --phase execution -- three
 	expect "call after a silent move" "$OUT" three
 	ctl invoke echo --phase execution -- four
 	stop_daemon
 	[ -f "$LOG" ] || fail "no new file after the move"
 	contains "moved reason" "$(head -n 1 "$LOG" | jq -r .event.reason)" "moved"
-	verify --head "$HEAD" "$LOG.1" "$LOG.2" "$LOG"
+	r=$(jq -r 'select(.event.action == "invoke.received") | .skill.args[0]' "$LOG.3" | tr '\n' ' ')
+	expect "calls in the renamed file" "$r" "two "
+	verify --head "$HEAD" "$LOG.1" "$LOG.2" "$LOG.3" "$LOG"
 	expect "series verifies" "$VRC" 0
 }
 
@@ -674,20 +702,29 @@ a15_syncs_per_call() {
 	sb_bg_kill "$spid"
 }
 
-# rsyslog's imfile tails the log across rotations: every record arrives
-# at its output exactly once.
-a11_rsyslog() {
-	local rs i want got
+# rsyslogd, or nothing (the shipper tests are skipped without it).
+rsyslogd_path() {
+	local rs
 	rs=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-	if [ ! -x "$rs" ]; then
-		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
-		return
-	fi
-	newdir a11 "max_log_file: 16K" "num_logs: 50"
-	mkdir -p "$D/rs" "$D/log"
-	chown "$(sb_role_uid auditd)" "$D/log"
+	[ -x "$rs" ] && echo "$rs"
+}
+
+# Start an rsyslogd of the test's own in $1 (its config there, written
+# by the caller as $1/rsyslog.conf); its pid in RSPID.
+rs_start() {
+	"$(rsyslogd_path)" -n -f "$1/rsyslog.conf" -i "$1/rsyslogd.pid" \
+	    >"$1/rsyslogd.log" 2>&1 &
+	RSPID=$!
+	sb_bg_add "$RSPID"
+}
+
+# The imfile config that tails $LOG into $D/rs/out.jsonl, with the
+# message size docs/audit.md says a shipper must accept (A_RS_MAXMSG:
+# another, to see what a smaller one does).
+rs_imfile_conf() {
+	mkdir -p "$D/rs"
 	cat >"$D/rs/rsyslog.conf" <<-EOF
-	global(workDirectory="$D/rs" maxMessageSize="64k")
+	global(workDirectory="$D/rs" maxMessageSize="${A_RS_MAXMSG:-64k}")
 	module(load="imfile" mode="inotify")
 	input(type="imfile" file="$LOG" tag="skillbroker-audit"
 	      ruleset="ship" addMetadata="off")
@@ -696,32 +733,134 @@ a11_rsyslog() {
 	  action(type="omfile" file="$D/rs/out.jsonl" template="line")
 	}
 	EOF
+}
+
+# Every line of the logs FILES... (compressed or not), one a line.
+log_lines() { zcat -f "$@"; }
+# rsyslog shipped at least as many lines as FILES... hold.
+shipped_gz_all() { [ "$(shipped_lines)" -ge "$(log_lines "$@" | wc -l)" ]; }
+shipped_gz_more() { [ "$(shipped_lines)" -gt "$(log_lines "$@" | wc -l)" ]; }
+
+# What rsyslog shipped ($D/rs/out.jsonl) against the logs FILES...:
+# every line exactly once, and every sequence from 1 to the last one
+# exactly once. Waits for rsyslog, then stops it.
+shipped_exactly_once() {
+	local want got n last
+	sb_poll 20 shipped_gz_all "$@"
+	# Explicit bounded wait: nothing more (a duplicate) may arrive.
+	sb_never 0.3 "rsyslog shipped more lines than the logs hold" \
+	    shipped_gz_more "$@"
+	sb_bg_kill "$RSPID"
+	RSPID=""
+	want=$(log_lines "$@" | sort | sha256sum)
+	got=$(sort "$D/rs/out.jsonl" 2>/dev/null | sha256sum)
+	n=$(log_lines "$@" | wc -l)
+	last=$(log_lines "$@" | jq .event.sequence | sort -n | tail -n 1)
+	SHIPPED=$(wc -l <"$D/rs/out.jsonl" 2>/dev/null || echo 0)
+	expect "records in the logs" "$n" "$last"
+	expect "records shipped" "$SHIPPED" "$n"
+	expect "every record exactly once" "$got" "$want"
+	expect "no duplicates" "$(sort "$D/rs/out.jsonl" | uniq -d | wc -l)" 0
+	expect "every sequence exactly once" \
+	    "$(jq .event.sequence "$D/rs/out.jsonl" | sort -n | uniq | wc -l) $(jq .event.sequence "$D/rs/out.jsonl" | sort -n | tail -n 1)" \
+	    "$n $n"
+}
+
+# rsyslog's imfile tails the log across rotations: every record arrives
+# at its output exactly once.
+a11_rsyslog() {
+	local i big n
+	if [ -z "$(rsyslogd_path)" ]; then
+		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
+		return
+	fi
+	newdir a11 "max_log_file: 16K" "num_logs: 50"
+	mkdir -p "$D/log"
+	chown "$(sb_role_uid auditd)" "$D/log"
+	rs_imfile_conf
 	start_daemon || return
-	"$rs" -n -f "$D/rs/rsyslog.conf" -i "$D/rs/rsyslogd.pid" \
-	    >"$D/rs/rsyslogd.log" 2>&1 &
-	RSPID=$!
-	sb_bg_add "$RSPID"
+	rs_start "$D/rs"
 	# imfile must have the file open before the first rotation.
 	sb_poll 5 shipped_all "$LOG"
+	# A record just under the line's 32 KiB: 7 arguments at the 4 KiB a
+	# string keeps, and one more; rsyslog's default 8 KiB would cut it.
+	big=$(head -c 4096 /dev/zero | tr '\0' 'b')
+	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
+	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' 'c')"
 	for i in $(seq 60); do
 		ctl authorize echo --phase execution -- "$i"
 	done
 	stop_daemon
 	[ -f "$LOG.2" ] || fail "fewer than 2 rotations"
-	want=$(cat "$D"/log/audit.jsonl* | sort | sha256sum)
-	sb_poll 10 shipped_all "$D"/log/audit.jsonl*
-	# Explicit bounded wait: nothing more (a duplicate) may arrive.
-	sb_never 0.3 "rsyslog shipped more lines than the logs hold" \
-	    shipped_more "$D"/log/audit.jsonl*
-	sb_bg_kill "$RSPID"
-	RSPID=""
-	got=$(sort "$D/rs/out.jsonl" 2>/dev/null | sha256sum)
-	expect "records shipped" "$(wc -l <"$D/rs/out.jsonl" 2>/dev/null)" \
-	    "$(cat "$D"/log/audit.jsonl* | wc -l)"
-	expect "every record exactly once" "$got" "$want"
-	expect "no duplicates" "$(sort "$D/rs/out.jsonl" | uniq -d | wc -l)" 0
+	n=$(cat "$D"/log/audit.jsonl* | awk 'length($0) > 30000 && length($0) < 32768' | wc -l)
+	expect "a record of 30 to 32 KiB in the log" "$n" 1
+	shipped_exactly_once "$D"/log/audit.jsonl*
+	expect "the near-max record shipped whole" \
+	    "$(awk 'length($0) > 30000' "$D/rs/out.jsonl" | sha256sum)" \
+	    "$(cat "$D"/log/audit.jsonl* | awk 'length($0) > 30000' | sha256sum)"
 	verify --head "$HEAD" "$D"/log/audit.jsonl*
 	expect "shipped series verifies" "$VRC" 0
+}
+
+# Calls go on without a pause while logrotate (create, compress,
+# delaycompress, and a postrotate that signals the daemon to reopen
+# its log) rotates the log 20 times; rsyslog's imfile ships every
+# record of the chain exactly once, across all the files.
+A17_SIGNAL=${A17_SIGNAL:-USR1} # HUP: the signal before reopen had its own
+a17_logrotate_load() {
+	local i lpid n
+	if [ -z "$(rsyslogd_path)" ]; then
+		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
+		return
+	fi
+	if ! command -v logrotate >/dev/null 2>&1; then
+		sb_skip "logrotate is not installed (Debian package logrotate)"
+		return
+	fi
+	newdir a17 "max_log_file: 0"
+	rs_imfile_conf
+	cat >"$D/logrotate.conf" <<-EOF
+	$LOG {
+		create 0640
+		rotate 100
+		compress
+		delaycompress
+		missingok
+		postrotate
+			[ -s $D/skillbrokerd.pid ] && kill -$A17_SIGNAL "\$(cat $D/skillbrokerd.pid)" || true
+		endscript
+	}
+	EOF
+	start_daemon || return
+	echo "$SB_DPID" >"$D/skillbrokerd.pid"
+	rs_start "$D/rs"
+	sb_poll 5 shipped_all "$LOG"
+	# the load: one call after another until told to stop
+	(
+		while [ ! -e "$D/stop" ]; do
+			"$SB_BIN/skillctl" -s "$SOCK" invoke echo \
+			    --phase execution -- load >/dev/null 2>&1
+		done
+	) &
+	lpid=$!
+	sb_bg_add "$lpid"
+	for i in $(seq 20); do
+		sleep 0.3
+		logrotate -f -s "$D/logrotate.state" "$D/logrotate.conf" \
+		    >>"$D/logrotate.out" 2>&1 ||
+		    fail "logrotate $i: $(tail -n 2 "$D/logrotate.out" | tr '\n' ' ')"
+	done
+	sleep 0.3
+	touch "$D/stop"
+	sb_bg_wait "$lpid"
+	stop_daemon
+	n=$(ls "$D"/log/audit.jsonl* | wc -l)
+	expect "files after 20 rotations" "$n" 21
+	shipped_exactly_once "$D"/log/audit.jsonl*
+	echo "# a17: $SHIPPED records in $n files shipped, 20 rotations (SIG$A17_SIGNAL)"
+	expect "calls made" "$([ "$(log_lines "$D"/log/audit.jsonl* | grep -c '"invoke.completed"')" -gt 40 ] && echo yes)" yes
+	verify --head "$HEAD" "$D"/log/audit.jsonl*
+	expect "rotated series, compressed files too, verifies" "$VRC" 0
 }
 
 # config errors name the key
@@ -737,6 +876,177 @@ a12_config() {
 	printf 'state_dir: s\naudit:\n  flush: sync\n  freq: 10\n  max_log_file: 64K\n  max_log_file_action: keep_logs\n  num_logs: 4\n  disk_full_action: rotate\n  disk_error_action: halt\n' >"$c"
 	OUT=$("$SB_BIN/skillbrokerd" -n -f "$c" 2>&1)
 	contains "all keys" "$OUT" "OK"
+}
+
+# A port nothing listens on, on loopback.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Off the node through the host's pipeline (docs/deploy.md): a first
+# rsyslogd tails the log with imfile and forwards each record with omrelp
+# to a second one on loopback, which takes them with imrelp and writes
+# them to a file. Every record arrives, exactly once and whole (one near
+# the 32 KiB line), across auditd's rotations and a stop of the daemon.
+a20_relp_forward() {
+	local i port big spid rpid
+	if [ -z "$(rsyslogd_path)" ]; then
+		sb_skip "rsyslogd is not installed (Debian package rsyslog)"
+		return
+	fi
+	if ! [ -e /usr/lib/x86_64-linux-gnu/rsyslog/omrelp.so ] &&
+	    ! find /usr/lib -name omrelp.so 2>/dev/null | grep -q .; then
+		sb_skip "rsyslog's RELP modules are not installed (Debian package rsyslog-relp)"
+		return
+	fi
+	newdir a20 "max_log_file: 16K" "num_logs: 50"
+	port=$(free_port)
+	mkdir -p "$D/rs" "$D/rs1"
+	# the second host's rsyslog, here on loopback: RELP in, a file out
+	cat >"$D/rs/rsyslog.conf" <<-EOF
+	global(workDirectory="$D/rs" maxMessageSize="64k")
+	module(load="imrelp")
+	input(type="imrelp" address="127.0.0.1" port="$port" ruleset="store")
+	template(name="raw" type="string" string="%rawmsg%\n")
+	ruleset(name="store") {
+	  action(type="omfile" file="$D/rs/out.jsonl" template="raw")
+	}
+	EOF
+	# the node's rsyslog: the audit log in, RELP out (each record as is)
+	cat >"$D/rs1/rsyslog.conf" <<-EOF
+	global(workDirectory="$D/rs1" maxMessageSize="64k")
+	module(load="imfile" mode="inotify")
+	module(load="omrelp")
+	input(type="imfile" file="$LOG" tag="skillbroker-audit"
+	      ruleset="forward" addMetadata="off")
+	template(name="line" type="string" string="%msg%")
+	ruleset(name="forward") {
+	  action(type="omrelp" target="127.0.0.1" port="$port" template="line"
+	         queue.type="LinkedList" action.resumeRetryCount="-1")
+	}
+	EOF
+	rs_start "$D/rs"
+	rpid=$RSPID
+	sb_poll 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null ||
+	    fail "imrelp does not listen on $port"
+	start_daemon || return
+	rs_start "$D/rs1"
+	spid=$RSPID
+	sb_poll 5 shipped_all "$LOG"
+	big=$(head -c 4096 /dev/zero | tr '\0' 'r')
+	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
+	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' 's')"
+	for i in $(seq 40); do
+		ctl invoke echo --phase execution -- "$i"
+	done
+	stop_daemon
+	[ -f "$LOG.2" ] || fail "fewer than 2 rotations"
+	sb_poll 20 shipped_gz_all "$D"/log/audit.jsonl*
+	sb_bg_kill "$spid"
+	RSPID=$rpid # shipped_exactly_once stops the receiver
+	shipped_exactly_once "$D"/log/audit.jsonl*
+	echo "# a20: $SHIPPED records forwarded over RELP, $(ls "$D"/log | wc -l) files"
+	expect "the near-max record forwarded whole" \
+	    "$(awk 'length($0) > 30000' "$D/rs/out.jsonl" | sha256sum)" \
+	    "$(cat "$D"/log/audit.jsonl* | awk 'length($0) > 30000' | sha256sum)"
+}
+
+# contrib/kubernetes/skillbroker-daemonset.yaml (docs/deploy.md): no
+# schema validator for Kubernetes objects runs offline here (kubectl
+# needs an API server even for --dry-run=client), so: every document
+# parses as YAML and is of a kind we expect; the DaemonSet is privileged,
+# has the socket's, the log's and the state's directories on hostPaths
+# that the config names; the config passes skillbrokerd -n and the policy
+# skillctl policy check.
+a21_deploy_manifest() {
+	local m=$ROOT/contrib/kubernetes/skillbroker-daemonset.yaml out
+	if ! python3 -c 'import yaml' 2>/dev/null; then
+		sb_skip "no python3 with yaml (Debian package python3-yaml)"
+		return
+	fi
+	mkdir -p "$TMP/a21/policy.d"
+	out=$(python3 - "$m" "$TMP/a21" <<-'PY' 2>&1
+	import os, sys, yaml
+	docs = list(yaml.safe_load_all(open(sys.argv[1])))
+	kinds = [d["kind"] for d in docs]
+	assert kinds == ["Namespace", "ConfigMap", "ConfigMap", "DaemonSet"], kinds
+	cfg = docs[1]["data"]["skillbroker.yaml"]
+	conf = yaml.safe_load(cfg)
+	open(os.path.join(sys.argv[2], "sb.yaml"), "w").write(cfg)
+	for name, text in docs[2]["data"].items():
+	    assert name.endswith(".yaml"), name
+	    open(os.path.join(sys.argv[2], "policy.d", name), "w").write(text)
+	ds = docs[3]
+	assert ds["apiVersion"] == "apps/v1"
+	pod = ds["spec"]["template"]["spec"]
+	assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
+	c = pod["containers"][0]
+	assert c["securityContext"]["privileged"] is True
+	host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+	mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+	for name in host:
+	    assert mounts[name] == host[name], (name, mounts[name], host[name])
+	want = [os.path.dirname(conf["socket"]), os.path.dirname(conf["audit"]["path"]), conf["state_dir"]]
+	for d in want:
+	    assert d in host.values(), "not on a hostPath: " + d
+	assert c["command"][-1] == mounts["config"], c["command"]
+	assert conf["policy_dir"] == mounts["policy"]
+	PY
+	) || { fail "manifest: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"; return; }
+	out=$("$SB_BIN/skillbrokerd" -n -f "$TMP/a21/sb.yaml" 2>&1) ||
+	    fail "the manifest's config: $out"
+	out=$("$SB_BIN/skillctl" policy check "$TMP/a21/policy.d" 2>&1) ||
+	    fail "the manifest's policy: $out"
+}
+
+# Every field of every record this run wrote is an ECS 8.11.0 field of
+# the right type, or under one of skillbroker's own names, and nothing
+# else ECS asks of the records is missing (tests/tools/ecs-check.sh,
+# against tests/data/ecs-8.11.0.txt, taken from the ECS repository).
+a18_ecs_fields() {
+	local out
+	set -- "$TMP"/*/log/audit.jsonl*
+	[ -e "$1" ] || { newdir a18; start_daemon || return
+		ctl invoke echo --phase execution -- one
+		ctl invoke echo -- denied
+		stop_daemon; set -- "$LOG"; }
+	out=$("$ROOT/tests/tools/ecs-check.sh" "$@" 2>&1) ||
+	    fail "$(printf '%s' "$out" | head -n 5 | tr '\n' ';')"
+}
+
+# docs/elasticsearch: the ingest pipeline and the index template are
+# JSON; the template maps each ECS field the records use with ECS's type,
+# and every field of every record this run wrote (or a short run's) has
+# a mapping, explicit or dynamic, that takes its values as they are.
+a19_es_docs() {
+	local t=$ROOT/docs/elasticsearch/index-template.json maps bad
+	jq -e .processors "$ROOT/docs/elasticsearch/ingest-pipeline.json" >/dev/null ||
+	    fail "ingest-pipeline.json: not JSON with processors"
+	jq -e .template.mappings "$t" >/dev/null || fail "index-template.json: not JSON with mappings"
+	maps=$(jq -r '.template.mappings.properties | . as $root | paths(objects)
+	    | select(.[-1] != "properties" and (.[-1] | type) == "string") as $p
+	    | $root | getpath($p) | select(.type != null or .properties != null)
+	    | "\($p | map(select(. != "properties")) | join(".")) \(.type // "object")"' "$t")
+	bad=$(awk 'NR == FNR { m[$1] = $2; next }
+	    $1 == "field" && m[$2] != $3 { print $2 " is " m[$2] ", ECS has " $3 }' \
+	    <(printf '%s\n' "$maps") "$ROOT/tests/data/ecs-8.11.0.txt")
+	[ -z "$bad" ] || fail "template: $(printf '%s' "$bad" | head -n 3 | tr '\n' ';')"
+	set -- "$TMP"/*/log/audit.jsonl*
+	[ -e "$1" ] || { newdir a19; start_daemon || return
+		ctl invoke echo --phase execution -- one
+		stop_daemon; set -- "$LOG"; }
+	bad=$(zcat -f "$@" | jq -r 'paths(scalars) as $p
+	    | "\($p | map(select(type == "string")) | join(".")) \(getpath($p) | type)"' |
+	    sort -u | awk 'NR == FNR { m[$1] = $2; next }
+	    { k = $1; t = m[k]; while (t == "" && k ~ /\./) { sub(/\.[^.]*$/, "", k); t = m[k] } }
+	    t == "" && $2 != "string" { print $1 ": no mapping for a " $2; next }
+	    t == "" { next }
+	    t == "object" && $1 !~ /^policy\.effective\./ { print $1 ": mapped as an object" }
+	    t == "long" && $2 != "number" { print $1 ": a " $2 " mapped as long" }
+	    (t == "keyword" || t == "ip" || t == "date" || t == "match_only_text") && $2 != "string" { print $1 ": a " $2 " mapped as " t }
+	    t == "boolean" && $2 != "boolean" { print $1 ": a " $2 " mapped as boolean" }' \
+	    <(printf '%s\n' "$maps") -)
+	[ -z "$bad" ] || fail "records against the template: $(printf '%s' "$bad" | head -n 3 | tr '\n' ';')"
 }
 
 # Every log this run wrote verifies as a whole (with its head file), and
@@ -808,7 +1118,9 @@ a14_approvals() {
 ALL="a01_records a02_verify_tamper a03_long_fields a04_rotation a05_reopen
 a06_disk_full a06b_disk_full_rotate a06c_disk_full_halt a07_deleted
 a08_readonly a09_auditd_killed a10_flush_modes a11_rsyslog a12_config
-a14_approvals a15_syncs_per_call a16_batch_disk_full a13_whole_run"
+a14_approvals a15_syncs_per_call a16_batch_disk_full a17_logrotate_load
+a18_ecs_fields a19_es_docs a20_relp_forward a21_deploy_manifest
+a13_whole_run"
 
 SB_TESTS=$ALL
 SB_AFTER_EACH=stop_daemon

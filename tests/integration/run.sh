@@ -134,10 +134,10 @@ count_action() {
 	audit_q "select(.event.action == \"$1\")" | wc -l
 }
 
-# The hash chain of an audit log file: every line's "event.hash" is the
-# sha256 of the line without that (last) member, and every line's
-# audit.prev_hash is the previous line's hash (64 zeros for the first).
-# Prints why it fails, if it does.
+# The hash chain of an audit log file: every line's event.hash (the last
+# member of event, itself the line's last member) is the sha256 of the
+# line without it, and every line's audit.prev_hash is the previous
+# line's hash (64 zeros for the first). Prints why it fails, if it does.
 verify_chain() {
 	local file=$1 line body hash calc n=0 prev want
 	local -a prevs
@@ -150,17 +150,18 @@ verify_chain() {
 	prev=0000000000000000000000000000000000000000000000000000000000000000
 	while IFS= read -r line || [ -n "$line" ]; do
 		n=$((n + 1))
-		body=${line%,\"event.hash\":\"*}
+		body=${line%,\"hash\":\"*}
 		hash=${line#"$body"}
-		hash=${hash#,\"event.hash\":\"}
-		hash=${hash%\"\}}
+		hash=${hash#,\"hash\":\"}
+		hash=${hash%\"\}\}}
 		if [ "$body" = "$line" ] ||
-		    [ "$line" != "$body,\"event.hash\":\"$hash\"}" ] ||
-		    ! [[ $hash =~ ^[0-9a-f]{64}$ ]]; then
-			echo "line $n: no trailing \"event.hash\" member"
+		    [ "$line" != "$body,\"hash\":\"$hash\"}}" ] ||
+		    ! [[ $hash =~ ^[0-9a-f]{64}$ ]] ||
+		    [ "$(printf '%s' "$line" | jq -r .event.hash)" != "$hash" ]; then
+			echo "line $n: no event.hash as the line's last member"
 			return 1
 		fi
-		calc=$(printf '%s}' "$body" | sha256sum)
+		calc=$(printf '%s}}' "$body" | sha256sum)
 		calc=${calc%% *}
 		if [ "$calc" != "$hash" ]; then
 			echo "line $n: event.hash $hash, computed $calc"
@@ -710,6 +711,9 @@ t12_shutdown() {
 	fi
 	# The whole log, over every restart of this run, is one chain.
 	w=$(verify_chain "$AUDIT") || fail "final audit chain: $w"
+	# Every field of the run's records is ECS, or skillbroker's own.
+	w=$("$ROOT/tests/tools/ecs-check.sh" "$AUDIT" 2>&1) ||
+	    fail "fields outside ECS: $(printf '%s' "$w" | head -n 3 | tr '\n' ';')"
 }
 
 t13_config_check() {
@@ -1358,7 +1362,9 @@ t22_approvals() {
 	for id in once no late; do
 		approval_expect approval.requested "$id" '.approval.id != null and
 		    .approval.timeout_ms == 4000 and
-		    .rule.name[0] == "20-approvals.yaml:4 integration-confirm"' "$id"
+		    .rule.name[0] == "integration-confirm" and
+		    .rule.id[0] == "20-approvals.yaml:4" and
+		    .rule.ruleset[0] == "20-approvals.yaml"' "$id"
 	done
 	approval_expect approval.answered once '.approval.option == "yes_once" and
 	    .approval.by == "client" and .approval.by_uid == "0" and

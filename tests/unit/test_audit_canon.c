@@ -98,6 +98,34 @@ test_decision(void **state)
 	enc_free(&m);
 }
 
+/*
+ * The event object goes last, after names that sort after it ("zz",
+ * "worker"), with its own keys sorted and a nested object of its own
+ * last in it: the hash is still event's last member.
+ */
+static void
+test_event_last(void **state)
+{
+	static char *cats[] = {"api"};
+	struct mp_doc d;
+	struct mp_enc m;
+
+	(void)state;
+	enc_init(&m);
+	enc_map(&m, 8);
+	enc_kstrarr(&m, "event.category", cats, 1);
+	enc_kstr(&m, "event.action", "invoke.received");
+	enc_kstr(&m, "event.type", "start");
+	enc_kstr(&m, "zz", "last by name");
+	enc_kint(&m, "worker.pid", 7);
+	enc_kint(&m, "event.zz.deep", 1);
+	enc_kstr(&m, "eventx.a", "not event");
+	enc_kstr(&m, "a", "first");
+	assert_true(same_line(event_of(&m, &d)));
+	mp_doc_free(&d);
+	enc_free(&m);
+}
+
 /* Text cut at each cap, bytes that are no UTF-8, long arrays. */
 static void
 test_cuts(void **state)
@@ -240,6 +268,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decision),
+	    cmocka_unit_test(test_event_last),
 	    cmocka_unit_test(test_cuts),
 	    cmocka_unit_test(test_declined),
 	    cmocka_unit_test(test_random),

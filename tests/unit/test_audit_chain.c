@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +56,67 @@ test_roundtrip(void **state)
 	assert_string_equal(ln.hash, hash);
 	assert_string_equal(ln.prev, ZEROS);
 	assert_string_equal(ln.action, "test.record");
-	/* The hash is the last member, literally. */
-	assert_non_null(strstr(buf, ",\"event.hash\":\""));
-	assert_string_equal(buf + n - 2, "\"}");
+	/* The hash is event.hash, nested: the last member of event, which
+	 * is the record's last member. */
+	assert_null(strstr(buf, "\"event.hash\""));
+	assert_non_null(strstr(buf, ",\"hash\":\""));
+	assert_string_equal(buf + n - 3, "\"}}");
+	assert_null(strstr(strstr(buf, ",\"event\":{") + 9, "\":{"));
+}
+
+/* The line parsed has event.hash in its event object, and only there. */
+static void
+test_nested_hash(void **state)
+{
+	char buf[4096], hash[HASH_HEX_LEN + 1];
+	json_t *j;
+	size_t n;
+
+	(void)state;
+	n = make_line(buf, sizeof(buf), 9, ZEROS, hash);
+	assert_non_null(j = json_loadb(buf, n, JSON_REJECT_DUPLICATES, NULL));
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_object_get(j, "event"), "hash")),
+	    hash);
+	assert_null(json_object_get(j, "event.hash"));
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_object_get(j, "event"), "dataset")),
+	    AUDIT_DATASET);
+	json_decref(j);
+}
+
+/* A line of the form before the hash was nested still verifies. */
+static void
+test_old_form(void **state)
+{
+	char hash[HASH_HEX_LEN + 1], *t, *line;
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	struct audit_stamp st = {4, ZEROS, "auditd", "host", NULL};
+	struct audit_line ln;
+	struct error e;
+	json_t *rec;
+	size_t n, i;
+
+	(void)state;
+	rec = audit_own_record("test.record", "info", "success", NULL);
+	audit_record_stamp(rec, &st);
+	t = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(rec);
+	n = strlen(t);
+	SHA256((const unsigned char *)t, n, md);
+	for (i = 0; i < SHA256_DIGEST_LENGTH; i++)
+		snprintf(hash + 2 * i, 3, "%02x", md[i]);
+	line = malloc(n + 100);
+	assert_non_null(line);
+	snprintf(
+	    line, n + 100, "%.*s,\"event.hash\":\"%s\"}", (int)n - 1, t, hash);
+	assert_int_equal(audit_line_check(line, strlen(line), &ln, &e), 0);
+	assert_int_equal(ln.seq, 4);
+	assert_string_equal(ln.hash, hash);
+	line[10] = line[10] == 'a' ? 'b' : 'a';
+	assert_int_equal(audit_line_check(line, strlen(line), &ln, &e), -1);
+	free(line);
+	free(t);
 }
 
 static void
@@ -88,6 +147,8 @@ test_not_a_line(void **state)
 	    "{\"a\":1,\"event.hash\":\"" ZEROS "\"}",
 	    "{\"a\":1,\"event.hash\":\"" ZEROS "x\"}",
 	    "[1,\"event.hash\":\"" ZEROS "\"}",
+	    "{\"a\":1,\"event\":{\"x\":1,\"hash\":\"" ZEROS "\"}}",
+	    "{\"event\":{\"hash\":\"" ZEROS "\"}}",
 	    NULL,
 	};
 	struct audit_line ln;
@@ -190,6 +251,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_nested_hash),
+	    cmocka_unit_test(test_old_form),
 	    cmocka_unit_test(test_any_byte_changed),
 	    cmocka_unit_test(test_not_a_line),
 	    cmocka_unit_test(test_hash_ok_fields_missing),

@@ -2606,6 +2606,9 @@ test_audit_builders(void **state)
 	assert_int_equal(ref, 1);
 	assert_event_str(ev, "event.action", "daemon.started");
 	assert_event_str(ev, "event.type", "start");
+	assert_int_equal(
+	    mp_get(ev, "event.category")->type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(mp_get(ev, "event.category")->via.array.size, 1);
 	assert_event_str(ev, "daemon.config", "/etc/sb.yaml");
 	assert_null(mp_get(ev, "event.reason"));
 	close_msg(&m, &d);
@@ -2624,7 +2627,8 @@ test_audit_builders(void **state)
 	assert_int_equal(msg_audit_dec(&d, &ref, &ev, &e), 0);
 	assert_event_str(ev, "event.action", "child.died");
 	assert_event_str(ev, "process.name", "policyd");
-	assert_int_equal(mp_get(ev, "process.signal")->via.u64, 9);
+	assert_int_equal(mp_get(ev, "daemon.child_signal")->via.u64, 9);
+	assert_null(mp_get(ev, "process.signal")); /* not an ECS field */
 	assert_int_equal(mp_get(ev, "process.exit_code")->via.i64, -1);
 	assert_event_str(ev, "event.reason", "killed by signal 9");
 	close_msg(&m, &d);
@@ -2662,10 +2666,22 @@ test_audit_builders(void **state)
 	assert_event_str(ev, "event.action", "worker.exited");
 	assert_event_str(ev, "event.outcome", "failure");
 	assert_event_str(ev, "error.type", err_type_name(ERR_TIMEOUT));
+	assert_non_null(mp_get(ev, "skill.exit_code")); /* not process.* */
+	assert_null(mp_get(ev, "process.exit_code"));
 	assert_int_equal(mp_get(ev, "worker.timed_out")->via.boolean, 1);
 	assert_int_equal(
 	    mp_get(ev, "event.duration")->via.u64, 30001ULL * 1000000);
 	assert_int_equal(msg_audit_is_lazy(&d), 1); /* nothing waits for it */
+	close_msg(&m, &d);
+	/* a worker that did what it was asked: no error at all (ECS) */
+	x.err = ERR_NONE;
+	enc_init(&m);
+	msg_audit_worker(&m, 8, &g, 4242, &x);
+	open_msg(&m, &d, MSG_AUDIT);
+	assert_int_equal(msg_audit_dec(&d, &ref, &ev, &e), 0);
+	assert_event_str(ev, "event.outcome", "success");
+	assert_null(mp_get(ev, "error.type"));
+	assert_null(mp_get(ev, "error.message"));
 	close_msg(&m, &d);
 }
 
@@ -2686,7 +2702,8 @@ test_audit_lazy(void **state)
 	open_msg(&m, &d, MSG_AUDIT);
 	assert_int_equal(msg_audit_dec(&d, &ref, &ev, &e), 0);
 	assert_int_equal(ref, 8);
-	assert_int_equal(ev->via.map.size, 3);
+	assert_int_equal(
+	    ev->via.map.size, 4); /* category, action, type, outcome */
 	assert_int_equal(msg_audit_is_lazy(&d), 1);
 	close_msg(&m, &d);
 	enc_init(&m);
