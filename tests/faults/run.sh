@@ -824,7 +824,7 @@ f8_reload_alternating() {
 		    line_after "$line" '"action":"policy.reloaded"' || break
 		# a call decided under this version before the next switch
 		sb_wait_for 10 "a call decided under version $v" \
-		    line_after "$LINE" '"action":"policy.decision"' " version-$v\"" || break
+		    line_after "$LINE" '"action":"policy.decision"' "\"version-$v\"" || break
 	done
 	sb_wait_for 30 "the load did not go on" load_oks "$AFTER" "$(now_ms)"
 	finish_recovered "ok"
