@@ -7,7 +7,9 @@ SBINDIR = $(PREFIX)/sbin
 BINDIR = $(PREFIX)/bin
 LIBEXECDIR = $(PREFIX)/libexec/skillbroker
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/skillbroker,$(PREFIX)/etc/skillbroker)
-DATADIR = $(PREFIX)/share/skillbroker
+# The shipped skills hold programs (skills/files): arch-dependent, so
+# under lib, not share.
+SKILLSDIR ?= $(PREFIX)/lib/skillbroker/skills
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
@@ -291,7 +293,7 @@ INSTALL_PC = $(OUT)/install/skillbroker.pc
 # same paths.
 $(INSTALL_CONF): etc/skillbroker.yaml scripts/install-config FORCE
 	@mkdir -p $(dir $@)
-	@sh scripts/install-config $(SYSCONFDIR) $(DATADIR) $(RUNDIR) \
+	@sh scripts/install-config $(SYSCONFDIR) $(SKILLSDIR) $(RUNDIR) \
 		$(LOCALSTATEDIR) <etc/skillbroker.yaml >$@.tmp && mv $@.tmp $@
 $(INSTALL_UNIT): etc/systemd/skillbroker.service.in FORCE
 	@mkdir -p $(dir $@)
@@ -322,7 +324,7 @@ endef
 
 install: all install-users $(INSTALL_GEN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(SKILLSDIR) \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LOGROTATEDIR)
 	install -d -m 750 $(DESTDIR)$(LOCALSTATEDIR)/log/skillbroker
@@ -336,9 +338,9 @@ install: all install-users $(INSTALL_GEN)
 		$(call install_conf,$$f,$(DESTDIR)$(SYSCONFDIR)/policy.d/$${f##*/}); \
 	done
 	@$(call install_conf,$(INSTALL_LOGROTATE),$(DESTDIR)$(LOGROTATEDIR)/skillbroker)
-	rm -rf $(DESTDIR)$(DATADIR)/skills
-	cp -R skills $(DESTDIR)$(DATADIR)/
-	chmod -R u+rwX,go+rX,go-w $(DESTDIR)$(DATADIR)/skills
+	rm -rf $(DESTDIR)$(SKILLSDIR)
+	cp -R skills $(DESTDIR)$(SKILLSDIR)
+	chmod -R u+rwX,go+rX,go-w $(DESTDIR)$(SKILLSDIR)
 	install -m 644 $(INSTALL_UNIT) $(DESTDIR)$(UNITDIR)/skillbroker.service
 	install -m 644 $(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION) \
 		$(OUT)/lib/libskillbroker.a $(DESTDIR)$(LIBDIR)/
@@ -368,8 +370,8 @@ uninstall: $(INSTALL_GEN)
 		skillbroker-policyd skillbroker-auditd skillbroker-worker \
 		skillbroker-netproxy)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
-	rm -rf $(DESTDIR)$(DATADIR)/skills
-	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(SKILLSDIR)
+	-rmdir $(dir $(DESTDIR)$(SKILLSDIR)) 2>/dev/null
 	rm -f $(DESTDIR)$(UNITDIR)/skillbroker.service
 	rm -f $(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_VERSION) \
 		$(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_MAJOR) \
