@@ -126,7 +126,7 @@ mkdir -p "$CH/src/skillbroker"
 
 # Run a shell script in the chroot, its output in step.log.
 in_ch() {
-	chroot "$CH" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	chroot "$CH" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	    HOME=/root LANG=C.UTF-8 /bin/sh -euc "$1" >"$W/step.log" 2>&1
 }
 
@@ -156,9 +156,14 @@ snapshot() {
 	in_ch "$SNAPSHOT" || fail "snapshot"
 	mv "$W/step.log" "$W/$1"
 }
-# What is left of an install, but for what may stay ($2: a grep -E).
+# The files in snapshot $2 but not in $1, but for those that may stay
+# ($3: a grep -E) and those of a package still installed (the
+# dependencies apt brought).
 leftovers() {
-	comm -13 "$W/$1" "$W/$2" | grep -Ev "$3" || true
+	comm -13 "$W/$1" "$W/$2" | { grep -Ev "$3" || true; } >"$CH/tmp/left"
+	in_ch 'while read -r f; do dpkg -S "$f" >/dev/null 2>&1 || echo "$f"; done </tmp/left' ||
+	    fail "leftovers"
+	cat "$W/step.log"
 }
 
 # man -l needs man-db (not in minbase).
@@ -176,7 +181,7 @@ ok "make install (PREFIX=/usr/local)"
 start_daemon() { # $1: the unit file in the chroot
 	exec_start=$(sed -n 's/^ExecStart=//p' "$CH$1")
 	[ -n "$exec_start" ] || fail "no ExecStart in $1"
-	rm -f "$CH/run/notify.log"
+	rm -f "$CH/run/notify.log" "$CH/run/notify.sock"
 	chroot "$CH" /usr/bin/python3 /src/skillbroker/tests/tools/notifyd.py \
 	    /run/notify.sock /run/notify.log &
 	NPID=$!
@@ -184,7 +189,7 @@ start_daemon() { # $1: the unit file in the chroot
 	while [ ! -S "$CH/run/notify.sock" ] && [ $i -lt 50 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
-	chroot "$CH" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	chroot "$CH" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	    NOTIFY_SOCKET=/run/notify.sock $exec_start >"$W/daemon.log" 2>&1 &
 	DPID=$!
 	i=0
@@ -233,10 +238,9 @@ pages=$(cd "$CH" && ls usr/local/share/man/man*/* 2>/dev/null || true)
 [ -n "$pages" ] || fail "no manual page installed"
 for p in $pages; do
 	# The page rendered, nothing on stderr.
-	in_ch "MANWIDTH=80 MANPAGER=cat man -l /$p >/tmp/page 2>&1 >/dev/null
+	in_ch "MANWIDTH=80 MANPAGER=cat man -l /$p >/tmp/page 2>/tmp/err
 	    [ -s /tmp/page ] || { echo 'no output'; exit 1; }
-	    MANWIDTH=80 MANPAGER=cat man -l /$p 2>&1 >/dev/null" ||
-	    fail "man -l /$p"
+	    cat /tmp/err" || fail "man -l /$p"
 	[ ! -s "$W/step.log" ] || fail "man -l /$p"
 done
 ok "man -l renders $(echo $pages | wc -w) pages"
