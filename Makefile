@@ -10,7 +10,9 @@ SBINDIR = $(PREFIX)/sbin
 BINDIR = $(PREFIX)/bin
 LIBEXECDIR = $(PREFIX)/libexec/skillbroker
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/skillbroker,$(PREFIX)/etc/skillbroker)
-DATADIR = $(PREFIX)/share/skillbroker
+# The shipped skills hold programs (skills/files): arch-dependent, so
+# under lib, not share.
+SKILLSDIR ?= $(PREFIX)/lib/skillbroker/skills
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
@@ -79,7 +81,7 @@ UNIT_BINS = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRC))
 ROLE_LIB_SRC = $(filter-out %/main.c,$(POLICYD_SRC) $(AUDITD_SRC) $(BROKER_SRC) \
 	$(WORKER_SRC) $(MASTER_SRC) $(NETPROXY_SRC) $(CLI_SRC) $(LIBSB_SRC) $(MCP_SRC))
 
-.PHONY: all check unit integration run bench install install-users clean deps format format-check lint fuzz \
+.PHONY: all check unit integration run bench install install-users uninstall clean deps format format-check lint fuzz \
 	fuzz-seeds fuzz-corpus
 
 # The session files skill (skills/files): one program under four names,
@@ -282,8 +284,10 @@ $(OUT)/bench/%: bench/%.c $(call obj,$(COMMON_SRC))
 		$(call obj,$(COMMON_SRC)) $(PKG_LIBS)
 
 # The roles' users (users.* of the config), made only when installing
-# into this system as root; a staged install (DESTDIR) leaves it to the
-# package.
+# into this system as root; a staged install (DESTDIR) leaves them to the
+# package (debian/skillbroker.postinst). System users and groups of their
+# own, no home, no shell; make uninstall leaves them (userdel removes
+# them). Worker uids (worker.uids) need no user.
 ROLE_USERS = _sb-broker _sb-policyd _sb-auditd _sb-netproxy
 install-users:
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
@@ -294,36 +298,113 @@ install-users:
 		done; \
 	fi
 
-# The installed config names absolute paths (the repo's is for `make run`).
-install: all install-users
+# Where the service files go: the unit where systemd looks for PREFIX,
+# logrotate's directory always /etc/logrotate.d (logrotate reads no other).
+UNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+LOGROTATEDIR ?= /etc/logrotate.d
+MANPAGES = $(wildcard man/*.[1-9])
+INSTALL_CONF = $(OUT)/install/skillbroker.yaml
+INSTALL_UNIT = $(OUT)/install/skillbroker.service
+INSTALL_LOGROTATE = $(OUT)/install/logrotate
+INSTALL_PC = $(OUT)/install/skillbroker.pc
+
+# The installed config: production paths, no notes about the source tree
+# (scripts/install-config); the unit and the logrotate file with the
+# same paths.
+$(INSTALL_CONF): etc/skillbroker.yaml scripts/install-config FORCE
+	@mkdir -p $(dir $@)
+	@sh scripts/install-config $(SYSCONFDIR) $(SKILLSDIR) $(RUNDIR) \
+		$(LOCALSTATEDIR) <etc/skillbroker.yaml >$@.tmp && mv $@.tmp $@
+$(INSTALL_UNIT): etc/systemd/skillbroker.service.in FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|/var/log/skillbroker|$(LOCALSTATEDIR)/log/skillbroker|g' \
+		etc/systemd/skillbroker.service.in >$@
+$(INSTALL_LOGROTATE): etc/logrotate.d/skillbroker FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|/run/skillbroker/|$(RUNDIR)/|g' \
+		-e 's|/var/log/skillbroker/|$(LOCALSTATEDIR)/log/skillbroker/|g' \
+		etc/logrotate.d/skillbroker >$@
+$(INSTALL_PC): libskillbroker/skillbroker.pc.in FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBSB_VERSION)|' \
+		-e 's|@PRIVATE@|$(LIBSB_LIBS)|' libskillbroker/skillbroker.pc.in >$@
+
+INSTALL_GEN = $(INSTALL_CONF) $(INSTALL_UNIT) $(INSTALL_LOGROTATE) $(INSTALL_PC)
+
+# A config file the admin may have edited is never overwritten: a
+# different one already there gets the new one beside it as FILE.new.
+define install_conf
+	if [ -e $(2) ] && ! cmp -s $(1) $(2); then \
+		install -m 644 $(1) $(2).new && \
+		echo "install: $(2) differs, kept; the new one is $(2).new"; \
+	else install -m 644 $(1) $(2); fi
+endef
+
+install: all install-users $(INSTALL_GEN)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(SKILLSDIR) \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LOGROTATEDIR)
+	install -d -m 750 $(DESTDIR)$(LOCALSTATEDIR)/log/skillbroker
 	install -m 755 $(BIN)/skillbrokerd $(DESTDIR)$(SBINDIR)/
-	install -m 755 $(BIN)/skillctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BIN)/skillctl $(BIN)/skillbroker-mcp $(DESTDIR)$(BINDIR)/
 	install -m 755 $(BIN)/skillbroker-broker $(BIN)/skillbroker-policyd \
 		$(BIN)/skillbroker-auditd $(BIN)/skillbroker-worker $(BIN)/skillbroker-netproxy \
 		$(DESTDIR)$(LIBEXECDIR)/
-	sed -e 's|^socket: .*|socket: $(RUNDIR)/skillbroker.sock|' \
-		-e 's|^  - ../skills$$|  - $(DATADIR)/skills|' \
-		-e 's|^state_dir: .*|state_dir: $(LOCALSTATEDIR)/lib/skillbroker|' \
-		-e 's|^  path: ../var/log/|  path: $(LOCALSTATEDIR)/log/|' \
-		etc/skillbroker.yaml > $(DESTDIR)$(SYSCONFDIR)/skillbroker.yaml
-	install -m 644 etc/policy.d/*.yaml $(DESTDIR)$(SYSCONFDIR)/policy.d/
-	cp -R skills $(DESTDIR)$(DATADIR)/
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(MANDIR)/man3
-	install -m 755 $(BIN)/skillbroker-mcp $(DESTDIR)$(BINDIR)/
+	@$(call install_conf,$(INSTALL_CONF),$(DESTDIR)$(SYSCONFDIR)/skillbroker.yaml)
+	@for f in etc/policy.d/*.yaml; do \
+		$(call install_conf,$$f,$(DESTDIR)$(SYSCONFDIR)/policy.d/$${f##*/}); \
+	done
+	@$(call install_conf,$(INSTALL_LOGROTATE),$(DESTDIR)$(LOGROTATEDIR)/skillbroker)
+	rm -rf $(DESTDIR)$(SKILLSDIR)
+	cp -R skills $(DESTDIR)$(SKILLSDIR)
+	chmod -R u+rwX,go+rX,go-w $(DESTDIR)$(SKILLSDIR)
+	install -m 644 $(INSTALL_UNIT) $(DESTDIR)$(UNITDIR)/skillbroker.service
 	install -m 644 $(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION) \
 		$(OUT)/lib/libskillbroker.a $(DESTDIR)$(LIBDIR)/
 	ln -sf libskillbroker.so.$(LIBSB_VERSION) \
 		$(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_MAJOR)
 	ln -sf libskillbroker.so.$(LIBSB_MAJOR) $(DESTDIR)$(LIBDIR)/libskillbroker.so
 	install -m 644 include/skillbroker.h $(DESTDIR)$(INCLUDEDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBSB_VERSION)|' \
-		-e 's|@PRIVATE@|$(LIBSB_LIBS)|' \
-		libskillbroker/skillbroker.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/skillbroker.pc
-	install -m 644 man/skillbroker.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(INSTALL_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/skillbroker.pc
+	@for m in $(MANPAGES); do s=$${m##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+
+# Remove what make install put, as Debian's remove does: the config files
+# (config, policy.d, logrotate) go only when they are as installed; the
+# state, the audit log and the role users stay (docs/install.md).
+define uninstall_conf
+	if [ -e $(2) ] && cmp -s $(1) $(2); then rm -f $(2); \
+	elif [ -e $(2) ]; then echo "uninstall: $(2) was changed, kept"; fi; \
+	if [ -e $(2).new ] && cmp -s $(1) $(2).new; then rm -f $(2).new; fi
+endef
+
+uninstall: $(INSTALL_GEN)
+	rm -f $(DESTDIR)$(SBINDIR)/skillbrokerd $(DESTDIR)$(BINDIR)/skillctl \
+		$(DESTDIR)$(BINDIR)/skillbroker-mcp
+	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,skillbroker-broker \
+		skillbroker-policyd skillbroker-auditd skillbroker-worker \
+		skillbroker-netproxy)
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(SKILLSDIR)
+	-rmdir $(dir $(DESTDIR)$(SKILLSDIR)) 2>/dev/null
+	rm -f $(DESTDIR)$(UNITDIR)/skillbroker.service
+	rm -f $(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libskillbroker.so.$(LIBSB_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libskillbroker.so $(DESTDIR)$(LIBDIR)/libskillbroker.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/skillbroker.pc \
+		$(DESTDIR)$(INCLUDEDIR)/skillbroker.h
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	@$(call uninstall_conf,$(INSTALL_CONF),$(DESTDIR)$(SYSCONFDIR)/skillbroker.yaml)
+	@for f in etc/policy.d/*.yaml; do \
+		$(call uninstall_conf,$$f,$(DESTDIR)$(SYSCONFDIR)/policy.d/$${f##*/}); \
+	done
+	@$(call uninstall_conf,$(INSTALL_LOGROTATE),$(DESTDIR)$(LOGROTATEDIR)/skillbroker)
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/policy.d $(DESTDIR)$(SYSCONFDIR) 2>/dev/null
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -69,6 +69,26 @@ write_file(const char *dir, const char *name, const char *val)
 	return r;
 }
 
+/*
+ * v2 lets a group hand controllers to its children only while it holds
+ * no process, and a service manager's group (systemd's, with Delegate=)
+ * holds us: move into a leaf of our own beside the groups of the calls.
+ */
+static int
+leave_to_leaf(const char *parent)
+{
+	char leaf[PATH_MAX];
+
+	if (fmt_path(leaf, sizeof(leaf), "%s/supervisor", parent) == -1 ||
+	    (mkdir(leaf, 0755) == -1 && errno != EEXIST) ||
+	    write_file(leaf, "cgroup.procs", "0") == -1)
+		return -1;
+	log_info("cgroup v2: moved into %s, so that %s can hand memory and "
+	         "pids to the calls' groups",
+	    leaf, parent);
+	return 0;
+}
+
 /* Read "key N" from a flat-keyed file such as memory.events. */
 static uint64_t
 read_key(const char *dir, const char *name, const char *key)
@@ -195,8 +215,11 @@ cgroup_init(const char *name, uint64_t total_mb)
 		if (fmt_path(mem_base, sizeof(mem_base), "%s/%s", parent,
 		        name) == 0 &&
 		    (mkdir(mem_base, 0755) == 0 || errno == EEXIST) &&
-		    write_file(parent, "cgroup.subtree_control",
-		        "+memory +pids") == 0 &&
+		    (write_file(parent, "cgroup.subtree_control",
+		         "+memory +pids") == 0 ||
+		        (errno == EBUSY && leave_to_leaf(parent) == 0 &&
+		            write_file(parent, "cgroup.subtree_control",
+		                "+memory +pids") == 0)) &&
 		    write_file(mem_base, "cgroup.subtree_control",
 		        "+memory +pids") == 0) {
 			mode = CG_V2;

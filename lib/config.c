@@ -593,7 +593,7 @@ static int
 config_parse(
     struct ydoc *y, const char *base, struct config *c, struct error *e)
 {
-	static const char *const keys[] = {"socket", "skills_dirs",
+	static const char *const keys[] = {"socket", "pidfile", "skills_dirs",
 	    "policy_dir", "state_dir", "audit", "users", "worker", "limits",
 	    "max_frame_bytes", "max_clients", "per_uid", "clients", "netproxy",
 	    "interpreters", NULL};
@@ -604,6 +604,8 @@ config_parse(
 		return -1;
 	if (((n = ymap_get(y, r, "socket")) &&
 	        config_path(y, n, base, &c->socket, e)) ||
+	    ((n = ymap_get(y, r, "pidfile")) &&
+	        config_path(y, n, base, &c->pidfile, e)) ||
 	    ((n = ymap_get(y, r, "policy_dir")) &&
 	        config_path(y, n, base, &c->policy_dir, e)) ||
 	    ((n = ymap_get(y, r, "state_dir")) &&
@@ -796,6 +798,7 @@ config_free(struct config *c)
 
 	free(c->path);
 	free(c->socket);
+	free(c->pidfile);
 	for (i = 0; i < c->nskills_dirs; i++)
 		free(c->skills_dirs[i]);
 	free(c->skills_dirs);
@@ -865,15 +868,15 @@ config_make_dirs(const struct config *c, struct error *e)
 char **
 config_protected(const struct config *c, size_t *n)
 {
-	char **v = xcalloc(c->nskills_dirs + 5, sizeof(char *));
-	const char *files[] = {c->socket, c->audit_path};
+	char **v = xcalloc(c->nskills_dirs + 6, sizeof(char *));
+	const char *files[] = {c->socket, c->audit_path, c->pidfile};
 	size_t i;
 	char *slash;
 
 	*n = 0;
 	v[(*n)++] = xstrdup(c->state_dir);
 	v[(*n)++] = xstrdup(c->policy_dir);
-	for (i = 0; i < 2; i++) { /* a file's whole directory */
+	for (i = 0; i < 3 && files[i] != NULL; i++) { /* a file's directory */
 		v[*n] = xstrdup(files[i]);
 		if ((slash = strrchr(v[*n], '/')) != NULL && slash != v[*n])
 			*slash = '\0';

@@ -93,6 +93,7 @@ struct client_bounds {
 struct config {
 	char *path; /* absolute path of the config file */
 	char *socket;
+	char *pidfile; /* the master's pid, locked while it runs; NULL: none */
 	char **skills_dirs;
 	size_t nskills_dirs;
 	char *policy_dir;
@@ -142,8 +143,8 @@ void config_defaults(struct config *c, const char *base);
 #define CONFIG_INTERPS_MAX 32
 /*
  * The daemon's own paths no skill may be granted: state_dir, the
- * socket's and the audit log's directories, policy_dir and skills_dirs
- * (a NULL-ended array the caller frees with strarr_free).
+ * socket's, the audit log's and the pidfile's directories, policy_dir
+ * and skills_dirs (a NULL-ended array the caller frees with strarr_free).
  */
 char **config_protected(const struct config *c, size_t *n);
 void config_free(struct config *c);

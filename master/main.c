@@ -72,6 +72,7 @@ on_sigterm(evutil_socket_t sig, short ev UNUSED, void *arg UNUSED)
 	char why[32];
 
 	log_info("signal %d: shutting down", (int)sig);
+	service_notify("STOPPING=1", "stopping");
 	snprintf(why, sizeof(why), "signal %d", (int)sig);
 	if (!M->shutting_down)
 		MAUDIT(msg_audit_daemon, "daemon.stopping", getpid(),
@@ -87,6 +88,10 @@ on_sigterm(evutil_socket_t sig, short ev UNUSED, void *arg UNUSED)
 static void
 on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 {
+	/* READY=1 again when policyd reports the reload (master_proc.c). */
+	service_notify_reloading();
+	if (M->roles[ROLE_POLICYD].pid <= 0)
+		service_notify("READY=1", "policyd is down: nothing reloaded");
 	if (M->roles[ROLE_POLICYD].pid > 0 &&
 	    kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1)
 		log_warn("passing SIGHUP to policyd");
@@ -115,6 +120,7 @@ final_cleanup(void)
 	reap(0);
 	if (unlink(M->cfg.socket) == -1 && errno != ENOENT)
 		log_warn("unlink %s", M->cfg.socket);
+	service_pidfile_remove();
 }
 
 /* The config, its users, its directories (or -n: just say it is fine). */
@@ -136,6 +142,9 @@ load_config(const char *path, int check_only)
 		fatalx("must start as root (it drops privileges for every "
 		       "other process)");
 	if (config_make_dirs(&M->cfg, &e) == -1)
+		fatalx("%s", e.msg);
+	if (M->cfg.pidfile != NULL &&
+	    service_pidfile_lock(M->cfg.pidfile, &e) == -1)
 		fatalx("%s", e.msg);
 }
 
@@ -187,6 +196,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_init("skillbrokerd", M->foreground || check_only, M->verbose);
+	service_notify_init();
 	load_config(conf, check_only);
 	/* Helpers live beside this binary in a build tree, else LIBEXECDIR. */
 	M->helper_dir = os_exe_dir_with("skillbroker-broker", LIBEXECDIR);
@@ -194,6 +204,7 @@ main(int argc, char *argv[])
 		fatalx("%s", e.msg);
 	if (!M->foreground && daemon(0, 0) == -1)
 		fatal("daemon");
+	service_pidfile_write();
 	signal(SIGPIPE, SIG_IGN);
 	if ((M->base = event_base_new()) == NULL)
 		fatalx("event_base_new");

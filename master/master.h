@@ -2,7 +2,8 @@
  * master.h: skillbrokerd, the privileged supervisor: it forks, reaps,
  * passes fds, mounts, manages cgroups and holds grants, and reads no byte
  * a client or a skill chose. Its files call one way only: main.c ->
- * master_proc.c -> master_worker.c -> master_workdir.c, master_audit.c.
+ * master_proc.c -> master_worker.c -> master_workdir.c, master_audit.c,
+ * master_service.c.
  * The mechanisms under them: lib/cgroup.c, lib/image.c, lib/os.c.
  */
 #ifndef SB_MASTER_H
@@ -73,6 +74,14 @@ void worker_net_reopen(void);
 int workdir_take(uint64_t uid, const char *session, struct error *e);
 void workdir_release(uint64_t uid, const char *session);
 int workdir_on_end(struct peer *p, const struct mp_doc *d);
+
+/* master_service.c: the pidfile and systemd's notifications */
+int service_pidfile_lock(const char *path, struct error *e);
+void service_pidfile_write(void);
+void service_pidfile_remove(void);
+void service_notify_init(void);
+void service_notify(const char *state, const char *status);
+void service_notify_reloading(void);
 
 /* master_audit.c: the master's records, queued while auditd is down */
 void maudit_send(struct mp_enc *m);

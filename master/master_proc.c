@@ -91,6 +91,7 @@ on_ready(struct peer *p, const struct mp_doc *d)
 	evtimer_del(startup_timer);
 	PEER_SEND(&M->roles[ROLE_BROKER].peer, msg_empty_enc, MSG_SERVE);
 	log_info("ready: listening on %s", M->cfg.socket);
+	service_notify("READY=1", "ready");
 	MAUDIT(msg_audit_daemon, "daemon.started", getpid(), M->cfg.path, NULL);
 	return 0;
 }
@@ -105,6 +106,11 @@ on_policy_event(struct peer *p UNUSED, const struct mp_doc *d)
 	if (msg_policy_event_dec(d, &pe, &e) == -1)
 		return -1;
 	MAUDIT(msg_audit_policy, &pe);
+	if (pe.action == POLICY_RELOADED)
+		service_notify("READY=1", "ready: policy reloaded");
+	else if (pe.action == POLICY_RELOAD_FAILED)
+		service_notify("READY=1", "ready: the policy reload failed, "
+		                          "the previous policy stays");
 	msg_policy_event_free(&pe);
 	return 0;
 }

@@ -1617,15 +1617,103 @@ idle_memory_burst() {
 	    fail "the broker holds $(broker_rss) KiB 5 s after the burst, $r0 KiB before"
 }
 
+# t28: what a service manager sees. With pidfile set, the master writes
+# its pid into a file it keeps locked, so a second master on the same
+# pidfile refuses to start (and leaves the file alone), and removes it
+# at exit. With NOTIFY_SOCKET set (sd_notify(3): a path or an abstract
+# "@name"), the master sends READY=1 once the socket serves (a hello
+# sent at once is answered), RELOADING=1 then READY=1 around SIGHUP's
+# reload, STOPPING=1 on SIGTERM; its roles do not inherit the variable.
+svc_has() {
+	local n
+	n=$(grep -c -- "$2" "$1" 2>/dev/null)
+	[ "${n:-0}" -ge "$3" ]
+}
+t28_service() {
+	local d=$TMP/svc pid pid2 nd broker out rc
+	stop_daemon
+	rm -rf "$d"
+	( sb_config "$d/sb.yaml" "pidfile: $d/run/skillbrokerd.pid" )
+	( sb_config "$d/two/sb.yaml" "pidfile: $d/run/skillbrokerd.pid" )
+	/usr/bin/python3 "$ROOT/tests/tools/notifyd.py" "$d/notify.sock" \
+	    "$d/notify.log" timeout 5 "$SB_BIN/skillctl" -s "$d/sb.sock" hello &
+	nd=$!
+	sb_bg_add "$nd"
+	sb_wait_for 5 "notifyd.py did not start" test -S "$d/notify.sock" || return
+	env "$SB_MARK" NOTIFY_SOCKET="$d/notify.sock" "$SB_BIN/skillbrokerd" \
+	    -d -f "$d/sb.yaml" 2>>"$TMP/daemon.log" &
+	pid=$!
+	SB_MASTERS="$SB_MASTERS $pid"
+	if ! sb_wait_for 10 "no READY=1 from the master" \
+	    svc_has "$d/notify.log" '^READY=1' 1; then
+		kill -TERM "$pid"; wait "$pid"; sb_bg_kill "$nd"
+		return
+	fi
+	sb_wait_for 6 "the hello sent at READY=1 did not end" \
+	    svc_has "$d/notify.log" '^cmd rc=' 1
+	sb_contains "hello at READY=1" "$(cat "$d/notify.log")" "cmd rc=0"
+	expect "pidfile" "$(cat "$d/run/skillbrokerd.pid" 2>&1)" "$pid"
+	broker=$(pgrep -P "$pid" -f '^skillbroker-broker( |$)' | head -n 1)
+	if [ -z "$broker" ]; then
+		fail "no broker"
+	elif tr '\0' '\n' <"/proc/$broker/environ" | grep -q '^NOTIFY_SOCKET='; then
+		fail "the broker inherited NOTIFY_SOCKET"
+	fi
+	# A second master (its own socket and state) on the same pidfile.
+	out=$(timeout 10 env "$SB_MARK" "$SB_BIN/skillbrokerd" -d \
+	    -f "$d/two/sb.yaml" 2>&1)
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] ||
+	    fail "a second master on the pidfile: exit status $rc"
+	sb_contains "the second master's refusal" "$out" "already runs (pid $pid)"
+	[ ! -e "$d/two/sb.sock" ] || fail "the second master made its socket"
+	expect "pidfile after the refusal" "$(cat "$d/run/skillbrokerd.pid" 2>&1)" "$pid"
+	kill -HUP "$pid"
+	sb_wait_for 5 "no READY=1 after SIGHUP's reload" \
+	    svc_has "$d/notify.log" '^READY=1' 2
+	expect "READY=1 once before SIGHUP" \
+	    "$(sed -n '/^RELOADING=1/q;p' "$d/notify.log" | grep -c '^READY=1')" 1
+	sb_contains "RELOADING=1 before the second READY=1" \
+	    "$(sed -n '/^RELOADING=1/,$p' "$d/notify.log")" "READY=1"
+	sb_contains "RELOADING=1 with its time" "$(cat "$d/notify.log")" \
+	    "RELOADING=1 | MONOTONIC_USEC="
+	kill -TERM "$pid"
+	sb_poll 10 _sb_gone "$pid" || { fail "still running 10 s after SIGTERM"; kill -KILL "$pid"; }
+	wait "$pid"
+	expect "exit status" "$?" 0
+	sb_contains "STOPPING=1" "$(cat "$d/notify.log")" "STOPPING=1"
+	[ ! -e "$d/run/skillbrokerd.pid" ] || fail "the pidfile is left behind"
+	sb_bg_kill "$nd"
+	# An abstract notify socket, and a pidfile a killed master left.
+	echo stale >"$d/run/skillbrokerd.pid"
+	/usr/bin/python3 "$ROOT/tests/tools/notifyd.py" "@sbit-notify-$$" \
+	    "$d/abstract.log" &
+	nd=$!
+	sb_bg_add "$nd"
+	sb_wait_for 5 "notifyd.py (abstract) did not start" \
+	    svc_has "$d/abstract.log" '^listening' 1 || return
+	env "$SB_MARK" NOTIFY_SOCKET="@sbit-notify-$$" "$SB_BIN/skillbrokerd" \
+	    -d -f "$d/sb.yaml" 2>>"$TMP/daemon.log" &
+	pid2=$!
+	SB_MASTERS="$SB_MASTERS $pid2"
+	sb_wait_for 10 "no READY=1 on the abstract socket" \
+	    svc_has "$d/abstract.log" '^READY=1' 1
+	expect "pidfile over a stale one" "$(cat "$d/run/skillbrokerd.pid" 2>&1)" "$pid2"
+	kill -TERM "$pid2"
+	sb_poll 10 _sb_gone "$pid2" || kill -KILL "$pid2"
+	wait "$pid2"
+	sb_bg_kill "$nd"
+}
+
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
 t05_timeout t06_output_cap t07_stdin_session t08_exit_code t09_garbage
 t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
 t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info
 t22_approvals t23_approval_admin t24_approval_session t25_approval_tty
-t26_pool t27_idle_memory"
+t26_pool t27_idle_memory t28_service"
 # Tests that start (or need no) daemon themselves.
-NO_DAEMON="t13_config_check t14_fatal_exit_status"
+NO_DAEMON="t13_config_check t14_fatal_exit_status t28_service"
 # A fresh daemon for a test that needs one, when the last left none.
 need_daemon() {
 	[ -n "$SB_DPID" ] || [[ " $NO_DAEMON " == *" $1 "* ]] || start_daemon
