@@ -100,6 +100,15 @@ call_ok() { ctl "$@"; [ "$RC" = 0 ]; }
 # rsyslog's output holds as many lines as the logs FILES... (at least, more).
 shipped_lines() { { wc -l <"$D/rs/out.jsonl"; } 2>/dev/null || echo 0; }
 shipped_all() { [ "$(shipped_lines)" -ge "$(cat "$@" | wc -l)" ]; }
+# A call whose record is just under the line's 32 KiB: 7 arguments at
+# the 4 KiB a string keeps, and one more, of the letter $1; rsyslog's
+# default 8 KiB would cut it.
+near_max_record() {
+	local big
+	big=$(head -c 4096 /dev/zero | tr '\0' "$1")
+	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
+	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' "$1")"
+}
 shipped_more() { [ "$(shipped_lines)" -gt "$(cat "$@" | wc -l)" ]; }
 auditd_pid() { sb_role_pid auditd; }
 
@@ -782,11 +791,7 @@ a11_rsyslog() {
 	rs_start "$D/rs"
 	# imfile must have the file open before the first rotation.
 	sb_poll 5 shipped_all "$LOG"
-	# A record just under the line's 32 KiB: 7 arguments at the 4 KiB a
-	# string keeps, and one more; rsyslog's default 8 KiB would cut it.
-	big=$(head -c 4096 /dev/zero | tr '\0' 'b')
-	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
-	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' 'c')"
+	near_max_record b
 	for i in $(seq 60); do
 		ctl authorize echo --phase execution -- "$i"
 	done
@@ -933,9 +938,7 @@ a20_relp_forward() {
 	rs_start "$D/rs1"
 	spid=$RSPID
 	sb_poll 5 shipped_all "$LOG"
-	big=$(head -c 4096 /dev/zero | tr '\0' 'r')
-	ctl invoke echo --phase execution -- "$big" "$big" "$big" "$big" \
-	    "$big" "$big" "$big" "$(head -c 1800 /dev/zero | tr '\0' 's')"
+	near_max_record r
 	for i in $(seq 40); do
 		ctl invoke echo --phase execution -- "$i"
 	done
