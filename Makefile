@@ -358,6 +358,7 @@ install: all install-users $(INSTALL_GEN)
 		$(call install_conf,$$f,$(DESTDIR)$(SYSCONFDIR)/policy.d/$${f##*/}); \
 	done
 	@$(call install_conf,$(INSTALL_LOGROTATE),$(DESTDIR)$(LOGROTATEDIR)/skillbroker)
+	@case "$(SKILLSDIR)" in /?*) ;; *) echo "SKILLSDIR=$(SKILLSDIR): an absolute path below /, please" >&2; exit 1 ;; esac
 	rm -rf $(DESTDIR)$(SKILLSDIR)
 	cp -R skills $(DESTDIR)$(SKILLSDIR)
 	chmod -R u+rwX,go+rX,go-w $(DESTDIR)$(SKILLSDIR)
@@ -390,6 +391,7 @@ uninstall: $(INSTALL_GEN)
 		skillbroker-policyd skillbroker-auditd skillbroker-worker \
 		skillbroker-netproxy)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	@case "$(SKILLSDIR)" in /?*) ;; *) echo "SKILLSDIR=$(SKILLSDIR): an absolute path below /, please" >&2; exit 1 ;; esac
 	rm -rf $(DESTDIR)$(SKILLSDIR)
 	-rmdir $(dir $(DESTDIR)$(SKILLSDIR)) 2>/dev/null
 	rm -f $(DESTDIR)$(UNITDIR)/skillbroker.service

@@ -876,7 +876,9 @@ config_protected(const struct config *c, size_t *n)
 	*n = 0;
 	v[(*n)++] = xstrdup(c->state_dir);
 	v[(*n)++] = xstrdup(c->policy_dir);
-	for (i = 0; i < 3 && files[i] != NULL; i++) { /* a file's directory */
+	for (i = 0; i < 3; i++) { /* a file's directory */
+		if (files[i] == NULL)
+			continue;
 		v[*n] = xstrdup(files[i]);
 		if ((slash = strrchr(v[*n], '/')) != NULL && slash != v[*n])
 			*slash = '\0';

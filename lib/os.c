@@ -53,22 +53,51 @@ os_spawn_exec(
 	_exit(127);
 }
 
+/*
+ * In a child before its exec, signals still blocked: no handler of the
+ * parent's runs in it (libevent's would report the child's signal as
+ * the parent's own), and SIGHUP and SIGUSR1, which a parent forwards to
+ * its children (reload, reopen), are ignored until the program installs
+ * its own handlers, rather than killing it while it starts.
+ */
+static void
+os_spawn_signals(void)
+{
+	struct sigaction sa;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
+		    signal(sig, SIG_DFL) == SIG_ERR)
+			_exit(126);
+	if (signal(SIGHUP, SIG_IGN) == SIG_ERR ||
+	    signal(SIGUSR1, SIG_IGN) == SIG_ERR)
+		_exit(126);
+}
+
 pid_t
 os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
     int nfds, int nsflags, const int *join, int njoin)
 {
-	pid_t pid;
-	int i, saved;
+	sigset_t all, old;
+	pid_t pid = -1;
+	int i, saved, masked;
 
+	sigfillset(&all);
+	masked = sigprocmask(SIG_BLOCK, &all, &old) == 0;
 	/* A fork-like clone, so the child may start new namespaces. */
-	pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0) {
+	if (masked && (pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL,
+	                   NULL, NULL, 0)) == 0) {
+		os_spawn_signals();
 		for (i = 0; i < njoin; i++)
 			if (write(join[i], "0", 1) != 1)
 				_exit(OS_EXIT_JOIN);
-		os_spawn_exec(path, argv, fds, nfds);
+		os_spawn_exec(path, argv, fds, nfds); /* unblocks them */
 	}
 	saved = errno;
+	if (masked) /* a valid how and set: it cannot fail */
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < nfds; i++)
 		close(fds[i].fd);
 	errno = saved;

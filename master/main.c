@@ -93,8 +93,11 @@ on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 	if (M->roles[ROLE_POLICYD].pid <= 0)
 		service_notify("READY=1", "policyd is down: nothing reloaded");
 	if (M->roles[ROLE_POLICYD].pid > 0 &&
-	    kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1)
+	    kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1) {
 		log_warn("passing SIGHUP to policyd");
+		service_notify("READY=1", "policyd not signalled: nothing "
+		                          "reloaded");
+	}
 }
 
 /* SIGUSR1 (logrotate's postrotate): auditd reopens the audit log. */
@@ -204,7 +207,6 @@ main(int argc, char *argv[])
 		fatalx("%s", e.msg);
 	if (!M->foreground && daemon(0, 0) == -1)
 		fatal("daemon");
-	service_pidfile_write();
 	signal(SIGPIPE, SIG_IGN);
 	if ((M->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
@@ -213,6 +215,7 @@ main(int argc, char *argv[])
 		         M->base, sigs[i].sig, sigs[i].cb, NULL)) == NULL ||
 		    event_add(ev, NULL) == -1)
 			fatalx("signal %d setup", sigs[i].sig);
+	service_pidfile_write();
 	cgroup_init("skillbroker", config_total_memory_mb(&M->cfg));
 	log_info("at most %llu sessions keep a work dir of %llu MiB",
 	    (unsigned long long)M->cfg.max_sessions,

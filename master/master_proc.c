@@ -106,7 +106,10 @@ on_policy_event(struct peer *p UNUSED, const struct mp_doc *d)
 	if (msg_policy_event_dec(d, &pe, &e) == -1)
 		return -1;
 	MAUDIT(msg_audit_policy, &pe);
-	if (pe.action == POLICY_RELOADED)
+	/* a policyd restarted after the start (during a reload, say)
+	 * reports a first load: ready again, never before the start's */
+	if (pe.action == POLICY_RELOADED ||
+	    (pe.action == POLICY_LOADED && M->nready >= ROLE__COUNT))
 		service_notify("READY=1", "ready: policy reloaded");
 	else if (pe.action == POLICY_RELOAD_FAILED)
 		service_notify("READY=1", "ready: the policy reload failed, "

@@ -73,14 +73,16 @@ service_pidfile_lock(const char *path, struct error *e)
 			return error_set(e, ERR_INTERNAL, "pidfile %s: %s",
 			    path, strerror(errno));
 		if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-			pid = errno == EWOULDBLOCK ? service_pidfile_owner(fd)
+			int saved = errno;
+
+			pid = saved == EWOULDBLOCK ? service_pidfile_owner(fd)
 			                           : -1;
 			(void)close(fd);
 			if (pid == -1)
 				return error_set(e, ERR_INTERNAL,
 				    "pidfile %s: lock: %s", path,
-				    strerror(errno));
-			return error_set(e, ERR_BAD_REQUEST,
+				    strerror(saved));
+			return error_set(e, ERR_INTERNAL,
 			    "pidfile %s is locked: skillbrokerd already runs "
 			    "(pid %ld); stop it first",
 			    path, pid);
@@ -92,14 +94,26 @@ service_pidfile_lock(const char *path, struct error *e)
 		}
 		if (!S_ISREG(fst.st_mode)) {
 			(void)close(fd);
-			return error_set(e, ERR_BAD_REQUEST,
+			return error_set(e, ERR_INTERNAL,
 			    "pidfile %s: not a regular file", path);
 		}
 		if (stat(path, &pst) == 0 && pst.st_dev == fst.st_dev &&
 		    pst.st_ino == fst.st_ino) {
+			/* no dead master's pid while ours is not written */
+			if (ftruncate(fd, 0) == -1) {
+				int saved = errno;
+
+				(void)close(fd);
+				return error_set(e, ERR_INTERNAL,
+				    "pidfile %s: truncate: %s", path,
+				    strerror(saved));
+			}
 			service_pid_fd = fd;
 			free(service_pid_path);
 			service_pid_path = xstrdup(path);
+			service_pid_owner = getpid();
+			if (atexit(service_pidfile_remove) != 0)
+				fatalx("atexit");
 			return 0;
 		}
 		(void)close(fd); /* unlinked under us: take the new one */
@@ -108,8 +122,9 @@ service_pidfile_lock(const char *path, struct error *e)
 }
 
 /*
- * Write our pid (after daemon(), which changes it) into the pidfile; it
- * goes at our exit, a fatal one too.
+ * Write our pid (after daemon(), which changes it, and once our signal
+ * handlers are in: a signal sent by the pidfile must not kill us) into
+ * the pidfile; it goes at our exit, a fatal one too.
  */
 void
 service_pidfile_write(void)
@@ -120,8 +135,6 @@ service_pidfile_write(void)
 	if (service_pid_fd == -1)
 		return;
 	service_pid_owner = getpid();
-	if (atexit(service_pidfile_remove) != 0)
-		fatalx("atexit");
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)service_pid_owner);
 	if (ftruncate(service_pid_fd, 0) == -1)
 		fatal("pidfile %s: truncate", service_pid_path);

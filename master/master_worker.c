@@ -700,7 +700,8 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 		return 0;
 	w->ctl.on_dead = NULL; /* the reaper has the last word */
 	peer_drain(&w->ctl);   /* its last words may be queued still */
-	if (WIFEXITED(status) && WEXITSTATUS(status) == OS_EXIT_JOIN) {
+	if ((w->st == W_WARM || w->st == W_BUILDING) && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == OS_EXIT_JOIN) {
 		/* before its exec: no word of its own came, only our EOF's */
 		log_warnx("worker %d could not join its cgroups", (int)pid);
 		w->fail = ERR_SANDBOX_FAILED;

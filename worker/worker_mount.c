@@ -223,6 +223,40 @@ bind_system(const char *path, struct error *e)
 }
 
 /*
+ * Whether dfd names an empty directory of a filesystem we mounted fresh:
+ * 1 or 0, -1 with errno when it cannot be read.
+ */
+static int
+mount_empty_own_dir(int dfd)
+{
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	int fd, n = 0, saved;
+
+	if (fstat(dfd, &st) == -1)
+		return -1;
+	if (!own_dev(st.st_dev))
+		return 0;
+	if ((fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	errno = 0;
+	while ((d = readdir(dir)) != NULL)
+		n +=
+		    strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
+	saved = errno;
+	closedir(dir);
+	errno = saved;
+	return saved != 0 ? -1 : n == 0;
+}
+
+/*
  * The skill, read-only at /skill. An overlay whose layers are the skill
  * dir and the empty mount point it covers (a directory of the root's own
  * tmpfs; a detached empty tmpfs costs an RCU grace period, a millisecond
@@ -231,29 +265,6 @@ bind_system(const char *path, struct error *e)
  * skill's host path. A filesystem overlayfs refuses as a layer gets the
  * plain read-only bind.
  */
-/* dfd names an empty directory of a filesystem we mounted fresh. */
-static int
-empty_own_dir(int dfd)
-{
-	struct dirent *d;
-	struct stat st;
-	DIR *dir;
-	int fd, n = 0;
-
-	if (fstat(dfd, &st) == -1 || !own_dev(st.st_dev) ||
-	    (fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return 0;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while ((d = readdir(dir)) != NULL)
-		n +=
-		    strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
-	closedir(dir);
-	return n == 0;
-}
-
 static int
 mount_skill(const char *dir, struct error *e)
 {
@@ -266,11 +277,13 @@ mount_skill(const char *dir, struct error *e)
 		close(fd);
 		return -1;
 	}
-	if (!empty_own_dir(dfd)) { /* a system path beneath /skill */
+	if ((r = mount_empty_own_dir(dfd)) != 1) { /* a system path in it */
 		close(dfd);
 		close(fd);
-		return error_set(e, ERR_SANDBOX_FAILED,
-		    "mount point /skill: not an empty directory of the root");
+		return r == -1 ? merr(e, "read", "/skill")
+		               : error_set(e, ERR_SANDBOX_FAILED,
+		                     "mount point /skill: not an empty "
+		                     "directory of the root");
 	}
 	snprintf(opts, sizeof(opts),
 	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"

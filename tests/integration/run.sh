@@ -1630,7 +1630,7 @@ svc_has() {
 	[ "${n:-0}" -ge "$3" ]
 }
 t28_service() {
-	local d=$TMP/svc pid pid2 nd broker out rc
+	local d=$TMP/svc pid pid2 nd broker out rc victim
 	stop_daemon
 	rm -rf "$d"
 	( sb_config "$d/sb.yaml" "pidfile: $d/run/skillbrokerd.pid" )
@@ -1699,10 +1699,42 @@ t28_service() {
 	sb_wait_for 10 "no READY=1 on the abstract socket" \
 	    svc_has "$d/abstract.log" '^READY=1' 1
 	expect "pidfile over a stale one" "$(cat "$d/run/skillbrokerd.pid" 2>&1)" "$pid2"
+	# The logrotate file's postrotate signals a live master (SIGUSR1:
+	# auditd follows the rotated log to a new file; the master lives on)...
+	mv "$d/log/audit.jsonl" "$d/log/audit.jsonl.1"
+	postrotate "$d/run/skillbrokerd.pid"
+	sb_wait_for 5 "no new audit log after the postrotate's SIGUSR1" \
+	    test -s "$d/log/audit.jsonl"
+	kill -0 "$pid2" 2>/dev/null || fail "the postrotate's SIGUSR1 killed the master"
 	kill -TERM "$pid2"
 	sb_poll 10 _sb_gone "$pid2" || kill -KILL "$pid2"
 	wait "$pid2"
 	sb_bg_kill "$nd"
+	# ...and never the process a dead master's pid now names.
+	sleep 30 &
+	victim=$!
+	sb_bg_add "$victim"
+	echo "$victim" >"$d/run/skillbrokerd.pid"
+	postrotate "$d/run/skillbrokerd.pid"
+	sleep 0.2
+	kill -0 "$victim" 2>/dev/null || fail "the postrotate signalled pid $victim, no master's"
+	# A master that takes the pidfile over and cannot start (its socket's
+	# directory is a file) leaves no stale pid in it.
+	: >"$d/notadir"
+	( sb_config "$d/bad/sb.yaml" "pidfile: $d/run/skillbrokerd.pid" \
+	    "socket: $d/notadir/sb.sock" )
+	timeout 10 env "$SB_MARK" "$SB_BIN/skillbrokerd" -d -f "$d/bad/sb.yaml" \
+	    >/dev/null 2>&1 && fail "a master with no socket started"
+	! grep -qx "$victim" "$d/run/skillbrokerd.pid" 2>/dev/null ||
+	    fail "a failed start left the dead master's pid $victim in the pidfile"
+	sb_bg_kill "$victim"
+}
+# Run the postrotate script of etc/logrotate.d/skillbroker with the
+# pidfile $1 in place of the installed one.
+postrotate() {
+	sed -n '/^[[:space:]]*postrotate/,/^[[:space:]]*endscript/p' \
+	    "$ROOT/etc/logrotate.d/skillbroker" | sed '1d;$d' |
+	    sed "s|/run/skillbroker/skillbrokerd.pid|$1|g" | sh
 }
 
 SB_TESTS="t01_invoke_echo t02_audit_records t03_phase t04_unknown_invalid
