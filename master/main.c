@@ -92,12 +92,13 @@ on_sighup(evutil_socket_t sig UNUSED, short ev UNUSED, void *arg UNUSED)
 	service_notify_reloading();
 	if (M->roles[ROLE_POLICYD].pid <= 0)
 		service_notify("READY=1", "policyd is down: nothing reloaded");
-	if (M->roles[ROLE_POLICYD].pid > 0 &&
-	    kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1) {
+	else if (kill(M->roles[ROLE_POLICYD].pid, SIGHUP) == -1) {
 		log_warn("passing SIGHUP to policyd");
 		service_notify("READY=1", "policyd not signalled: nothing "
 		                          "reloaded");
-	}
+	} else
+		M->reloading =
+		    1; /* a policyd that dies meanwhile: its restart */
 }
 
 /* SIGUSR1 (logrotate's postrotate): auditd reopens the audit log. */

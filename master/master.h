@@ -48,6 +48,7 @@ struct master {
 	int listen_fd;
 	struct role roles[ROLE__COUNT];
 	int nready;
+	int reloading; /* SIGHUP sent RELOADING=1; READY=1 is owed */
 	int shutting_down;
 	int exit_status; /* non-zero when a failure, not a signal, stopped us */
 	uint64_t audit_ref, audit_acked;

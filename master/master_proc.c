@@ -106,14 +106,16 @@ on_policy_event(struct peer *p UNUSED, const struct mp_doc *d)
 	if (msg_policy_event_dec(d, &pe, &e) == -1)
 		return -1;
 	MAUDIT(msg_audit_policy, &pe);
-	/* a policyd restarted after the start (during a reload, say)
-	 * reports a first load: ready again, never before the start's */
+	/* a policyd restarted during a SIGHUP's reload reports a first load */
 	if (pe.action == POLICY_RELOADED ||
-	    (pe.action == POLICY_LOADED && M->nready >= ROLE__COUNT))
+	    (pe.action == POLICY_LOADED && M->reloading)) {
+		M->reloading = 0;
 		service_notify("READY=1", "ready: policy reloaded");
-	else if (pe.action == POLICY_RELOAD_FAILED)
+	} else if (pe.action == POLICY_RELOAD_FAILED) {
+		M->reloading = 0;
 		service_notify("READY=1", "ready: the policy reload failed, "
 		                          "the previous policy stays");
+	}
 	msg_policy_event_free(&pe);
 	return 0;
 }
