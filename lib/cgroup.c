@@ -371,11 +371,16 @@ cgroup_prepare(uint64_t id, uint64_t memory_mb, uint64_t npids,
 		return error_set(e, ERR_SANDBOX_FAILED, "cgroup path too long");
 	if ((mkdir(d.mem, 0755) == -1 && errno != EEXIST) ||
 	    (mode == CG_V1 && mkdir(d.pids, 0755) == -1 && errno != EEXIST) ||
-	    (d.cpu[0] != '\0' && mkdir(d.cpu, 0755) == -1 && errno != EEXIST))
-		return error_set(
+	    (d.cpu[0] != '\0' && mkdir(d.cpu, 0755) == -1 && errno != EEXIST)) {
+		error_set(
 		    e, ERR_SANDBOX_FAILED, "cgroup mkdir: %s", strerror(errno));
-	if (group_limit(&d, memory_mb, npids, e) == -1)
+		(void)cgroup_remove(id);
 		return -1;
+	}
+	if (group_limit(&d, memory_mb, npids, e) == -1) {
+		(void)cgroup_remove(id);
+		return -1;
+	}
 	if ((join[n++] = join_open(d.mem, file)) == -1 ||
 	    (mode == CG_V1 && (join[n++] = join_open(d.pids, file)) == -1) ||
 	    (d.cpu[0] != '\0' && (join[n++] = join_open(d.cpu, file)) == -1)) {
@@ -383,6 +388,7 @@ cgroup_prepare(uint64_t id, uint64_t memory_mb, uint64_t npids,
 		    e, ERR_SANDBOX_FAILED, "cgroup join: %s", strerror(errno));
 		while (--n > 0)
 			close(join[n - 1]);
+		(void)cgroup_remove(id);
 		return -1;
 	}
 	return n;

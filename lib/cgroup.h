@@ -23,7 +23,7 @@ int cgroup_active(void);
 /*
  * Make id's groups with their limits, and open (close-on-exec) in join
  * the files a child writes "0" to, to move itself in (os_spawn): the
- * number opened, 0 without cgroups, -1 on error.
+ * number opened, 0 without cgroups, -1 on error (the groups removed).
  */
 int cgroup_prepare(uint64_t id, uint64_t memory_mb, uint64_t npids,
     int join[CGROUP_JOIN_MAX], struct error *e);

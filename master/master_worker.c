@@ -362,10 +362,8 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
 	memset(w->pipes, -1, sizeof(w->pipes));
 	w->net_fd = -1;
 	/* In its cgroups before its exec, so nothing of it escapes them. */
-	if ((njoin = cgroup_prepare(cg, memory_mb, npids, join, e)) == -1) {
-		(void)cgroup_remove(cg);
+	if ((njoin = cgroup_prepare(cg, memory_mb, npids, join, e)) == -1)
 		return -1;
-	}
 	if (os_chans(wchans, RUN_STARTED_FDS + 1, fds, ours, e) == -1) {
 		for (k = 0; k < njoin; k++)
 			close(join[k]);
@@ -453,34 +451,38 @@ pool_take(int host_net)
 }
 
 /*
- * Give w its grant (w->g, filled): the grant's limits on its cgroups,
- * then SPEC with the work dir and, if granted, the data dir (data -1:
- * none); the channel owns both fds from here.
+ * Give w its grant (w->g, filled): a pre-forked one (warm) gets the
+ * normal priority and the grant's limits on its cgroups (one started
+ * for the grant has both), then SPEC with the work dir and, if granted,
+ * the data dir (data -1: none); the channel owns both fds from here.
  */
 static void
-worker_give(struct worker *w, int work, int data)
+worker_give(struct worker *w, int warm, int work, int data)
 {
 	int fds[2] = {work, data};
 	struct error e;
 
 	w->st = W_BUILDING;
 	arm_timer(w, BUILD_MS);
-	if (setpriority(PRIO_PROCESS, (id_t)w->pid, 0) == -1)
+	if (warm && setpriority(PRIO_PROCESS, (id_t)w->pid, 0) == -1)
 		log_warn("worker %d: priority", (int)w->pid);
-	if (cgroup_limit(w->cg_id, w->g.memory_mb, w->g.pids, &e) == -1)
+	if (warm && cgroup_limit(w->cg_id, w->g.memory_mb, w->g.pids, &e) == -1)
 		worker_fail(w, ERR_SANDBOX_FAILED, e.msg);
 	PEER_SEND_FDS(&w->ctl, fds, data == -1 ? 1 : 2, spec_enc, &w->g);
 }
 
-/* A worker for g: a warm one, or one started now; NULL with e set. */
+/*
+ * A worker for g: a warm one (*warm 1), or one started now; NULL with
+ * e set.
+ */
 static struct worker *
-worker_for(const struct grant *g, struct error *e)
+worker_for(const struct grant *g, int *warm, struct error *e)
 {
 	int host_net = grant_net(g, &M->cfg) == NET_HOST;
 	struct worker *w;
 	long i;
 
-	if ((w = pool_take(host_net)) != NULL)
+	if ((*warm = (w = pool_take(host_net)) != NULL))
 		return w;
 	if ((i = uidpool_take(&uids)) == -1) {
 		error_set(e, ERR_OVERLOADED, "every worker uid is in use");
@@ -504,7 +506,7 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	struct error e = {ERR_NONE, ""};
 	struct worker *w = NULL;
 	struct grant g;
-	int work = -1, data = -1;
+	int work = -1, data = -1, warm;
 
 	if (grant_dec(d, &g, &e) == -1) {
 		log_warnx("policyd: bad grant: %s", e.msg);
@@ -520,14 +522,14 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	             (data = image_clone(M->cfg.data_dir, g.skill,
 	                  M->cfg.data_mb, &e)) != -1) &&
 	         (work = workdir_take(g.principal_uid, g.session, &e)) != -1 &&
-	         (w = worker_for(&g, &e)) != NULL) {
+	         (w = worker_for(&g, &warm, &e)) != NULL) {
 		w->g = g;
 		memset(&g, 0, sizeof(g));
 		spec_fill(&w->g, &M->cfg,
 		    (uid_t)(M->cfg.worker_uid_first + (size_t)(w - workers)),
 		    cgroup_active());
 		w->holds_work = 1;
-		worker_give(w, work, data);
+		worker_give(w, warm, work, data);
 	} else {
 		if (work != -1) {
 			close(work);
