@@ -343,7 +343,7 @@ static const struct os_chan wchans[RUN_STARTED_FDS + 1] = {{0, 1, 0}, {1, 0, 0},
 /*
  * Start slot w's worker as pid 1 of new namespaces (a new network one
  * unless host_net), in new cgroups with these limits, and send it PREP:
- * what it builds before any grant. The caller sets w->st.
+ * what it builds before any grant. It is W_WARM until it gets a grant.
  */
 static int
 worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
