@@ -426,7 +426,7 @@ read_num_key(const char *dir, const char *name, const char *key, int *ok)
  * killed rather than reaped: that is only the stand-in without cgroups),
  * and whether a limit ended or held it.
  */
-void
+int
 cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u)
 {
 	int have_cpu = 0, have_mem = 0;
@@ -456,6 +456,8 @@ cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u)
 			                      NULL, &have_cpu) /
 			                      1000000;
 	}
+	if ((!have_cpu || !have_mem) && ru == NULL)
+		return -1;
 	if (!have_cpu)
 		u->cpu_ms =
 		    ((uint64_t)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
@@ -464,6 +466,7 @@ cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u)
 		        1000;
 	if (!have_mem)
 		u->mem_peak_kb = (uint64_t)ru->ru_maxrss;
+	return 0;
 }
 
 /* 1 when memory and pids limits are enforced by cgroups. */

@@ -37,8 +37,12 @@ struct cgroup_usage {
 	uint64_t cpu_ms;      /* of every process the group had */
 	uint64_t mem_peak_kb; /* peak memory charged to the group */
 };
-/* ru (wait4 of the group's first process) stands in where no group counts. */
-void cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u);
+/*
+ * ru (wait4 of the group's first process) stands in where no group
+ * counts; -1 when it would have to and is NULL (the process is not
+ * reaped yet).
+ */
+int cgroup_usage(uint64_t id, const struct rusage *ru, struct cgroup_usage *u);
 /* Kill every process in id's group (cgroup.kill, else its task list). */
 void cgroup_kill(uint64_t id);
 /* Remove id's group; -1 while a process is still in it. */

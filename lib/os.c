@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,12 +88,16 @@ os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
 	sigfillset(&all);
 	masked = sigprocmask(SIG_BLOCK, &all, &old) == 0;
 	/* A fork-like clone, so the child may start new namespaces. */
-	if (masked && (pid = (pid_t)syscall(SYS_clone, nsflags | SIGCHLD, NULL,
-	                   NULL, NULL, 0)) == 0) {
+	if (masked &&
+	    (pid = (pid_t)syscall(SYS_clone, (nsflags & CLONE_NEWPID) | SIGCHLD,
+	         NULL, NULL, NULL, 0)) == 0) {
 		os_spawn_signals();
 		for (i = 0; i < njoin; i++)
 			if (write(join[i], "0", 1) != 1)
 				_exit(OS_EXIT_JOIN);
+		if ((nsflags & ~CLONE_NEWPID) != 0 &&
+		    unshare(nsflags & ~CLONE_NEWPID) == -1)
+			_exit(OS_EXIT_NS);
 		os_spawn_exec(path, argv, fds, nfds); /* unblocks them */
 	}
 	saved = errno;

@@ -38,13 +38,18 @@ int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
 
 /* The exit status of a child that could not join its cgroups. */
 #define OS_EXIT_JOIN 124
+/* ... that could not make its namespaces. */
+#define OS_EXIT_NS 123
 /*
  * Start path as a child (with nsflags, as pid 1 of those new
  * namespaces), its fds placed as os_spawn_exec does. Before anything
  * else the child writes "0" to each of the njoin files join (its
  * cgroups: cgroup_prepare), and exits OS_EXIT_JOIN if one refuses.
- * The fds given are the child's: closed here either way. -1 with errno
- * on failure.
+ * Only a new pid namespace is made by the clone; the child makes the
+ * others itself (a network namespace costs a millisecond or more, which
+ * is not the parent's loop's to wait for), and exits OS_EXIT_NS if it
+ * cannot. The fds given are the child's: closed here either way. -1
+ * with errno on failure.
  */
 pid_t os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
     int nfds, int nsflags, const int *join, int njoin);

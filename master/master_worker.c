@@ -5,7 +5,8 @@
  * gets the grant with the session's work dir and says READY. The broker's RUN
  * names the grant, once; only when worker.started is durable does the master
  * send GO and hand the broker the pipes. A grant not run in time goes with its
- * worker. The worker says EXIT when the skill ended; the master reaps, reports.
+ * worker. The worker says EXIT when the skill ended and DONE once nothing of
+ * it is left: the master reports then (or at the reap), and reaps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,8 @@ enum wstate {
 	W_BUILT,    /* ready; waiting for the broker's RUN */
 	W_AUDITING, /* RUN came; worker.started is not durable yet */
 	W_RUNNING,  /* the skill runs */
-	W_SCANNING  /* the skill is gone; the worker lists its files */
+	W_SCANNING, /* the skill is gone; the worker lists its files */
+	W_DONE      /* answered; the worker is on its way out */
 };
 
 struct worker {
@@ -56,6 +58,7 @@ struct worker {
 	struct event *timer;
 	uint64_t audit_ref, t_go;
 	struct msg_run_exited x; /* what the worker and the clock said */
+	int answered;            /* worker.exited and RUN_EXITED are sent */
 	enum err_type fail;
 	char failmsg[ERROR_MSG_MAX];
 };
@@ -63,12 +66,14 @@ struct worker {
 static int worker_ctl_ready(struct peer *p, const struct mp_doc *d);
 static int worker_ctl_fail(struct peer *p, const struct mp_doc *d);
 static int worker_ctl_exit(struct peer *p, const struct mp_doc *d);
+static int worker_ctl_done(struct peer *p, const struct mp_doc *d);
 
 /* What a worker may tell the master. */
 static const struct peer_handler worker_table[] = {
     {MSG_WORKER_READY, PH_ONCE, worker_ctl_ready},
     {MSG_WORKER_FAIL, PH_ONCE, worker_ctl_fail},
     {MSG_WORKER_EXIT, PH_ONCE, worker_ctl_exit},
+    {MSG_WORKER_DONE, PH_ONCE, worker_ctl_done},
     {0, 0, NULL},
 };
 
@@ -183,6 +188,8 @@ worker_timer(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 	else if (w->st == W_SCANNING)
 		log_warnx(
 		    "worker %d: listing files took too long", (int)w->pid);
+	else if (w->st == W_DONE)
+		log_warnx("worker %d: did not exit once done", (int)w->pid);
 	worker_fail(w,
 	    w->st == W_AUDITING   ? ERR_AUDIT_UNAVAILABLE
 	    : w->st == W_BUILDING ? ERR_SANDBOX_FAILED
@@ -544,7 +551,6 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 	}
 	PEER_SEND(p, msg_grant_ack_enc, &ack);
 	grant_free(&g);
-	pool_fill();
 	return 0;
 }
 
@@ -636,6 +642,7 @@ worker_go(struct worker *w)
 	PEER_SEND_FDS(&M->roles[ROLE_BROKER].peer, w->pipes, RUN_STARTED_FDS,
 	    msg_run_started_enc, &s);
 	memset(w->pipes, -1, sizeof(w->pipes)); /* the channel owns them */
+	pool_fill();
 }
 
 /* auditd answers in order: the start it made durable may go. */
@@ -668,16 +675,20 @@ worker_on_audit_ack(struct peer *p UNUSED, const struct mp_doc *d)
 	return 0;
 }
 
-/* How the call ended: the worker's word, the clock, cgroups (rusage of the
- * init where no cgroup counts: it misses what was killed, not reaped). */
-static void
+/*
+ * How the call ended: the worker's word, the clock, cgroups (rusage of the
+ * init where no cgroup counts: it misses what was killed, not reaped);
+ * -1 when that rusage is needed and ru is NULL (not reaped yet).
+ */
+static int
 worker_result(struct worker *w, int status, const struct rusage *ru)
 {
 	struct msg_run_exited *x = &w->x;
 	struct cgroup_usage u;
 
-	cgroup_usage(w->cg_id, ru, &u);
-	x->started = w->st == W_RUNNING || w->st == W_SCANNING;
+	if (cgroup_usage(w->cg_id, ru, &u) == -1)
+		return -1;
+	x->started = w->st >= W_RUNNING;
 	if (w->st == W_RUNNING) { /* its init ended before the skill */
 		x->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 		x->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -689,6 +700,50 @@ worker_result(struct worker *w, int status, const struct rusage *ru)
 	x->cpu_ms = u.cpu_ms;
 	x->max_rss_kb = u.mem_peak_kb;
 	run_exited_settle(x, u.oom, u.pids_max, w->fail, w->failmsg);
+	return 0;
+}
+
+/*
+ * The call is over: worker.exited to the log and RUN_EXITED to the broker
+ * (for a call it asked to run), once; the session's work dir is free for
+ * its next call.
+ */
+static void
+worker_answer(struct worker *w)
+{
+	w->answered = 1;
+	if (w->ref != 0) {
+		audit_worker(w, &w->x);
+		w->x.ref = w->ref;
+		PEER_SEND(
+		    &M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &w->x);
+	}
+	if (w->holds_work) {
+		workdir_release(w->g.principal_uid, w->g.session);
+		w->holds_work = 0;
+	}
+}
+
+/*
+ * DONE: the files are listed and every process of the skill is gone, so
+ * the call is answered now, not at the reap, which comes only once the
+ * kernel has torn the worker's namespaces down (milliseconds: its mounts
+ * go with an RCU grace period). Without cgroups to count the call, the
+ * init's rusage is needed: that waits for the reap.
+ */
+static int
+worker_ctl_done(struct peer *p, const struct mp_doc *d)
+{
+	struct worker *w = p->arg;
+	struct error e;
+
+	if (msg_empty_dec(d, &e) == -1 || w->st != W_SCANNING)
+		return -1;
+	w->st = W_DONE;
+	arm_timer(w, SCAN_MS); /* to be gone */
+	if (worker_result(w, 0, NULL) == 0)
+		worker_answer(w);
+	return 0;
 }
 
 /* SIGCHLD for a worker: end what is left of the call, and report. */
@@ -703,20 +758,23 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	w->ctl.on_dead = NULL; /* the reaper has the last word */
 	peer_drain(&w->ctl);   /* its last words may be queued still */
 	if ((w->st == W_WARM || w->st == W_BUILDING) && WIFEXITED(status) &&
-	    WEXITSTATUS(status) == OS_EXIT_JOIN) {
+	    (WEXITSTATUS(status) == OS_EXIT_JOIN ||
+	        WEXITSTATUS(status) == OS_EXIT_NS)) {
 		/* before its exec: no word of its own came, only our EOF's */
-		log_warnx("worker %d could not join its cgroups", (int)pid);
+		const char *why = WEXITSTATUS(status) == OS_EXIT_JOIN
+		                      ? "cgroups: the worker could not join "
+		                        "its groups"
+		                      : "namespaces: the worker could not "
+		                        "make its namespaces";
+
+		log_warnx("worker %d: %s", (int)pid, why);
 		w->fail = ERR_SANDBOX_FAILED;
-		snprintf(w->failmsg, sizeof(w->failmsg),
-		    "cgroups: the worker could not join its groups");
+		snprintf(w->failmsg, sizeof(w->failmsg), "%s", why);
 	}
 	worker_fail(w, ERR_NONE, NULL); /* whatever is left of it */
-	worker_result(w, status, ru);
-	if (w->ref != 0) { /* a call the broker asked to run */
-		audit_worker(w, &w->x);
-		w->x.ref = w->ref;
-		PEER_SEND(
-		    &M->roles[ROLE_BROKER].peer, msg_run_exited_enc, &w->x);
+	if (!w->answered) {
+		(void)worker_result(w, status, ru);
+		worker_answer(w);
 	}
 	if (w->ref == 0 && w->st > W_WARM && w->fail != ERR_NONE) {
 		size_t k =
@@ -729,8 +787,6 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 		    failed[k].msg, sizeof(failed[k].msg), "%s", w->failmsg);
 		failed[k].at = now_mono_ms();
 	}
-	if (w->holds_work)
-		workdir_release(w->g.principal_uid, w->g.session);
 	if (w->net_fd != -1) { /* its connections end with it */
 		PEER_SEND(&M->roles[ROLE_NETPROXY].peer, msg_net_close_enc,
 		    w->g.grant_id);

@@ -62,6 +62,8 @@ enum msg_type {
 	MSG_WORKER_EXIT = 100, /* worker -> master: how the skill ended */
 	MSG_PREP = 101,        /* master -> worker, at its start: the syscall
 	                          filters, compiled once */
+	MSG_WORKER_DONE = 102, /* worker -> master: files listed, nothing of
+	                          the skill left: the call may be answered */
 	/* master -> netproxy */
 	MSG_NET_OPEN = 112,  /* a call's allow list + its listener in the
 	                        worker's network namespace */
@@ -614,7 +616,7 @@ int msg_peer_channel_dec(
     const struct mp_doc *d, struct msg_peer_channel *p, struct error *e);
 void msg_peer_channel_free(struct msg_peer_channel *p);
 
-/* SERVE, WORKER_READY and WORKER_GO have no fields but "t". */
+/* SERVE, WORKER_READY, WORKER_GO and WORKER_DONE have no fields but "t". */
 void msg_empty_enc(struct mp_enc *m, enum msg_type t);
 int msg_empty_dec(const struct mp_doc *d, struct error *e);
 

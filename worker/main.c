@@ -4,8 +4,8 @@
  * reads its spec from the master, builds the rest, says WORKER_READY, and waits
  * for WORKER_GO, which the master sends only once the audit record of this
  * start is durable. Then it runs the declared entry point as the child
- * of its init, reports how it ended (WORKER_EXIT) and what it wrote
- * (FILES, to the broker).
+ * of its init, reports how it ended (WORKER_EXIT), what it wrote
+ * (FILES, to the broker), and that it is done (WORKER_DONE).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -207,7 +207,9 @@ now_real_ns(void)
  * process of its namespace), then list what the call wrote for the
  * broker. No process of the skill is left to change the tree, send a
  * signal pid 1 would take, or reach this process's memory (it is not
- * dumpable).
+ * dumpable). The report pipe is closed at once (the broker reads to its
+ * end), and DONE tells the master the call may be answered: the kernel's
+ * teardown of the namespaces at our exit is no part of the call.
  */
 static void
 report_files(uint64_t since_ns)
@@ -224,8 +226,13 @@ report_files(uint64_t since_ns)
 	enc_init(&m);
 	msg_files_enc(&m, &f);
 	(void)frame_send(FD_WORKER_REPORT, m.sb.data, m.sb.size, &e);
+	(void)close(FD_WORKER_REPORT);
 	enc_free(&m);
 	msg_files_free(&f);
+	enc_init(&m);
+	msg_empty_enc(&m, MSG_WORKER_DONE);
+	(void)ctl_send(&m);
+	enc_free(&m);
 }
 
 /*

@@ -856,7 +856,7 @@ same_prep(const struct msg_prep *a, const struct msg_prep *b)
 }
 FUZZ_TYPE(prep, struct msg_prep, msg_prep_dec, msg_prep_enc, msg_prep_free)
 
-/* SERVE, WORKER_READY and WORKER_GO carry nothing but "t". */
+/* SERVE, WORKER_READY, WORKER_GO and WORKER_DONE carry nothing but "t". */
 static void
 fuzz_empty(const struct mp_doc *d, uint64_t t)
 {
@@ -1026,6 +1026,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case MSG_SERVE:
 	case MSG_WORKER_READY:
 	case MSG_WORKER_GO:
+	case MSG_WORKER_DONE:
 		fuzz_empty(&d, t);
 		break;
 	case MSG_SESSION_END:

@@ -596,6 +596,7 @@ static const struct {
     {MSG_WORKER_FAIL, "worker_fail"},
     {MSG_WORKER_EXIT, "worker_exit"},
     {MSG_PREP, "prep"},
+    {MSG_WORKER_DONE, "worker_done"},
     {MSG_NET_OPEN, "net_open"},
     {MSG_NET_CLOSE, "net_close"},
 };
@@ -728,6 +729,7 @@ sample_enc(struct mp_enc *m, enum msg_type t)
 	case MSG_SERVE:
 	case MSG_WORKER_READY:
 	case MSG_WORKER_GO:
+	case MSG_WORKER_DONE:
 		msg_empty_enc(m, t);
 		return 0;
 	case MSG_SESSION_END:

@@ -158,7 +158,7 @@ dec_worker_exit(const struct mp_doc *d, struct mp_enc *again, struct error *e)
 	return 0;
 }
 
-/* SERVE, WORKER_READY, WORKER_GO: "t" alone. */
+/* SERVE, WORKER_READY, WORKER_GO, WORKER_DONE: "t" alone. */
 static int
 dec_empty(const struct mp_doc *d, struct mp_enc *again, struct error *e)
 {
@@ -230,6 +230,7 @@ static const struct codec {
     {MSG_WORKER_FAIL, dec_worker_fail},
     {MSG_WORKER_EXIT, dec_worker_exit},
     {MSG_PREP, dec_prep},
+    {MSG_WORKER_DONE, dec_empty},
     {MSG_NET_OPEN, dec_net_open},
     {MSG_NET_CLOSE, dec_net_close},
 };
@@ -2252,12 +2253,12 @@ test_peer_channel(void **state)
 	    "\"role\" longer than 32");
 }
 
-/* SERVE, WORKER_READY and WORKER_GO: "t" and nothing else. */
+/* SERVE, WORKER_READY, WORKER_GO, WORKER_DONE: "t" and nothing else. */
 static void
 test_empty(void **state)
 {
 	static const enum msg_type types[] = {
-	    MSG_SERVE, MSG_WORKER_READY, MSG_WORKER_GO};
+	    MSG_SERVE, MSG_WORKER_READY, MSG_WORKER_GO, MSG_WORKER_DONE};
 	struct mp_enc m;
 	struct mp_doc d;
 	struct error e;

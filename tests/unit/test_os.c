@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,12 +74,48 @@ test_join_refused(void **state)
 	assert_int_equal(rmdir(tmpl), 0);
 }
 
+/*
+ * The namespaces asked for are the child's own when its program runs
+ * (the clone makes the pid one, the child the others): pid 1, and a
+ * network and UTS namespace that differ from ours. Root only.
+ */
+static void
+test_namespaces(void **state)
+{
+	char cmd[256], net[64], uts[64];
+	ssize_t n;
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_true(
+	    (n = readlink("/proc/self/ns/net", net, sizeof(net) - 1)) > 0);
+	net[n] = '\0';
+	assert_true(
+	    (n = readlink("/proc/self/ns/uts", uts, sizeof(uts) - 1)) > 0);
+	uts[n] = '\0';
+	snprintf(cmd, sizeof(cmd),
+	    "[ $$ = 1 ] && [ \"$(readlink /proc/self/ns/net)\" != '%s' ] && "
+	    "[ \"$(readlink /proc/self/ns/uts)\" != '%s' ]",
+	    net, uts);
+	pid = os_spawn("/bin/sh", argv, NULL, 0,
+	    CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS, NULL, 0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_join_before_exec),
 	    cmocka_unit_test(test_join_refused),
+	    cmocka_unit_test(test_namespaces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
