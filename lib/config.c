@@ -42,6 +42,29 @@ config_abspath(const char *base, const char *p)
 	return out;
 }
 
+/*
+ * Whether path is a place the worker mounts itself in every sandbox
+ * ("/", or at or beneath /dev, /proc, /tmp, /skill, /work, /data): a
+ * system path there would cover, or hide beneath, the sandbox's own.
+ */
+static int
+config_sandbox_own(const char *path)
+{
+	static const char *const own[] = {
+	    "/dev", "/proc", "/tmp", "/skill", "/work", "/data", NULL};
+	size_t i, l;
+
+	if (strcmp(path, "/") == 0)
+		return 1;
+	for (i = 0; own[i] != NULL; i++) {
+		l = strlen(own[i]);
+		if (strncmp(path, own[i], l) == 0 &&
+		    (path[l] == '\0' || path[l] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 static int
 config_path(struct ydoc *y, struct ynode *n, const char *base, char **out,
     struct error *e)
@@ -209,6 +232,12 @@ config_worker(
 				return yerr(y, u, e,
 				    "worker.system_paths: "
 				    "absolute paths without \"..\"");
+			else if (config_sandbox_own(c->sys_paths[i]))
+				return yerr(y, u, e,
+				    "worker.system_paths: %s: the sandbox "
+				    "makes /, /dev, /proc, /tmp, /skill, "
+				    "/work and /data itself",
+				    c->sys_paths[i]);
 	}
 	if ((u = ymap_get(y, n, "library_paths")) != NULL &&
 	    config_lib_paths(y, u, c, e) == -1)

@@ -96,6 +96,7 @@ static struct {
 static size_t nfailed_next;
 static uint8_t *filters[2]; /* the syscall filters, compiled once */
 static size_t filter_lens[2];
+static char *root_dir; /* where each worker mounts its private root */
 
 static void pool_fill(void);
 static struct event *pool_timer; /* pool_fill once the hold is over */
@@ -117,6 +118,7 @@ worker_init(void)
 	uidpool_init(&uids, M->cfg.worker_uid_first, nworkers);
 	if ((pool_timer = evtimer_new(M->base, pool_refill, NULL)) == NULL)
 		fatalx("pool timer");
+	xasprintf(&root_dir, "%s/root", M->cfg.state_dir);
 	if (sysfilter_compile(0, &filters[0], &filter_lens[0], &e) == -1 ||
 	    sysfilter_compile(1, &filters[1], &filter_lens[1], &e) == -1)
 		fatalx("%s", e.msg);
@@ -357,8 +359,8 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
     struct error *e)
 {
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
-	struct msg_prep prep = {
-	    {filters[0], filters[1]}, {filter_lens[0], filter_lens[1]}};
+	struct msg_prep prep = {{filters[0], filters[1]},
+	    {filter_lens[0], filter_lens[1]}, root_dir, M->cfg.worker_tmp_mb};
 	struct fdmap fds[RUN_STARTED_FDS + 1];
 	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
 	int join[CGROUP_JOIN_MAX], njoin, k;
@@ -725,11 +727,31 @@ worker_answer(struct worker *w)
 }
 
 /*
+ * Whether answering a call before its worker is reaped leaves room for
+ * the call its client may send at once: a free uid or a warm worker for
+ * each worker answered and not reaped yet, this one included. Else its
+ * answer waits for the reap, which frees the uid (the broker counts a
+ * call's worker only until the answer).
+ */
+static int
+worker_room(void)
+{
+	size_t i, warm = 0, dying = 1;
+
+	for (i = 0; i < nworkers; i++) {
+		warm += workers[i].st == W_WARM && workers[i].fail == ERR_NONE;
+		dying += workers[i].st != W_FREE && workers[i].answered;
+	}
+	return uidpool_nfree(&uids) + warm >= dying;
+}
+
+/*
  * DONE: the files are listed and every process of the skill is gone, so
  * the call is answered now, not at the reap, which comes only once the
  * kernel has torn the worker's namespaces down (milliseconds: its mounts
  * go with an RCU grace period). Without cgroups to count the call, the
- * init's rusage is needed: that waits for the reap.
+ * init's rusage is needed: that waits for the reap; so does the answer
+ * when every worker uid is taken (worker_room).
  */
 static int
 worker_ctl_done(struct peer *p, const struct mp_doc *d)
@@ -741,7 +763,7 @@ worker_ctl_done(struct peer *p, const struct mp_doc *d)
 		return -1;
 	w->st = W_DONE;
 	arm_timer(w, SCAN_MS); /* to be gone */
-	if (worker_result(w, 0, NULL) == 0)
+	if (worker_room() && worker_result(w, 0, NULL) == 0)
 		worker_answer(w);
 	return 0;
 }

@@ -22,8 +22,8 @@ static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
     "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs",
-    "interpreter", "cwd", "v", "worker_uid", "worker_gid", "root_dir",
-    "sys_paths", "tmp_mb", "as_mb", "net", "lib_paths", NULL};
+    "interpreter", "cwd", "v", "worker_uid", "worker_gid", "sys_paths", "as_mb",
+    "net", "lib_paths", NULL};
 
 /* The fields policyd decides. */
 static void
@@ -162,9 +162,7 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 	grant_fields_enc(m, g);
 	enc_kuint(m, "worker_uid", g->worker_uid);
 	enc_kuint(m, "worker_gid", g->worker_gid);
-	enc_kstr(m, "root_dir", g->root_dir);
 	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
-	enc_kuint(m, "tmp_mb", g->tmp_mb);
 	enc_kuint(m, "as_mb", g->as_mb);
 	enc_kuint(m, "net", g->net);
 	enc_kstrarr(m, "lib_paths", g->lib_paths, g->nlib_paths);
@@ -181,16 +179,14 @@ spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
 	    mp_uint(o, "worker_uid", 1, UINT32_MAX - 1, &g->worker_uid, e) ||
 	    mp_uint(o, "worker_gid", 1, UINT32_MAX - 1, &g->worker_gid, e) ||
-	    mp_str(o, "root_dir", 1, PATH_MAX_LEN, &g->root_dir, e) ||
 	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
 	        &g->sys_paths, &g->nsys_paths, e) ||
-	    mp_uint(o, "tmp_mb", 1, 65536, &g->tmp_mb, e) ||
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
 	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e) ||
 	    mp_strarr(o, "lib_paths", 1, LIB_PATHS_MAX, PATH_MAX_LEN,
 	        &g->lib_paths, &g->nlib_paths, e))
 		goto bad;
-	if (g->worker_uid == 0 || g->worker_gid == 0 || g->root_dir[0] != '/') {
+	if (g->worker_uid == 0 || g->worker_gid == 0) {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
 		goto bad;
 	}
@@ -230,7 +226,6 @@ grant_free(struct grant *g)
 	for (i = 0; i < PERM__COUNT; i++)
 		strarr_free(g->perm[i], g->nperm[i]);
 	free(g->session);
-	free(g->root_dir);
 	strarr_free(g->sys_paths, g->nsys_paths);
 	strarr_free(g->programs, g->nprograms);
 	strarr_free(g->lib_paths, g->nlib_paths);
@@ -249,12 +244,10 @@ spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 	size_t i;
 
 	g->worker_uid = g->worker_gid = uid;
-	xasprintf(&g->root_dir, "%s/root", c->state_dir);
 	g->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
 	for (i = 0; i < c->nsys_paths; i++)
 		g->sys_paths[i] = xstrdup(c->sys_paths[i]);
 	g->nsys_paths = c->nsys_paths;
-	g->tmp_mb = c->worker_tmp_mb;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
 	g->net = grant_net(g, c);
 	g->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
@@ -326,8 +319,9 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 }
 
 /*
- * PREP: the syscall filters the master compiled once, sent as a worker
- * starts (a pre-forked one, before any grant).
+ * PREP: what a worker builds before any grant, sent as it starts (a
+ * pre-forked one waits with it): the syscall filters the master
+ * compiled once, and where and how big its private root is.
  */
 void
 msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
@@ -335,13 +329,16 @@ msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
 	msg_begin(m, MSG_PREP);
 	enc_kbin(m, "filter", p->filter[0], p->filter_len[0]);
 	enc_kbin(m, "filter_net", p->filter[1], p->filter_len[1]);
+	enc_kstr(m, "root_dir", p->root_dir);
+	enc_kuint(m, "tmp_mb", p->tmp_mb);
 	msg_end(m);
 }
 
 int
 msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 {
-	static const char *const keys[] = {"t", "filter", "filter_net", NULL};
+	static const char *const keys[] = {
+	    "t", "filter", "filter_net", "root_dir", "tmp_mb", NULL};
 	static const char *const names[] = {"filter", "filter_net"};
 	const msgpack_object *o = d->root;
 	size_t i;
@@ -361,6 +358,19 @@ msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 			goto bad;
 		}
 	}
+	if (mp_str(o, "root_dir", 1, PATH_MAX_LEN, &p->root_dir, e) ||
+	    mp_uint(o, "tmp_mb", 1, 65536, &p->tmp_mb, e))
+		goto bad;
+	if (p->root_dir[0] != '/') {
+		error_set(
+		    e, ERR_BAD_REQUEST, "field \"root_dir\" must be absolute");
+		goto bad;
+	}
+	if (p->tmp_mb == 0) { /* a tmpfs of size 0 has no bound */
+		error_set(
+		    e, ERR_BAD_REQUEST, "field \"tmp_mb\" must be at least 1");
+		goto bad;
+	}
 	return 0;
 bad:
 	msg_prep_free(p);
@@ -372,5 +382,6 @@ msg_prep_free(struct msg_prep *p)
 {
 	free(p->filter[0]);
 	free(p->filter[1]);
+	free(p->root_dir);
 	memset(p, 0, sizeof(*p));
 }

@@ -21,7 +21,9 @@ int datadir_prepare(const struct grant *g, struct error *e);
  */
 int sandbox_net(const struct grant *g, struct error *e);
 int sandbox_net_listener(void);
-/* worker_mount.c: the private root, entered with pivot_root. */
+/* worker_mount.c: the private root, built and entered at PREP, then
+ * the grant's mounts in it. */
+int sandbox_root_prep(const struct msg_prep *p, struct error *e);
 int sandbox_mounts(const struct grant *g, struct error *e);
 /* worker_exec.c: where executable code may lie. */
 int exec_in_system(const struct grant *g, const char *real);

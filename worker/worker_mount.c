@@ -7,8 +7,11 @@
  * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid,
  * nodev and noexec; over it, the exec view (library directories, the
  * grant's programs, the entry point) is bound read-only and executable.
- * After pivot_root the old root is detached and "/" made read-only.
- * Host paths the grant does not name do not exist inside.
+ * The root, /dev, /proc and /tmp are built and entered (pivot_root, the
+ * old root detached) before the grant comes; the grant's host paths are
+ * cloned from the daemon's namespace as they are then. Last, "/" is
+ * made read-only. Host paths the grant does not name do not exist
+ * inside.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include "../lib/log.h"
 #include "../lib/os.h"
 #include "../lib/util.h"
+#include "../lib/xmalloc.h"
 #include "worker.h"
 
 #define MNT_SAFE (MS_NOSUID | MS_NODEV)
@@ -146,22 +150,84 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 #define BIND_EXEC 2 /* else noexec: only what may run is executable */
 
 /*
- * Bind what srcfd refers to at rel (beneath the new root), sealed: a
- * recursive clone whose every submount gets the same flags, so a read
+ * What the grant binds from the host is taken while the worker stands in
+ * the daemon's mount namespace, so that every host path is seen as it is
+ * at the grant (not as it was when a pre-forked worker started), as
+ * detached clones; they are attached in the worker's own namespace
+ * afterwards, in the order they were planned.
+ */
+enum plan_kind {
+	PLAN_BIND, /* tree at rel */
+	PLAN_LINK, /* a symlink to link at rel */
+	PLAN_SKILL /* tree: the skill, at /skill */
+};
+
+struct plan_item {
+	enum plan_kind kind;
+	int tree;   /* a sealed detached clone, or -1 */
+	int is_dir; /* what the mount point must be */
+	char *rel;  /* beneath the new root */
+	char *link;
+};
+
+struct plan {
+	struct plan_item *v;
+	size_t n, cap;
+};
+
+static struct plan_item *
+plan_add(struct plan *pl, enum plan_kind kind, const char *rel)
+{
+	struct plan_item *it;
+
+	if (pl->n == pl->cap) {
+		pl->cap = pl->cap != 0 ? pl->cap * 2 : 32;
+		pl->v = xreallocarray(pl->v, pl->cap, sizeof(*pl->v));
+	}
+	it = &pl->v[pl->n++];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->tree = -1;
+	it->rel = xstrdup(rel);
+	return it;
+}
+
+static void
+plan_free(struct plan *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->n; i++) {
+		if (pl->v[i].tree != -1)
+			close(pl->v[i].tree);
+		free(pl->v[i].rel);
+		free(pl->v[i].link);
+	}
+	free(pl->v);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/*
+ * A sealed clone of what srcfd refers to, to be bound at rel (kind BIND
+ * or SKILL): recursive, every submount with the same flags, so a read
  * grant is read-only all the way down, and nosuid, nodev and (unless
- * BIND_EXEC) noexec everywhere.
+ * BIND_EXEC) noexec everywhere; and private, so no mount the host makes
+ * later propagates into the sandbox.
  */
 static int
-bind_fd(int srcfd, const char *rel, int how, struct error *e)
+plan_clone(struct plan *pl, enum plan_kind kind, int srcfd, const char *rel,
+    int how, struct error *e)
 {
 	struct mount_attr seal = {
 	    .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 	                (how & BIND_RW ? 0 : MOUNT_ATTR_RDONLY) |
 	                (how & BIND_EXEC ? 0 : MOUNT_ATTR_NOEXEC),
 	    .attr_clr = how & BIND_EXEC ? MOUNT_ATTR_NOEXEC : 0,
+	    .propagation = MS_PRIVATE,
 	};
+	struct plan_item *it;
 	struct stat st;
-	int tree, dfd, r;
+	int tree;
 
 	if (fstat(srcfd, &st) == -1)
 		return merr(e, "stat", rel);
@@ -174,14 +240,23 @@ bind_fd(int srcfd, const char *rel, int how, struct error *e)
 		close(tree);
 		return merr(e, "seal", rel);
 	}
-	if ((dfd = mountpoint_at(rel, S_ISDIR(st.st_mode), e)) == -1) {
-		close(tree);
+	it = plan_add(pl, kind, rel);
+	it->tree = tree;
+	it->is_dir = S_ISDIR(st.st_mode);
+	return 0;
+}
+
+/* Attach tree at rel (beneath the new root). */
+static int
+attach_tree(int tree, const char *rel, int is_dir, struct error *e)
+{
+	int dfd, r;
+
+	if ((dfd = mountpoint_at(rel, is_dir, e)) == -1)
 		return -1;
-	}
 	r = move_mount(tree, "", dfd, "",
 	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	close(dfd);
-	close(tree);
 	return r == -1 ? merr(e, "bind onto", rel) : 0;
 }
 
@@ -191,9 +266,9 @@ bind_fd(int srcfd, const char *rel, int how, struct error *e)
  * as a symlink; a missing one is skipped.
  */
 static int
-bind_system(const char *path, struct error *e)
+plan_system(struct plan *pl, const char *path, struct error *e)
 {
-	char link[PATH_MAX], parent[PATH_MAX], *slash;
+	char link[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd, r;
@@ -201,25 +276,37 @@ bind_system(const char *path, struct error *e)
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : merr(e, "lstat", path);
 	if (S_ISLNK(st.st_mode)) {
-		if ((n = readlink(path, link, sizeof(link) - 1)) == -1 ||
-		    fmt_path(parent, sizeof(parent), "%s", path + 1) == -1)
+		if ((n = readlink(path, link, sizeof(link) - 1)) == -1)
 			return merr(e, "readlink", path);
 		link[n] = '\0';
-		slash = strrchr(parent, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		fd = slash != NULL ? mountpoint_at(parent, 1, e) : dup(root_fd);
-		if (fd == -1)
-			return -1;
-		r = symlinkat(link, fd, slash != NULL ? slash + 1 : parent);
-		close(fd);
-		return r == -1 ? merr(e, "symlink", path) : 0;
+		plan_add(pl, PLAN_LINK, path + 1)->link = xstrdup(link);
+		return 0;
 	}
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
 		return merr(e, "open", path);
-	r = bind_fd(fd, path + 1, BIND_RO, e);
+	r = plan_clone(pl, PLAN_BIND, fd, path + 1, BIND_RO, e);
 	close(fd);
 	return r;
+}
+
+/* The symlink a PLAN_LINK item makes, at rel beneath the new root. */
+static int
+make_link(const struct plan_item *it, struct error *e)
+{
+	char parent[PATH_MAX], *slash;
+	int fd, r;
+
+	if (fmt_path(parent, sizeof(parent), "%s", it->rel) == -1)
+		return error_set(e, ERR_SANDBOX_FAILED, "symlink: too long");
+	slash = strrchr(parent, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	fd = slash != NULL ? mountpoint_at(parent, 1, e) : dup(root_fd);
+	if (fd == -1)
+		return slash != NULL ? -1 : merr(e, "dup", "/");
+	r = symlinkat(it->link, fd, slash != NULL ? slash + 1 : parent);
+	close(fd);
+	return r == -1 ? merr(e, "symlink", it->rel) : 0;
 }
 
 /*
@@ -257,29 +344,27 @@ mount_empty_own_dir(int dfd)
 }
 
 /*
- * The skill, read-only at /skill. An overlay whose layers are the skill
- * dir and the empty mount point it covers (a directory of the root's own
- * tmpfs; a detached empty tmpfs costs an RCU grace period, a millisecond
- * or more, when its fd is closed), both named by fd: /proc/self/mountinfo
- * inside then shows "/" and two fd numbers where a bind would show the
- * skill's host path. A filesystem overlayfs refuses as a layer gets the
- * plain read-only bind.
+ * The skill, read-only at /skill. An overlay whose layers are the skill's
+ * clone and the empty mount point it covers (a directory of the root's
+ * own tmpfs), both named by fd: /proc/self/mountinfo inside then shows
+ * "/" and two fd numbers where a bind would show the skill's host path.
+ * The clone stays open for the worker's life: closing a detached mount
+ * unmounts it and waits for an RCU grace period, a millisecond or more.
+ * A filesystem overlayfs refuses as a layer gets the plain read-only
+ * bind.
  */
+static int skill_layer = -1; /* the skill's clone, kept */
+
 static int
-mount_skill(const char *dir, struct error *e)
+mount_skill(struct plan_item *it, struct error *e)
 {
 	char opts[160], dst[64];
-	int fd, dfd, r = -1;
+	int dfd, r;
 
-	if ((fd = open_nolinks(AT_FDCWD, dir, 0)) == -1)
-		return merr(e, "open", dir);
-	if ((dfd = mountpoint_at("skill", 1, e)) == -1) {
-		close(fd);
+	if ((dfd = mountpoint_at("skill", 1, e)) == -1)
 		return -1;
-	}
 	if ((r = mount_empty_own_dir(dfd)) != 1) { /* a system path in it */
 		close(dfd);
-		close(fd);
 		return r == -1 ? merr(e, "read", "/skill")
 		               : error_set(e, ERR_SANDBOX_FAILED,
 		                     "mount point /skill: not an empty "
@@ -288,43 +373,44 @@ mount_skill(const char *dir, struct error *e)
 	snprintf(opts, sizeof(opts),
 	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"
 	    "redirect_dir=nofollow,index=off,metacopy=off",
-	    fd, dfd);
+	    it->tree, dfd);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
 	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY | MS_NOEXEC,
-	        opts) == 0)
+	        opts) == 0) {
+		skill_layer = it->tree;
+		it->tree = -1;
 		r = 0;
-	else {
-		log_info("skill %s: overlay refused (%s): bound instead", dir,
+	} else {
+		log_info("skill: overlay refused (%s): bound instead",
 		    strerror(errno));
-		r = bind_fd(fd, "skill", BIND_RO, e);
+		r = move_mount(it->tree, "", dfd, "",
+		        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1
+		        ? merr(e, "bind onto", "/skill")
+		        : 0;
 	}
 	close(dfd);
-	close(fd);
 	return r;
 }
 
 /*
  * A detached mount the master handed us at fd, attached at rel: the
  * session's work dir (FD_WORKER_WORK) at /work, the skill's data dir
- * (FD_WORKER_DATA) at /data, read-only unless rw.
+ * (FD_WORKER_DATA) at /data, read-only unless rw; private, as every
+ * clone is.
  */
 static int
 attach_fd(int fd, const char *rel, int rw, struct error *e)
 {
 	struct mount_attr attr = {
-	    .attr_set = MOUNT_ATTR_NOEXEC | (rw ? 0 : MOUNT_ATTR_RDONLY)};
-	int dfd, r;
+	    .attr_set = MOUNT_ATTR_NOEXEC | (rw ? 0 : MOUNT_ATTR_RDONLY),
+	    .propagation = MS_PRIVATE,
+	};
 
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr,
 	        sizeof(attr)) == -1)
 		return merr(e, rw ? "noexec" : "read-only", rel);
-	if ((dfd = mountpoint_at(rel, 1, e)) == -1)
+	if (attach_tree(fd, rel, 1, e) == -1)
 		return -1;
-	r = move_mount(
-	    fd, "", dfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-	close(dfd);
-	if (r == -1)
-		return merr(e, "attach", rel);
 	close(fd);
 	return 0;
 }
@@ -351,8 +437,8 @@ glob_prefix(const char *glob, char *out, size_t len)
  * path that does not exist is skipped.
  */
 static int
-bind_grant_path(
-    int base, const char *src, const char *rel, int rw, struct error *e)
+plan_grant_path(struct plan *pl, int base, const char *src, const char *rel,
+    int rw, struct error *e)
 {
 	int fd, r;
 
@@ -366,35 +452,34 @@ bind_grant_path(
 		    errno == ELOOP ? "a symlink on the way: refused"
 		                   : strerror(errno));
 	}
-	r = bind_fd(fd, rel, rw ? BIND_RW : BIND_RO, e);
+	r = plan_clone(pl, PLAN_BIND, fd, rel, rw ? BIND_RW : BIND_RO, e);
 	close(fd);
 	return r;
 }
 
 /* Granted absolute paths and $SKILL_DIR subdirs beyond the baseline. */
 static int
-bind_granted(const struct grant *g, struct error *e)
+plan_granted(
+    struct plan *pl, const struct grant *g, int skillfd, struct error *e)
 {
 	char pre[PATH_MAX], rel[PATH_MAX];
 	size_t i;
-	int k, skillfd, r = 0;
+	int k, r = 0;
 
-	if ((skillfd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
-		return merr(e, "open", g->skill_dir);
 	for (k = 0; k < 2 && r == 0; k++) /* 0: fs.read, 1: fs.write */
 		for (i = 0; i < g->nperm[k] && r == 0; i++) {
 			const char *p = g->perm[k][i];
 			if (p[0] == '/' &&
 			    glob_prefix(p, pre, sizeof(pre)) == 0)
-				r = bind_grant_path(
-				    AT_FDCWD, pre, pre + 1, k, e);
+				r = plan_grant_path(
+				    pl, AT_FDCWD, pre, pre + 1, k, e);
 			else if (k == 1 && strncmp(p, "$SKILL_DIR/", 11) == 0 &&
 			         glob_prefix(p + 10, pre, sizeof(pre)) == 0 &&
 			         fmt_path(rel, sizeof(rel), "skill%s", pre) ==
 			             0)
-				r = bind_grant_path(skillfd, pre, rel, 1, e);
+				r = plan_grant_path(
+				    pl, skillfd, pre, rel, 1, e);
 		}
-	close(skillfd);
 	return r;
 }
 
@@ -445,8 +530,8 @@ bind_entry(const struct grant *g, struct error *e)
 
 /* One host file or directory made executable (read-only) at its place. */
 static int
-bind_exec(
-    const struct grant *g, const char *path, int want_dir, struct error *e)
+plan_exec(struct plan *pl, const struct grant *g, const char *path,
+    int want_dir, struct error *e)
 {
 	struct stat st;
 	int fd, r;
@@ -462,19 +547,19 @@ bind_exec(
 		return error_set(e, ERR_SANDBOX_FAILED, "%s: not a %s", path,
 		    want_dir ? "directory" : "regular file");
 	}
-	r = bind_fd(fd, path + 1, BIND_RO | BIND_EXEC, e);
+	r = plan_clone(pl, PLAN_BIND, fd, path + 1, BIND_RO | BIND_EXEC, e);
 	close(fd);
 	return r;
 }
 
 /*
  * The exec view, over everything else (all noexec): the library dirs
- * the loader maps shared objects from, each program of the grant (and
- * so its loader), and the entry point unless an interpreter reads it.
- * All read-only.
+ * the loader maps shared objects from, and each program of the grant
+ * (and so its loader); the entry point is bound once the skill is in
+ * place. All read-only.
  */
 static int
-bind_exec_view(const struct grant *g, struct error *e)
+plan_exec_view(struct plan *pl, const struct grant *g, struct error *e)
 {
 	char **dirs;
 	size_t i, n;
@@ -483,13 +568,11 @@ bind_exec_view(const struct grant *g, struct error *e)
 	if (exec_lib_dirs(g, &dirs, &n, e) == -1)
 		return -1;
 	for (i = 0; i < n && r == 0; i++)
-		r = bind_exec(g, dirs[i], 1, e);
+		r = plan_exec(pl, g, dirs[i], 1, e);
 	strarr_free(dirs, n);
 	for (i = 0; i < g->nprograms && r == 0; i++)
-		r = bind_exec(g, g->programs[i], 0, e);
-	if (r == 0 && g->interpreter[0] != '\0') /* it reads the entry */
-		return 0;
-	return r == 0 ? bind_entry(g, e) : -1;
+		r = plan_exec(pl, g, g->programs[i], 0, e);
+	return r;
 }
 
 /* A minimal /dev: a few character devices bound from the host. */
@@ -587,39 +670,43 @@ make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 	return 0;
 }
 
-/* pivot_root into root, detach the old root, make "/" read-only. */
+/* The daemon's mount namespace (host paths), then our own, as fds. */
+static int host_ns = -1, own_ns = -1;
+
+/*
+ * fd (kept from PREP to the grant) moved above the fds SPEC's mounts
+ * are placed at; -1 with errno.
+ */
 static int
-enter_root(const char *root, struct error *e)
+fd_keep(int fd)
 {
-	if (chdir(root) == -1)
-		return merr(e, "chdir", root);
-	if (syscall(SYS_pivot_root, ".", ".") == -1)
-		return merr(e, "pivot_root", root);
-	if (umount2(".", MNT_DETACH) == -1)
-		return merr(e, "detach old root", "/");
-	if (chdir("/") == -1)
-		return merr(e, "chdir", "/");
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MNT_SAFE, NULL) ==
-	    -1)
-		return merr(e, "remount read-only", "/");
-	return 0;
+	int hi;
+
+	if (fd == -1)
+		return -1;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_WORKER_DATA + 1);
+	close(fd);
+	return hi;
 }
 
 /*
- * What every call's root has: in a mount namespace copied from the
- * host's now (a pre-forked worker shares the daemon's until its grant
- * comes, so every host path is seen as it is, not as it was), our
- * mounts private, a tmpfs at the root dir, the system paths read-only,
- * /dev, /proc and /tmp.
+ * What no grant changes, built before the grant comes (a pre-forked
+ * worker waits with it): a mount namespace of our own whose mounts are
+ * private, a tmpfs as the root, /dev, /proc and /tmp; then pivot_root
+ * into it and the old root detached (an RCU grace period: off the
+ * call's path here). Nothing of the host's tree is left inside; the
+ * daemon's namespace stays reachable by host_ns only, for the grant's
+ * host paths.
  */
-static int
-mounts_base(const struct grant *g, struct error *e)
+int
+sandbox_root_prep(const struct msg_prep *p, struct error *e)
 {
-	const char *root = g->root_dir;
+	const char *root = p->root_dir;
 	struct stat st;
-	size_t i;
-	int r = 0;
 
+	if ((host_ns = fd_keep(
+	         open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC))) == -1)
+		return merr(e, "open", "mount namespace");
 	if (unshare(CLONE_NEWNS) == -1)
 		return merr(e, "unshare", "mount namespace");
 	/* Nothing we mount may propagate back to the host. */
@@ -628,49 +715,118 @@ mounts_base(const struct grant *g, struct error *e)
 	if (mount("sb-root", root, "tmpfs", MNT_SAFE | MS_NOEXEC,
 	        "size=1m,mode=0755") == -1)
 		return merr(e, "mount tmpfs", root);
-	if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	if ((root_fd = fd_keep(open(root, O_PATH | O_DIRECTORY | O_CLOEXEC))) ==
+	        -1 ||
 	    fstat(root_fd, &st) == -1)
 		return merr(e, "open", root);
 	nown = 0;
 	own_devs[nown++] = st.st_dev;
+	if (make_dev(root, e) == -1 || make_proc_tmp(root, p->tmp_mb, e) == -1)
+		return -1;
+	if (chdir(root) == -1)
+		return merr(e, "chdir", root);
+	if (syscall(SYS_pivot_root, ".", ".") == -1)
+		return merr(e, "pivot_root", root);
+	if (umount2(".", MNT_DETACH) == -1)
+		return merr(e, "detach old root", "/");
+	if (chdir("/") == -1)
+		return merr(e, "chdir", "/");
+	if ((own_ns = fd_keep(
+	         open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC))) == -1)
+		return merr(e, "open", "own mount namespace");
+	return 0;
+}
+
+/*
+ * The grant's host paths, as clones taken in the daemon's namespace:
+ * the system paths, the skill, granted paths, the exec view.
+ */
+static int
+plan_host(struct plan *pl, const struct grant *g, struct error *e)
+{
+	size_t i;
+	int fd, r = 0;
+
 	for (i = 0; i < g->nsys_paths && r == 0; i++)
-		r = bind_system(g->sys_paths[i], e);
+		r = plan_system(pl, g->sys_paths[i], e);
+	if (r == -1)
+		return -1;
+	if ((fd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
+		return merr(e, "open", g->skill_dir);
+	r = plan_clone(pl, PLAN_SKILL, fd, "skill", BIND_RO, e);
+	/* After /skill, so a granted $SKILL_DIR path is not hidden. */
 	if (r == 0)
-		r = make_dev(root, e) == -1 ||
-		            make_proc_tmp(root, g->tmp_mb, e) == -1
+		r = plan_granted(pl, g, fd, e) == -1 ||
+		            plan_exec_view(pl, g, e) == -1
 		        ? -1
 		        : 0;
-	close(root_fd);
-	root_fd = -1;
+	close(fd);
 	return r;
 }
 
 /*
- * The base, then the grant's part: the skill, the work dir, the data
- * dir, granted paths, what may run; then pivot_root into it.
+ * The plan attached, in order; the session's work dir and the data dir
+ * (the master's mounts) right after the skill, before granted paths
+ * (which may lie beneath them).
+ */
+static int
+plan_apply(struct plan *pl, const struct grant *g, struct error *e)
+{
+	struct plan_item *it;
+	size_t i;
+	int data, r = 0;
+
+	for (i = 0; i < pl->n && r == 0; i++) {
+		it = &pl->v[i];
+		if (it->kind == PLAN_LINK)
+			r = make_link(it, e);
+		else if (it->kind == PLAN_BIND)
+			r = attach_tree(it->tree, it->rel, it->is_dir, e);
+		else if ((r = mount_skill(it, e)) == 0) {
+			r = attach_fd(FD_WORKER_WORK, "work", 1, e);
+			if (r == 0 && (data = grant_data_access(g)) >= 0)
+				r = attach_fd(FD_WORKER_DATA, "data", data, e);
+		}
+	}
+	return r;
+}
+
+/*
+ * The grant's part, in the root PREP built: the host paths planned in
+ * the daemon's namespace, then (back in ours, for good: the daemon's is
+ * closed) attached, the entry point made executable, "/" read-only.
  */
 int
 sandbox_mounts(const struct grant *g, struct error *e)
 {
-	const char *root = g->root_dir;
-	int data, r;
+	struct plan pl = {0};
+	int r;
 
-	if (root == NULL || root[0] != '/')
+	if (host_ns == -1 || own_ns == -1 || root_fd == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "no sandbox root");
-	if (mounts_base(g, e) == -1)
-		return -1;
-	if ((root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return merr(e, "open", root);
-	r = mount_skill(g->skill_dir, e);
+	if (setns(host_ns, CLONE_NEWNS) == -1)
+		return merr(e, "enter", "the daemon's mount namespace");
+	r = plan_host(&pl, g, e);
+	if (setns(own_ns, CLONE_NEWNS) == -1) { /* nothing may run: we fail */
+		plan_free(&pl);
+		return merr(e, "return to", "own mount namespace");
+	}
+	close(host_ns);
+	close(own_ns);
+	host_ns = own_ns = -1;
 	if (r == 0)
-		r = attach_fd(FD_WORKER_WORK, "work", 1, e);
-	if (r == 0 && (data = grant_data_access(g)) >= 0)
-		r = attach_fd(FD_WORKER_DATA, "data", data, e);
-	/* After /tmp, so a granted path beneath it is not hidden. */
-	if (r == 0)
-		r = bind_granted(g, e) == -1 || bind_exec_view(g, e) == -1 ? -1
-		                                                           : 0;
+		r = plan_apply(&pl, g, e);
+	plan_free(&pl);
+	if (r == 0 && g->interpreter[0] == '\0') /* else it reads the entry */
+		r = bind_entry(g, e);
 	close(root_fd);
 	root_fd = -1;
-	return r == 0 ? enter_root(root, e) : -1;
+	if (r == -1)
+		return -1;
+	if (chdir("/") == -1)
+		return merr(e, "chdir", "/");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MNT_SAFE, NULL) ==
+	    -1)
+		return merr(e, "remount read-only", "/");
+	return 0;
 }

@@ -132,6 +132,7 @@ static const struct {
 } prep_steps[] = {
     {"names", prep_names},
     {"session", prep_session},
+    {"root", sandbox_root_prep},
     {"seccomp", sandbox_seccomp_prep},
 };
 

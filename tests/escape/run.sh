@@ -103,6 +103,13 @@ TOOLS=$TMP/tools
 sb_tmpdir sb-escape-fs
 FSH=$SB_TMP
 SB_TMP=$TMP
+# A system path of the suite's own (t_fs_no_propagation): not beneath
+# /tmp, which the sandbox covers with a tmpfs of its own. sb_cleanup
+# unmounts what is mounted beneath it and removes it, as it does FSH.
+SYSP=$(mktemp -d /var/tmp/sb-escape-sys.XXXXXX) ||
+	{ echo "escape: mktemp in /var/tmp failed" >&2; exit 2; }
+chmod 755 "$SYSP"
+SB_TMPDIRS="$SB_TMPDIRS $SYSP"
 
 # Build the helpers and the attack programs, plant what the attacks
 # need, write the config and the policy.
@@ -186,7 +193,15 @@ setup() {
 	      exec: ["*"]
 	EOF
 	# readable by anyone (sb_config): only the sandbox keeps it from a skill
-	sb_config "$CONF" "worker.work_mb: $WORK_MB"
+	escape_config
+}
+
+# escape_config [KEY: VALUE...]: the suite's daemon config, with
+# worker.system_paths the default (lib/config.c) and SYSP.
+escape_config() {
+	sb_config "$CONF" "worker.work_mb: $WORK_MB" \
+	    "worker.system_paths: [/usr, /bin, /sbin, /lib, /lib64, /lib32, /libx32, /etc/ld.so.cache, /etc/ld.so.conf, /etc/ld.so.conf.d, /etc/alternatives, /etc/localtime, /etc/nsswitch.conf, /etc/hosts, /etc/resolv.conf, /etc/ssl/certs, $SYSP]" \
+	    "$@"
 }
 
 # Owner, mode and content hash of every victim file and dir.
@@ -1041,7 +1056,7 @@ t_total_memory() {
 	local i n total=0 mem held
 	sb_require cgroups || return
 	sb_stop
-	sb_config "$CONF" "worker.work_mb: $WORK_MB" "worker.total_memory_mb: 192"
+	escape_config "worker.total_memory_mb: 192"
 	sb_start || return
 	mem=$(memory_mb limit)
 	expect "the daemon's memory bound (MiB)" "$mem" 192
@@ -1059,7 +1074,7 @@ t_total_memory() {
 		healthy t_total_memory
 	done
 	sb_stop
-	sb_config "$CONF" "worker.work_mb: $WORK_MB"
+	escape_config
 	sb_start
 }
 
@@ -1091,10 +1106,12 @@ t_master_killed_workers() {
 # host dirs the grants name are in FSH, not beneath the daemon's paths.
 
 FSPROBE_WROTE="sb-escape fs-probe wrote"
-FSPROBE_EXEC="head, cut, tr, ls, mknod, rm, awk" # what fs-probe runs
+FSPROBE_EXEC="head, cut, tr, ls, mknod, rm, awk, sleep" # what fs-probe runs
 FSH_MAIN="int main(void) { return 0; } /* sb-escape fs host main.c */"
 FSH_SECRET="sb-escape fs host secret"
 SHM_SECRET="sb-escape fs shm secret"
+LATE_FS_SECRET="sb-escape fs late mount secret, granted"
+LATE_SYS_SECRET="sb-escape fs late mount secret, system"
 
 # fs_skill NAME KIND ENTRY...: skills/NAME, a copy of fs-probe whose
 # skill.yaml declares each ENTRY under permissions.fs.KIND (read or
@@ -1181,6 +1198,8 @@ fs_skills() {
 	# a host dir with a file system mounted inside (t_fs_submount_*)
 	fs_skill fs-sub-ro read "$FSH/sub/**"
 	fs_skill fs-sub-rw write "$FSH/sub/**"
+	# a host dir the host mounts inside while a call runs (t_fs_no_propagation)
+	fs_skill fs-prop read "$FSH/prop/**"
 	# the whole data dir alone (beside skills/fs-legit)
 	fs_skill fs-data-bare read "\$DATA_DIR"
 }
@@ -1271,7 +1290,7 @@ fs_glob_attack() {
 }
 
 # A test's start: the replies so far are not its own.
-fs_begin() { FS_REPLIES=$(wc -l <"$TMP/replies.log" 2>/dev/null || echo 0); }
+fs_begin() { FS_REPLIES=$(wc -l 2>/dev/null <"$TMP/replies.log" || echo 0); }
 
 # No reply of this test holds the text of a host file the grants aimed
 # at: the project, the host secret, a file in /dev/shm, the daemon's
@@ -1279,7 +1298,8 @@ fs_begin() { FS_REPLIES=$(wc -l <"$TMP/replies.log" 2>/dev/null || echo 0); }
 fs_no_secret_seen() {
 	local s r
 	r=$(tail -n "+$((FS_REPLIES + 1))" "$TMP/replies.log" 2>/dev/null)
-	for s in "$FSH_MAIN" "$FSH_SECRET" "$SHM_SECRET" "$SECRET" "policy.decision" \
+	for s in "$FSH_MAIN" "$FSH_SECRET" "$SHM_SECRET" "$LATE_FS_SECRET" \
+	    "$LATE_SYS_SECRET" "$SECRET" "policy.decision" \
 	    "escape suite policy (generated"; do
 		! printf '%s' "$r" | grep -qF -- "$s" ||
 			fail "a reply holds host text '$(short "$s")': $(printf '%s' "$r" | grep -F -- "$s" | head -n 1 | cut -c 1-200)"
@@ -1611,6 +1631,89 @@ t_fs_submount_nosuid() {
 	fs_sub_umount
 }
 
+# FSH/prop (read by fs-prop) and SYSP (a system path), each with a file
+# and an empty dir "late" that the host mounts on while a call runs.
+fs_prop_plant() {
+	local d
+	fs_prop_umount
+	rm -rf "$FSH/prop" "$SYSP/late" "$SYSP/before"
+	for d in "$FSH/prop" "$SYSP"; do
+		mkdir -p "$d/late"
+		echo "sb-escape fs before" >"$d/before"
+		chmod 755 "$d" "$d/late"
+		chmod 644 "$d/before"
+		# shared, as systemd makes every mount: where the host's
+		# mounts are private, nothing could propagate anyway
+		mount --bind "$d" "$d" && mount --make-shared "$d" ||
+			{ fail "cannot make $d a shared mount"; return 1; }
+	done
+}
+fs_prop_umount() {
+	local m
+	for m in "$FSH/prop/late" "$SYSP/late" "$FSH/prop" "$SYSP"; do
+		! mountpoint -q "$m" 2>/dev/null || umount "$m" || umount -l "$m"
+	done
+}
+# fs_late_mount SOURCE DIR TEXT: a tmpfs at DIR whose file "secret",
+# readable by anyone, holds TEXT.
+fs_late_mount() {
+	mount -t tmpfs -o size=1m,mode=755 "$1" "$2" ||
+		{ fail "cannot mount a tmpfs at $2"; return 1; }
+	echo "$3" >"$2/secret"
+	chmod 644 "$2/secret"
+}
+# fs-prop's call polls for FSH/prop/go: its sandbox is built.
+fs_prop_waits() { worker_procs | grep -q ' sleep 0.05$'; }
+
+# Mounts the host makes while a call runs, beneath its read grant and
+# beneath a system path, never show in its sandbox (no propagation from
+# the host): no mount inside, nothing of what they hold.
+t_fs_no_propagation() {
+	local p=$FSH/prop pid m
+	fs_begin
+	fs_registry || return
+	expect "fs-prop valid" \
+	    "$(printf '%s' "$SKILLS" | jq -r '.skills[] | select(.name == "fs-prop") | .valid')" true
+	fs_prop_plant || return
+	( inv prop fs-prop -- waitfor "$p/go" read "$p/before" read "$SYSP/before" \
+	    mount "$p" mount "$SYSP" read "$p/late/secret" read "$SYSP/late/secret" \
+	    list "$p/late" list "$SYSP/late" mount "$p/late" mount "$SYSP/late" \
+	    source sb-escape-late-fs source sb-escape-late-sys
+	printf '%s' "$OUT" >"$TMP/prop.json"
+	exit "$RC" ) &
+	pid=$!
+	sb_bg_add "$pid"
+	if sb_wait_for 8 "the fs-prop call to wait for $p/go" fs_prop_waits; then
+		fs_late_mount sb-escape-late-fs "$p/late" "$LATE_FS_SECRET" &&
+			fs_late_mount sb-escape-late-sys "$SYSP/late" "$LATE_SYS_SECRET"
+	fi
+	touch "$p/go"
+	sb_bg_wait "$pid"
+	fs_prop_umount
+	OUT=$(cat "$TMP/prop.json" 2>/dev/null) RC=$SB_BG_RC
+	SO=$(j '.output.stdout // ""')
+	if ! printf '%s\n' "$SO" | grep -qx DONE; then
+		fail "the call did not run ($(errinfo)): $(short "$SO")"
+		return
+	fi
+	expect "waitfor" "$(probe_line "$p/go")" "APPEARED $p/go"
+	# what was there before the call shows: the probe looks where it should
+	sb_contains "read prop/before" "$(probe_line "SEEN $p/before:")" "sb-escape fs before"
+	sb_contains "read SYSP/before" "$(probe_line "SEEN $SYSP/before:")" "sb-escape fs before"
+	fs_mount_flags "$p" ro
+	[ "$(probe_line "MOUNT $SYSP ")" != "MOUNT $SYSP none" ] ||
+		fail "no mount of the system path $SYSP inside"
+	for m in "$p/late" "$SYSP/late"; do
+		sb_contains "read $m/secret" "$(probe_line "$m/secret:")" "FAILED read $m/secret:"
+		expect "list $m" "$(probe_line "LISTED $m:")" "LISTED $m: "
+		expect "mount $m" "$(probe_line "MOUNT $m ")" "MOUNT $m none"
+	done
+	for m in sb-escape-late-fs sb-escape-late-sys; do
+		expect "mounts of $m" "$(probe_line "SOURCE $m ")" "SOURCE $m none"
+	done
+	fs_no_secret_seen
+}
+
 # What stays valid: the whole data dir read-write ($DATA_DIR/**) or
 # read ($DATA_DIR), globs under $WORK_DIR, reads of globs under
 # $SKILL_DIR. They load, and their calls work (the data kept between
@@ -1727,7 +1830,7 @@ t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_total_memory t_master_killed t_master_killed_workers
 t_fs_glob_exact t_fs_glob_forms t_fs_glob_line t_fs_proc_never t_fs_dev_never
 t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
-t_fs_submount_nosuid t_fs_legit_grants
+t_fs_submount_nosuid t_fs_no_propagation t_fs_legit_grants
 t_exec_sh_only t_exec_python_entry t_exec_missing_program t_exec_interpreted_entry"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them).

@@ -509,9 +509,9 @@ check_grant(const struct grant *g)
 {
 	check_grant_fields(g);
 	/* No field only the master may set. */
-	CHECK(g->worker_uid == 0 && g->worker_gid == 0 && g->root_dir == NULL &&
-	      g->sys_paths == NULL && g->tmp_mb == 0 && g->as_mb == 0 &&
-	      g->net == 0 && g->lib_paths == NULL);
+	CHECK(g->worker_uid == 0 && g->worker_gid == 0 &&
+	      g->sys_paths == NULL && g->as_mb == 0 && g->net == 0 &&
+	      g->lib_paths == NULL);
 }
 static void
 same_grant(const struct grant *a, const struct grant *b)
@@ -545,8 +545,7 @@ check_spec(const struct grant *g)
 	size_t i;
 
 	check_grant_fields(g);
-	CHECK(
-	    g->worker_uid != 0 && g->worker_gid != 0 && absolute(g->root_dir));
+	CHECK(g->worker_uid != 0 && g->worker_gid != 0);
 	for (i = 0; i < g->nsys_paths; i++)
 		CHECK(absolute(g->sys_paths[i]));
 	for (i = 0; i < g->nlib_paths; i++)
@@ -559,11 +558,9 @@ same_spec(const struct grant *a, const struct grant *b)
 	same_grant(a, b);
 	CHECK(a->worker_uid == b->worker_uid &&
 	      a->worker_gid == b->worker_gid &&
-	      strcmp(a->root_dir, b->root_dir) == 0 &&
 	      same_strarr(
 	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
-	      a->tmp_mb == b->tmp_mb && a->as_mb == b->as_mb &&
-	      a->net == b->net &&
+	      a->as_mb == b->as_mb && a->net == b->net &&
 	      same_strarr(
 	          a->lib_paths, a->nlib_paths, b->lib_paths, b->nlib_paths));
 }
@@ -833,7 +830,8 @@ worker_exit_dec(
 FUZZ_TYPE(worker_exit, struct msg_worker_exit, worker_exit_dec,
     msg_worker_exit_enc, nothing)
 
-/* PREP: two filters of whole BPF instructions, within the bound. */
+/* PREP: two filters of whole BPF instructions, within the bound; an
+ * absolute root dir; a /tmp size in range. */
 static void
 check_prep(const struct msg_prep *p)
 {
@@ -843,6 +841,7 @@ check_prep(const struct msg_prep *p)
 		CHECK(p->filter_len[i] > 0 &&
 		      p->filter_len[i] <= SYSFILTER_MAX &&
 		      p->filter_len[i] % SYSFILTER_INSN == 0);
+	CHECK(absolute(p->root_dir) && p->tmp_mb >= 1 && p->tmp_mb <= 65536);
 }
 static void
 same_prep(const struct msg_prep *a, const struct msg_prep *b)
@@ -853,6 +852,7 @@ same_prep(const struct msg_prep *a, const struct msg_prep *b)
 		CHECK(
 		    a->filter_len[i] == b->filter_len[i] &&
 		    memcmp(a->filter[i], b->filter[i], a->filter_len[i]) == 0);
+	CHECK(strcmp(a->root_dir, b->root_dir) == 0 && a->tmp_mb == b->tmp_mb);
 }
 FUZZ_TYPE(prep, struct msg_prep, msg_prep_dec, msg_prep_enc, msg_prep_free)
 

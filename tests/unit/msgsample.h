@@ -364,7 +364,8 @@ static inline struct msg_prep
 sample_prep(void)
 {
 	static uint8_t ret_allow[8] = {0x06, 0, 0, 0, 0, 0, 0xff, 0x7f};
-	struct msg_prep p = {{ret_allow, ret_allow}, {8, 8}};
+	struct msg_prep p = {
+	    {ret_allow, ret_allow}, {8, 8}, "/run/skillbroker/root", 64};
 
 	return p;
 }
@@ -379,10 +380,8 @@ sample_spec(void)
 
 	g.worker_uid = 61000;
 	g.worker_gid = 61001;
-	g.root_dir = "/run/skillbroker/root/7";
 	g.sys_paths = sys;
 	g.nsys_paths = 3;
-	g.tmp_mb = 64;
 	g.as_mb = 512;
 	g.net = NET_HOST;
 	g.lib_paths = libs;

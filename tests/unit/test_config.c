@@ -105,6 +105,16 @@ test_refused(void **state)
 	    {"interpreters:\n  \".py\": \"python3 -u\"\n",
 	        "a program name, an absolute path"},
 	    {"interpreters: [python3]\n", "interpreters"},
+	    /* the sandbox mounts these itself: a system path would cover or
+	     * hide beneath them */
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/usr, /dev]\n",
+	        "system_paths: /dev: the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/tmp/x]\n",
+	        "system_paths: /tmp/x: the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/]\n",
+	        "system_paths: /: the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/proc]\n",
+	        "the sandbox makes"},
 	};
 	struct config c;
 	struct error e;

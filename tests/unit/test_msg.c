@@ -1896,7 +1896,8 @@ static void
 test_grant(void **state)
 {
 	static const char *const master_only[] = {"worker_uid", "worker_gid",
-	    "root_dir", "sys_paths", "tmp_mb", "as_mb", "net"};
+	    "root_dir", "sys_paths", "tmp_mb", "as_mb",
+	    "net"}; /* also PREP's */
 	struct grant in = sample_grant(), out;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1913,10 +1914,8 @@ test_grant(void **state)
 	/* None of the master's fields came over. */
 	assert_int_equal(out.worker_uid, 0);
 	assert_int_equal(out.worker_gid, 0);
-	assert_null(out.root_dir);
 	assert_null(out.sys_paths);
 	assert_int_equal(out.nsys_paths, 0);
-	assert_int_equal(out.tmp_mb, 0);
 	assert_int_equal(out.as_mb, 0);
 	assert_int_equal(out.net, NET_NONE);
 	grant_free(&out);
@@ -1937,6 +1936,44 @@ test_grant(void **state)
 	check_grant_programs(grant_enc, in);
 }
 
+/* PREP: the filters, and the root a worker builds before any grant. */
+static void
+test_prep(void **state)
+{
+	struct msg_prep in = sample_prep(), out, p;
+	struct mp_enc m;
+	struct mp_doc d;
+	struct error e;
+
+	(void)state;
+	enc_init(&m);
+	msg_prep_enc(&m, &in);
+	open_msg(&m, &d, MSG_PREP);
+	assert_int_equal(msg_prep_dec(&d, &out, &e), 0);
+	assert_string_equal(out.root_dir, "/run/skillbroker/root");
+	assert_int_equal(out.tmp_mb, 64);
+	assert_int_equal(out.filter_len[0], 8);
+	msg_prep_free(&out);
+	assert_null(out.root_dir);
+	close_msg(&m, &d);
+
+	p = in;
+	p.root_dir = "run/skillbroker/root";
+	REFUSED(msg_prep_enc, &p, "\"root_dir\" must be absolute");
+	p.root_dir = NULL;
+	REFUSED(msg_prep_enc, &p, "\"root_dir\"");
+	p = in;
+	p.tmp_mb = 0;
+	REFUSED(msg_prep_enc, &p, "\"tmp_mb\"");
+	p.tmp_mb = 65537;
+	REFUSED(msg_prep_enc, &p, "\"tmp_mb\" above");
+	refused_edit(MSG_PREP, "root_dir", vlong(PATH_MAX_LEN + 1, '/'),
+	    "\"root_dir\" longer than 4096");
+	/* A grant's fields have no place before the grant. */
+	refused_edit(MSG_PREP, "skill_dir", vstr("/srv/skills/x"),
+	    "unknown field \"skill_dir\"");
+}
+
 static void
 test_spec(void **state)
 {
@@ -1954,13 +1991,11 @@ test_spec(void **state)
 	assert_sample_grant(&out);
 	assert_int_equal(out.worker_uid, 61000);
 	assert_int_equal(out.worker_gid, 61001);
-	assert_string_equal(out.root_dir, "/run/skillbroker/root/7");
 	assert_int_equal(out.nsys_paths, 3);
 	assert_string_equal(out.sys_paths[0], "/usr");
 	assert_string_equal(out.sys_paths[1], "/lib");
 	assert_string_equal(out.sys_paths[2], "/etc/ssl");
 	assert_null(out.sys_paths[3]);
-	assert_int_equal(out.tmp_mb, 64);
 	assert_int_equal(out.as_mb, 512);
 	assert_int_equal(out.net, NET_HOST);
 	grant_free(&out);
@@ -1979,11 +2014,10 @@ test_spec(void **state)
 	g = in;
 	g.worker_gid = UINT32_MAX;
 	REFUSED(spec_enc, &g, "\"worker_gid\" above");
-	g = in;
-	g.root_dir = "root/7";
-	REFUSED(spec_enc, &g, "malformed worker spec");
-	g.root_dir = NULL;
-	REFUSED(spec_enc, &g, "malformed worker spec");
+	/* The root is PREP's, before any grant: no SPEC names one. */
+	refused_edit(MSG_SPEC, "root_dir", vstr("/run/skillbroker/root"),
+	    "unknown field \"root_dir\"");
+	refused_edit(MSG_SPEC, "tmp_mb", vuint(64), "unknown field \"tmp_mb\"");
 	/* No host path of a data dir: the master passes its mount. */
 	refused_edit(MSG_SPEC, "data_dir", vstr("/var/lib/skillbroker/data"),
 	    "unknown field \"data_dir\"");
@@ -1992,16 +2026,11 @@ test_spec(void **state)
 	g.nsys_paths = 2;
 	REFUSED(spec_enc, &g, "\"sys_paths\" must be absolute");
 	g = in;
-	g.tmp_mb = 65537;
-	REFUSED(spec_enc, &g, "\"tmp_mb\" above");
-	g = in;
 	g.as_mb = 4 * 1024 * 1024 + 1;
 	REFUSED(spec_enc, &g, "\"as_mb\" above");
 	refused_edit(MSG_SPEC, "sys_paths", vstrs(SYS_PATHS_MAX + 1, "/usr"),
 	    "\"sys_paths\" has more than 64 items");
 	accepted_edit(MSG_SPEC, "sys_paths", vstrs(SYS_PATHS_MAX, "/usr"));
-	refused_edit(MSG_SPEC, "root_dir", vlong(PATH_MAX_LEN + 1, '/'),
-	    "\"root_dir\" longer than 4096");
 	assert_int_equal(in.nlib_paths, 2);
 	g = in;
 	g.lib_paths = rel;
@@ -2891,6 +2920,7 @@ main(void)
 	    cmocka_unit_test(test_reload),
 	    cmocka_unit_test(test_admins),
 	    cmocka_unit_test(test_grant),
+	    cmocka_unit_test(test_prep),
 	    cmocka_unit_test(test_spec),
 	    cmocka_unit_test(test_grant_ack),
 	    cmocka_unit_test(test_policy_event),

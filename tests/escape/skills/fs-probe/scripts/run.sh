@@ -2,10 +2,13 @@
 # run.sh OP PATH [OP PATH...]: each operation on a path, one line each.
 # What worked: SEEN (read, with the start of the file), LISTED, WROTE,
 # OPENED (a device node, for writing), MADE (mknod), RAN (a program, with
-# its output), MOUNT (the options of the mount at PATH). What did not:
+# its output), MOUNT (the options of the mount at PATH), SOURCE (the mount
+# points of the mounts of a source), APPEARED (PATH exists, waited for
+# every 0.05 s, at most 8 s: calls time out at 10). What did not:
 # FAILED OP PATH: why. run.sh does not judge: run.sh of the suite does.
 #   read PATH | list DIR | write PATH | dev NODE | mknod PATH | run PROG |
-#   mount PATH | pid PID (a host pid's cmdline under /proc)
+#   mount PATH | source SRC | waitfor PATH | pid PID (a host pid's cmdline
+#   under /proc)
 # write puts "sb-escape fs-probe wrote" in PATH.
 why() { printf '%s' "$1" | head -n 1 | cut -c 1-160; }
 while [ $# -ge 2 ]; do
@@ -49,6 +52,21 @@ while [ $# -ge 2 ]; do
 	mount)
 		o=$(awk -v m="$p" '$5 == m { o = $6 } END { print o }' /proc/self/mountinfo)
 		echo "MOUNT $p ${o:-none}" ;;
+	source)
+		o=$(awk -v s="$p" '{ for (i = 7; $i != "-"; i++) ; }
+		    $(i + 2) == s { printf " %s", $5 }' /proc/self/mountinfo)
+		echo "SOURCE $p${o:- none}" ;;
+	waitfor)
+		n=0
+		while [ ! -e "$p" ] && [ $n -lt 160 ]; do
+			sleep 0.05
+			n=$((n + 1))
+		done
+		if [ -e "$p" ]; then
+			echo "APPEARED $p"
+		else
+			echo "FAILED waitfor $p: absent after 8 s"
+		fi ;;
 	pid)
 		if [ -r "/proc/$p/cmdline" ] &&
 		    out=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>&1) && [ -n "$out" ]; then
