@@ -228,10 +228,11 @@ config_worker(
 			return -1;
 		for (i = 0; i < c->nsys_paths; i++)
 			if (c->sys_paths[i][0] != '/' ||
-			    strstr(c->sys_paths[i], "..") != NULL)
+			    path_has_dot(c->sys_paths[i]) ||
+			    strstr(c->sys_paths[i], "//") != NULL)
 				return yerr(y, u, e,
-				    "worker.system_paths: "
-				    "absolute paths without \"..\"");
+				    "worker.system_paths: absolute paths "
+				    "without \".\", \"..\" or \"//\"");
 			else if (config_sandbox_own(c->sys_paths[i]))
 				return yerr(y, u, e,
 				    "worker.system_paths: %s: the sandbox "

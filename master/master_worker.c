@@ -97,6 +97,14 @@ static size_t nfailed_next;
 static uint8_t *filters[2]; /* the syscall filters, compiled once */
 static size_t filter_lens[2];
 static char *root_dir; /* where each worker mounts its private root */
+/*
+ * Grants that found every worker uid taken while a worker whose call was
+ * answered (WORKER_DONE) still held one: each waits for such a reap, at
+ * most one per dying worker (the broker counts a call's worker only
+ * until its answer, so it may send a call more than the uids free).
+ */
+static struct grant *parked;
+static size_t nparked;
 
 static void pool_fill(void);
 static struct event *pool_timer; /* pool_fill once the hold is over */
@@ -119,6 +127,7 @@ worker_init(void)
 	if ((pool_timer = evtimer_new(M->base, pool_refill, NULL)) == NULL)
 		fatalx("pool timer");
 	xasprintf(&root_dir, "%s/root", M->cfg.state_dir);
+	parked = xcalloc(nworkers, sizeof(*parked));
 	if (sysfilter_compile(0, &filters[0], &filter_lens[0], &e) == -1 ||
 	    sysfilter_compile(1, &filters[1], &filter_lens[1], &e) == -1)
 		fatalx("%s", e.msg);
@@ -236,7 +245,8 @@ worker_net_reopen(void)
 	size_t i;
 
 	for (i = 0; i < nworkers; i++)
-		if (workers[i].st > W_WARM && workers[i].net_fd != -1 &&
+		if (workers[i].st > W_WARM && workers[i].st < W_SCANNING &&
+		    workers[i].net_fd != -1 &&
 		    worker_net_open(&workers[i]) == -1)
 			worker_fail(&workers[i], ERR_SANDBOX_FAILED,
 			    "the egress proxy cannot serve the call");
@@ -506,21 +516,36 @@ worker_for(const struct grant *g, int *warm, struct error *e)
 	return &workers[i];
 }
 
-/* GRANT: check it, and give it a worker; policyd learns which. */
-int
-worker_on_grant(struct peer *p, const struct mp_doc *d)
+/* Park g (taken over) if a dying worker is left for it; 1 if parked. */
+static int
+grant_park(struct grant *g)
+{
+	size_t i, dying = 0;
+
+	for (i = 0; i < nworkers; i++)
+		dying += workers[i].st != W_FREE && workers[i].answered;
+	if (dying <= nparked)
+		return 0;
+	parked[nparked++] = *g;
+	memset(g, 0, sizeof(*g));
+	return 1;
+}
+
+/*
+ * Check g and give it a worker; policyd learns which (GRANT_ACK), unless
+ * g waits for a dying worker's uid.
+ */
+static void
+grant_place(struct grant *gp)
 {
 	char id[GRANT_ID_LEN + 1];
 	struct msg_grant_ack ack = {id, ERR_NONE, ""};
 	struct error e = {ERR_NONE, ""};
 	struct worker *w = NULL;
-	struct grant g;
+	struct grant g = *gp;
 	int work = -1, data = -1, warm;
 
-	if (grant_dec(d, &g, &e) == -1) {
-		log_warnx("policyd: bad grant: %s", e.msg);
-		return -1;
-	}
+	memset(gp, 0, sizeof(*gp));
 	memcpy(id, g.grant_id, sizeof(id));
 	if (worker_find(id, 0) != NULL)
 		error_set(&e, ERR_INTERNAL, "duplicate grant id");
@@ -546,13 +571,43 @@ worker_on_grant(struct peer *p, const struct mp_doc *d)
 		}
 		if (data != -1)
 			close(data);
+		if (work != -1 && e.type == ERR_OVERLOADED && grant_park(&g))
+			return; /* no uid: one comes with a dying worker's reap
+			         */
 	}
 	if ((ack.err = e.type) != ERR_NONE) {
 		log_warnx("grant %s refused: %s", id, e.msg);
 		ack.message = e.msg;
 	}
-	PEER_SEND(p, msg_grant_ack_enc, &ack);
+	PEER_SEND(&M->roles[ROLE_POLICYD].peer, msg_grant_ack_enc, &ack);
 	grant_free(&g);
+}
+
+/* A reap freed a uid: the oldest parked grant tries again. */
+static void
+grant_unpark(void)
+{
+	struct grant g;
+
+	if (nparked == 0)
+		return;
+	g = parked[0];
+	memmove(parked, parked + 1, --nparked * sizeof(*parked));
+	grant_place(&g);
+}
+
+/* GRANT: check it, and give it a worker; policyd learns which. */
+int
+worker_on_grant(struct peer *p UNUSED, const struct mp_doc *d)
+{
+	struct error e;
+	struct grant g;
+
+	if (grant_dec(d, &g, &e) == -1) {
+		log_warnx("policyd: bad grant: %s", e.msg);
+		return -1;
+	}
+	grant_place(&g);
 	return 0;
 }
 
@@ -727,31 +782,12 @@ worker_answer(struct worker *w)
 }
 
 /*
- * Whether answering a call before its worker is reaped leaves room for
- * the call its client may send at once: a free uid or a warm worker for
- * each worker answered and not reaped yet, this one included. Else its
- * answer waits for the reap, which frees the uid (the broker counts a
- * call's worker only until the answer).
- */
-static int
-worker_room(void)
-{
-	size_t i, warm = 0, dying = 1;
-
-	for (i = 0; i < nworkers; i++) {
-		warm += workers[i].st == W_WARM && workers[i].fail == ERR_NONE;
-		dying += workers[i].st != W_FREE && workers[i].answered;
-	}
-	return uidpool_nfree(&uids) + warm >= dying;
-}
-
-/*
  * DONE: the files are listed and every process of the skill is gone, so
  * the call is answered now, not at the reap, which comes only once the
  * kernel has torn the worker's namespaces down (milliseconds: its mounts
  * go with an RCU grace period). Without cgroups to count the call, the
- * init's rusage is needed: that waits for the reap; so does the answer
- * when every worker uid is taken (worker_room).
+ * init's rusage is needed: that waits for the reap. (Its uid is free
+ * only at the reap: a grant that finds none meanwhile waits, parked.)
  */
 static int
 worker_ctl_done(struct peer *p, const struct mp_doc *d)
@@ -763,7 +799,7 @@ worker_ctl_done(struct peer *p, const struct mp_doc *d)
 		return -1;
 	w->st = W_DONE;
 	arm_timer(w, SCAN_MS); /* to be gone */
-	if (worker_room() && worker_result(w, 0, NULL) == 0)
+	if (worker_result(w, 0, NULL) == 0)
 		worker_answer(w);
 	return 0;
 }
@@ -824,6 +860,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	w->st = W_FREE;
 	uidpool_put(&uids, (size_t)(w - workers), w->cg_id);
 	grant_free(&w->g);
+	grant_unpark();
 	pool_fill();
 	return 1;
 }
@@ -839,6 +876,8 @@ worker_role_lost(enum role_id role)
 
 	if (role == ROLE_AUDITD)
 		M->audit_acked = M->audit_ref;
+	while (role == ROLE_POLICYD && nparked > 0) /* no one to answer */
+		grant_free(&parked[--nparked]);
 	for (i = 0; i < nworkers; i++)
 		if (workers[i].st == W_WARM && M->shutting_down)
 			worker_fail(&workers[i], ERR_NONE, NULL);

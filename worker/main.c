@@ -177,6 +177,20 @@ build_env(const struct grant *g)
 	return envp;
 }
 
+/* /dev/null at fd (close-on-exec), holding its number; -1 on failure. */
+static int
+hold_fd(int fd)
+{
+	int n, r;
+
+	if ((n = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = n == fd ? 0 : dup3(n, fd, O_CLOEXEC);
+	if (n != fd)
+		close(n);
+	return r == -1 ? -1 : 0;
+}
+
 /* Signals start at their defaults, whatever the daemon inherited. */
 static void
 reset_signals(void)
@@ -297,13 +311,20 @@ main(int argc, char *argv[])
 	int lfd;
 
 	usage_helper(argc, argv, "skillbroker-worker", "[-v]", FD_WORKER_CTL);
-	log_init(
-	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	reset_signals();
 	if (set_cloexec(FD_WORKER_CTL, 1) == -1 ||
 	    set_cloexec(FD_WORKER_REPORT, 1) == -1)
 		_exit(126);
 	close_from(FD_WORKER_REPORT + 1);
+	/*
+	 * The syslog socket, connected now (its /dev/log is out of sight
+	 * once the root is ours), above the fds SPEC's mounts take: held
+	 * by /dev/null until then, so no log line ever goes to a mount.
+	 */
+	if (hold_fd(FD_WORKER_WORK) == -1 || hold_fd(FD_WORKER_DATA) == -1)
+		_exit(126);
+	log_init(
+	    "skillbroker-worker", 0, argc > 1 && strcmp(argv[1], "-v") == 0);
 	die_with_master();
 	/* What no grant changes first: a pre-forked worker waits after it. */
 	read_prep(&prep);

@@ -355,10 +355,70 @@ mount_empty_own_dir(int dfd)
  */
 static int skill_layer = -1; /* the skill's clone, kept */
 
+/* The overlay at dfd over layer and dfd itself; 0, or -1 with errno. */
+static int
+skill_overlay(int layer, int dfd)
+{
+	char opts[160], dst[64];
+
+	snprintf(opts, sizeof(opts),
+	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"
+	    "redirect_dir=nofollow,index=off,metacopy=off",
+	    layer, dfd);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
+	return mount(
+	    "sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY | MS_NOEXEC, opts);
+}
+
+/*
+ * Before Linux 6.15 an overlay's layer must be a mount of the caller's
+ * namespace, never a detached one: there the clone is attached at a
+ * staging directory of the root for the overlay's mount, which then
+ * holds a private copy of it; the staging mount is detached and its
+ * directory removed, so nothing of it is left in sight (a grace period
+ * more, on those kernels only). Should the overlay still be refused,
+ * the staged mount is moved to /skill instead. 0 (overlay), 1 (bound),
+ * or -1 with errno.
+ */
+static int
+skill_overlay_staged(struct plan_item *it, int dfd)
+{
+	static const char stage[] = "sb-skill-layer";
+	int sfd, r;
+
+	if (mkdirat(root_fd, stage, 0700) == -1)
+		return -1;
+	if ((sfd = openat(root_fd, stage,
+	         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	r = move_mount(it->tree, "", sfd, "",
+	    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(sfd);
+	if (r == -1)
+		return -1;
+	close(it->tree); /* attached: closing it unmounts nothing */
+	it->tree = -1;
+	if ((sfd = openat(root_fd, stage,
+	         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if ((r = skill_overlay(sfd, dfd)) == -1)
+		log_info("skill: overlay refused (%s): bound instead",
+		    strerror(errno));
+	if ((r == 0 ? umount2("/sb-skill-layer", MNT_DETACH | UMOUNT_NOFOLLOW)
+	            : move_mount(sfd, "", dfd, "",
+	                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) ==
+	        -1 ||
+	    unlinkat(root_fd, stage, AT_REMOVEDIR) == -1) {
+		close(sfd);
+		return -1;
+	}
+	close(sfd);
+	return r == 0 ? 0 : 1;
+}
+
 static int
 mount_skill(struct plan_item *it, struct error *e)
 {
-	char opts[160], dst[64];
 	int dfd, r;
 
 	if ((dfd = mountpoint_at("skill", 1, e)) == -1)
@@ -370,23 +430,18 @@ mount_skill(struct plan_item *it, struct error *e)
 		                     "mount point /skill: not an empty "
 		                     "directory of the root");
 	}
-	snprintf(opts, sizeof(opts),
-	    "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,"
-	    "redirect_dir=nofollow,index=off,metacopy=off",
-	    it->tree, dfd);
-	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", dfd);
-	if (mount("sb-skill", dst, "overlay", MNT_SAFE | MS_RDONLY | MS_NOEXEC,
-	        opts) == 0) {
+	if (skill_overlay(it->tree, dfd) == 0) {
 		skill_layer = it->tree;
 		it->tree = -1;
 		r = 0;
-	} else {
+	} else if (errno == EINVAL)
+		r = skill_overlay_staged(it, dfd) == -1
+		        ? merr(e, "overlay", "/skill")
+		        : 0;
+	else {
 		log_info("skill: overlay refused (%s): bound instead",
 		    strerror(errno));
-		r = move_mount(it->tree, "", dfd, "",
-		        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1
-		        ? merr(e, "bind onto", "/skill")
-		        : 0;
+		r = attach_tree(it->tree, "skill", 1, e);
 	}
 	close(dfd);
 	return r;
@@ -494,6 +549,7 @@ bind_entry(const struct grant *g, struct error *e)
 	    .attr_set =
 	        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 	    .attr_clr = MOUNT_ATTR_NOEXEC,
+	    .propagation = MS_PRIVATE,
 	};
 	char rel[PATH_MAX];
 	struct open_how how;
@@ -680,12 +736,14 @@ static int host_ns = -1, own_ns = -1;
 static int
 fd_keep(int fd)
 {
-	int hi;
+	int hi, saved;
 
 	if (fd == -1)
 		return -1;
 	hi = fcntl(fd, F_DUPFD_CLOEXEC, FD_WORKER_DATA + 1);
+	saved = errno;
 	close(fd);
+	errno = saved;
 	return hi;
 }
 
@@ -808,8 +866,9 @@ sandbox_mounts(const struct grant *g, struct error *e)
 		return merr(e, "enter", "the daemon's mount namespace");
 	r = plan_host(&pl, g, e);
 	if (setns(own_ns, CLONE_NEWNS) == -1) { /* nothing may run: we fail */
+		merr(e, "return to", "own mount namespace");
 		plan_free(&pl);
-		return merr(e, "return to", "own mount namespace");
+		return -1;
 	}
 	close(host_ns);
 	close(own_ns);

@@ -1743,9 +1743,48 @@ t09b_client_disconnect t10_privsep t11a_policyd_dies t11b_auditd_dies
 t12_shutdown t13_config_check t14_fatal_exit_status t15_pipelined t16_queue_time
 t17_cancel t18_hello_v2 t19_stats t21_sessions t20_skill_info
 t22_approvals t23_approval_admin t24_approval_session t25_approval_tty
-t26_pool t27_idle_memory t28_service"
+t26_pool t27_idle_memory t28_service t29_answer_before_reap"
 # Tests that start (or need no) daemon themselves.
 NO_DAEMON="t13_config_check t14_fatal_exit_status t28_service"
+# A call is answered when its worker is done, before the reap frees the
+# worker's uid: with two uids and no pool, eight clients calling in turn
+# (each on its own session) keep calls waiting in the broker's line, which
+# it sends the moment an answer frees its count, while the answered
+# worker still holds its uid.
+# Every call runs (a grant that finds no uid waits for the reap), none
+# is refused as overloaded, and each call's worker.exited is logged.
+exited_as_started() {
+	[ "$(count_action worker.exited)" = "$(count_action worker.started)" ]
+}
+t29_answer_before_reap() {
+	local k i bad n pids=""
+	stop_daemon
+	sb_config "$CONF" "clients.approval_s: 4" "worker.pool: 0" \
+	    "worker.uids: [$UID_FIRST, $((UID_FIRST + 1))]"
+	start_daemon || { fail "the daemon did not start with 2 uids"; return; }
+	for k in 1 2 3 4 5 6 7 8; do
+		(
+			for i in 1 2 3 4; do
+				sb_ctl invoke echo-args --phase execution \
+				    --session "reap$k" -- "c$k.$i"
+				printf '%s %s %s\n' "$RC" "c$k.$i" "$OUT"
+			done
+		) >"$TMP/reap$k.out" 2>&1 &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086 # pids, not the daemon
+	wait $pids
+	n=$(cat "$TMP"/reap?.out | grep -c .)
+	expect "calls answered" "$n" 32
+	bad=$(cat "$TMP"/reap?.out | awk '$1 != 0 || $2 != $3')
+	[ -z "$bad" ] || fail "calls failed: $(short "$(echo "$bad" | tr '\n' '|')")"
+	sb_poll 3 exited_as_started ||
+		fail "worker.exited $(count_action worker.exited), worker.started $(count_action worker.started)"
+	stop_daemon
+	sb_config "$CONF" "clients.approval_s: 4"
+	start_daemon
+}
+
 # A fresh daemon for a test that needs one, when the last left none.
 need_daemon() {
 	[ -n "$SB_DPID" ] || [[ " $NO_DAEMON " == *" $1 "* ]] || start_daemon

@@ -87,6 +87,25 @@ test_override_and_remove(void **state)
 	config_free(&c);
 }
 
+/* Paths beside the sandbox's own places are system paths like any. */
+static void
+test_system_paths_near_own(void **state)
+{
+	struct config c;
+	struct error e;
+
+	(void)state;
+	assert_int_equal(load(&c,
+	                     "worker:\n  uids: [61000, 61009]\n"
+	                     "  system_paths: [/tmpx, /devices, /skills, "
+	                     "/usr/proc, /opt/tmp]\n",
+	                     &e),
+	    0);
+	assert_int_equal(c.nsys_paths, 5);
+	assert_string_equal(c.sys_paths[0], "/tmpx");
+	config_free(&c);
+}
+
 static void
 test_refused(void **state)
 {
@@ -115,6 +134,19 @@ test_refused(void **state)
 	        "system_paths: /: the sandbox makes"},
 	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/proc]\n",
 	        "the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/skill]\n",
+	        "the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/work/x]\n",
+	        "the sandbox makes"},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/data]\n",
+	        "the sandbox makes"},
+	    /* the same places spelled otherwise */
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [//tmp]\n",
+	        "without \".\", \"..\" or \"//\""},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/./proc]\n",
+	        "without \".\", \"..\" or \"//\""},
+	    {"worker:\n  uids: [61000, 61009]\n  system_paths: [/tmp/.]\n",
+	        "without \".\", \"..\" or \"//\""},
 	};
 	struct config c;
 	struct error e;
@@ -162,6 +194,7 @@ main(void)
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_override_and_remove),
 	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_system_paths_near_own),
 	    cmocka_unit_test(test_bound),
 	};
 

@@ -109,6 +109,33 @@ test_namespaces(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * A namespace the child cannot make: its program never runs, and it
+ * exits OS_EXIT_NS (a flag unshare refuses stands for one the host
+ * does not allow).
+ */
+static void
+test_namespace_refused(void **state)
+{
+	char tmpl[] = "/tmp/test_os.XXXXXX", cmd[128], mark[96];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(mark, sizeof(mark), "%s/ran", tmpl);
+	snprintf(cmd, sizeof(cmd), ": > %s", mark);
+	pid = os_spawn("/bin/sh", argv, NULL, 0, 0x1, NULL, 0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), OS_EXIT_NS);
+	assert_int_equal(stat(mark, &st), -1);
+	assert_int_equal(rmdir(tmpl), 0);
+}
+
 int
 main(void)
 {
@@ -116,6 +143,7 @@ main(void)
 	    cmocka_unit_test(test_join_before_exec),
 	    cmocka_unit_test(test_join_refused),
 	    cmocka_unit_test(test_namespaces),
+	    cmocka_unit_test(test_namespace_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
