@@ -726,8 +726,12 @@ make_proc_tmp(const char *root, uint64_t tmp_mb, struct error *e)
 	return 0;
 }
 
-/* The daemon's mount namespace (host paths), then our own, as fds. */
-static int host_ns = -1, own_ns = -1;
+/*
+ * The daemon's mount namespace (host paths) and its root directory (a
+ * chroot, as in a container or an image being installed, is no
+ * namespace's root: setns alone would lose it), then our own namespace.
+ */
+static int host_ns = -1, host_root = -1, own_ns = -1;
 
 /*
  * fd (kept from PREP to the grant) moved above the fds SPEC's mounts
@@ -763,7 +767,9 @@ sandbox_root_prep(const struct msg_prep *p, struct error *e)
 	struct stat st;
 
 	if ((host_ns = fd_keep(
-	         open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC))) == -1)
+	         open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC))) == -1 ||
+	    (host_root =
+	            fd_keep(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC))) == -1)
 		return merr(e, "open", "mount namespace");
 	if (unshare(CLONE_NEWNS) == -1)
 		return merr(e, "unshare", "mount namespace");
@@ -860,19 +866,25 @@ sandbox_mounts(const struct grant *g, struct error *e)
 	struct plan pl = {0};
 	int r;
 
-	if (host_ns == -1 || own_ns == -1 || root_fd == -1)
+	if (host_ns == -1 || host_root == -1 || own_ns == -1 || root_fd == -1)
 		return error_set(e, ERR_SANDBOX_FAILED, "no sandbox root");
 	if (setns(host_ns, CLONE_NEWNS) == -1)
 		return merr(e, "enter", "the daemon's mount namespace");
-	r = plan_host(&pl, g, e);
-	if (setns(own_ns, CLONE_NEWNS) == -1) { /* nothing may run: we fail */
+	r = fchdir(host_root) == -1 || chroot(".") == -1
+	        ? merr(e, "enter", "the daemon's root")
+	        : plan_host(&pl, g, e);
+	/* Back, and into our root again: setns puts us at the namespace's
+	 * root, which under a chroot is not the root we pivoted to. */
+	if (setns(own_ns, CLONE_NEWNS) == -1 || fchdir(root_fd) == -1 ||
+	    chroot(".") == -1 || chdir("/") == -1) { /* nothing may run */
 		merr(e, "return to", "own mount namespace");
 		plan_free(&pl);
 		return -1;
 	}
 	close(host_ns);
+	close(host_root);
 	close(own_ns);
-	host_ns = own_ns = -1;
+	host_ns = host_root = own_ns = -1;
 	if (r == 0)
 		r = plan_apply(&pl, g, e);
 	plan_free(&pl);
