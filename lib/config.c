@@ -52,16 +52,13 @@ config_sandbox_own(const char *path)
 {
 	static const char *const own[] = {
 	    "/dev", "/proc", "/tmp", "/skill", "/work", "/data", NULL};
-	size_t i, l;
+	size_t i;
 
 	if (strcmp(path, "/") == 0)
 		return 1;
-	for (i = 0; own[i] != NULL; i++) {
-		l = strlen(own[i]);
-		if (strncmp(path, own[i], l) == 0 &&
-		    (path[l] == '\0' || path[l] == '/'))
+	for (i = 0; own[i] != NULL; i++)
+		if (path_under(path, own[i]))
 			return 1;
-	}
 	return 0;
 }
 

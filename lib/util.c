@@ -416,6 +416,18 @@ utf8_escape(const char *s)
 }
 
 int
+path_under(const char *a, const char *b)
+{
+	size_t lb = strlen(b);
+
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	if (lb == 1 && b[0] == '/')
+		return 1;
+	return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
+}
+
+int
 path_has_dot(const char *path)
 {
 	const char *c;

@@ -72,4 +72,6 @@ void path_normalize(char *path);
 const char *wait_status_text(int status, char *buf, size_t len);
 /* 1 if a component of path is "." or "..". */
 int path_has_dot(const char *path);
+/* 1 if path a is b or lies beneath it (b's trailing slashes aside). */
+int path_under(const char *a, const char *b);
 #endif

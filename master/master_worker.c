@@ -571,9 +571,9 @@ grant_place(struct grant *gp)
 		}
 		if (data != -1)
 			close(data);
+		/* No uid: one comes with a dying worker's reap. */
 		if (work != -1 && e.type == ERR_OVERLOADED && grant_park(&g))
-			return; /* no uid: one comes with a dying worker's reap
-			         */
+			return;
 	}
 	if ((ack.err = e.type) != ERR_NONE) {
 		log_warnx("grant %s refused: %s", id, e.msg);

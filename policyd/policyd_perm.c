@@ -101,19 +101,6 @@ perms_protect(char *const *paths, size_t n)
 	nprotected = n;
 }
 
-/* a is b or lies beneath it (trailing slashes aside). */
-static int
-path_under(const char *a, const char *b)
-{
-	size_t lb = strlen(b);
-
-	while (lb > 1 && b[lb - 1] == '/')
-		lb--;
-	if (lb == 1 && b[0] == '/')
-		return 1;
-	return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
-}
-
 /* a is b, or one of them lies beneath the other. */
 static int
 path_overlaps(const char *a, const char *b)

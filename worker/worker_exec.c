@@ -26,18 +26,13 @@ exec_in_system(const struct grant *g, const char *real)
 {
 	char sys[PATH_MAX];
 	struct stat st;
-	size_t i, l;
+	size_t i;
 
-	for (i = 0; i < g->nsys_paths; i++) {
-		if (lstat(g->sys_paths[i], &st) == -1 || S_ISLNK(st.st_mode) ||
-		    realpath(g->sys_paths[i], sys) == NULL ||
-		    strcmp(sys, g->sys_paths[i]) != 0)
-			continue;
-		l = strlen(sys);
-		if (strncmp(real, sys, l) == 0 &&
-		    (real[l] == '/' || real[l] == '\0' || l == 1))
+	for (i = 0; i < g->nsys_paths; i++)
+		if (lstat(g->sys_paths[i], &st) == 0 && !S_ISLNK(st.st_mode) &&
+		    realpath(g->sys_paths[i], sys) != NULL &&
+		    strcmp(sys, g->sys_paths[i]) == 0 && path_under(real, sys))
 			return 1;
-	}
 	return 0;
 }
 

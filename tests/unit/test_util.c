@@ -366,6 +366,20 @@ test_rfc3339(void **state)
 	assert_int_equal(strlen(got), 24);
 }
 
+/* path_under: the path itself or beneath it, never a mere prefix. */
+static void
+test_path_under(void **state)
+{
+	(void)state;
+	assert_true(path_under("/tmp", "/tmp"));
+	assert_true(path_under("/tmp/x", "/tmp"));
+	assert_true(path_under("/tmp/x", "/tmp/"));
+	assert_true(path_under("/usr/bin", "/"));
+	assert_false(path_under("/tmpx", "/tmp"));
+	assert_false(path_under("/tm", "/tmp"));
+	assert_false(path_under("/usr", "/usr/bin"));
+}
+
 int
 main(void)
 {
@@ -381,6 +395,7 @@ main(void)
 	    cmocka_unit_test(test_fd_flags),
 	    cmocka_unit_test(test_utf8_cut_trim),
 	    cmocka_unit_test(test_rfc3339),
+	    cmocka_unit_test(test_path_under),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
