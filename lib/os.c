@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,9 +23,29 @@
 #include "xmalloc.h"
 
 #define SPAWN_FDS_MAX 8
+#define SPAWN_STACK (256 * 1024) /* the child's until its exec */
+#define SPAWN_GUARD 4096
 
-void
-os_spawn_exec(
+/*
+ * The child of os_spawn runs in our memory on its own stack: nothing in
+ * it is instrumented, so no sanitizer takes that stack for ours.
+ */
+#define SPAWN_CHILD __attribute__((no_sanitize("address")))
+
+struct spawn_args {
+	const char *path;
+	char *const *argv;
+	const struct fdmap *fds;
+	const int *join;
+	int nfds, njoin;
+};
+
+/*
+ * In the child: stdin on /dev/null, each fd moved to its number, every
+ * other fd closed, signals unblocked and SIGPIPE at its default, then
+ * execv. Never returns (exit 126 or 127 on failure).
+ */
+static void SPAWN_CHILD __attribute__((noreturn)) os_spawn_exec(
     const char *path, char *const argv[], const struct fdmap *fds, int nfds)
 {
 	int tmp[SPAWN_FDS_MAX], i, top = 2, devnull;
@@ -61,7 +81,7 @@ os_spawn_exec(
  * its children (reload, reopen), are ignored until the program installs
  * its own handlers, rather than killing it while it starts.
  */
-static void
+static void SPAWN_CHILD
 os_spawn_signals(void)
 {
 	struct sigaction sa;
@@ -77,29 +97,58 @@ os_spawn_signals(void)
 		_exit(126);
 }
 
+/* The child of os_spawn, all signals blocked, we waiting for its exec. */
+static int SPAWN_CHILD
+os_spawn_child(void *arg)
+{
+	const struct spawn_args *a = arg;
+	int i;
+
+	os_spawn_signals();
+	for (i = 0; i < a->njoin; i++)
+		if (write(a->join[i], "0", 1) != 1)
+			_exit(OS_EXIT_JOIN);
+	os_spawn_exec(a->path, a->argv, a->fds, a->nfds); /* unblocks them */
+}
+
+/*
+ * A vfork-like clone (CLONE_VM | CLONE_VFORK, as posix_spawn makes):
+ * a fork copies our page tables and write-protects every page, and
+ * each of our writes after it faults and flushes the TLB of every core;
+ * with a worker per call that was most of our CPU.
+ */
 pid_t
 os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
-    int nfds, int nsflags, const int *join, int njoin)
+    int nfds, int newpid, const int *join, int njoin)
 {
+	static char *stack;
+	struct spawn_args a = {path, argv, fds, join, nfds, njoin};
 	sigset_t all, old;
 	pid_t pid = -1;
 	int i, saved, masked;
 
-	sigfillset(&all);
-	masked = sigprocmask(SIG_BLOCK, &all, &old) == 0;
-	/* A fork-like clone, so the child may start new namespaces. */
-	if (masked &&
-	    (pid = (pid_t)syscall(SYS_clone, (nsflags & CLONE_NEWPID) | SIGCHLD,
-	         NULL, NULL, NULL, 0)) == 0) {
-		os_spawn_signals();
-		for (i = 0; i < njoin; i++)
-			if (write(join[i], "0", 1) != 1)
-				_exit(OS_EXIT_JOIN);
-		if ((nsflags & ~CLONE_NEWPID) != 0 &&
-		    unshare(nsflags & ~CLONE_NEWPID) == -1)
-			_exit(OS_EXIT_NS);
-		os_spawn_exec(path, argv, fds, nfds); /* unblocks them */
+	/* Made once, with a guard page below it. */
+	if (stack == NULL &&
+	    (stack = mmap(NULL, SPAWN_GUARD + SPAWN_STACK, PROT_NONE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) !=
+	        MAP_FAILED &&
+	    mprotect(stack + SPAWN_GUARD, SPAWN_STACK,
+	        PROT_READ | PROT_WRITE) == -1) {
+		saved = errno;
+		(void)munmap(stack, SPAWN_GUARD + SPAWN_STACK);
+		errno = saved;
+		stack = MAP_FAILED;
 	}
+	if (stack == MAP_FAILED)
+		stack = NULL;
+	sigfillset(&all);
+	masked = stack != NULL && sigprocmask(SIG_BLOCK, &all, &old) == 0;
+	/* One stack serves all: we are stopped until the child's exec. */
+	if (masked)
+		pid = clone(os_spawn_child, stack + SPAWN_GUARD + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | (newpid ? CLONE_NEWPID : 0) |
+		        SIGCHLD,
+		    &a);
 	saved = errno;
 	if (masked) /* a valid how and set: it cannot fail */
 		(void)sigprocmask(SIG_SETMASK, &old, NULL);

@@ -18,14 +18,6 @@ struct fdmap {
 };
 
 /*
- * In a freshly forked child: stdin on /dev/null, each fd moved to its
- * number, every other fd closed, signals unblocked and SIGPIPE at its
- * default, then execv. Never returns (exit 126 or 127 on failure).
- */
-void os_spawn_exec(const char *path, char *const argv[],
-    const struct fdmap *fds, int nfds) __attribute__((noreturn));
-
-/*
  * Channels to a child: a pipe the child reads (reads) or writes, or
  * (sock) a socketpair; the child's end goes at fd number to.
  */
@@ -38,21 +30,21 @@ int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
 
 /* The exit status of a child that could not join its cgroups. */
 #define OS_EXIT_JOIN 124
-/* ... that could not make its namespaces. */
-#define OS_EXIT_NS 123
 /*
- * Start path as a child (with nsflags, as pid 1 of those new
- * namespaces), its fds placed as os_spawn_exec does. Before anything
- * else the child writes "0" to each of the njoin files join (its
- * cgroups: cgroup_prepare), and exits OS_EXIT_JOIN if one refuses.
- * Only a new pid namespace is made by the clone; the child makes the
- * others itself (a network namespace costs a millisecond or more, which
- * is not the parent's loop's to wait for), and exits OS_EXIT_NS if it
- * cannot. The fds given are the child's: closed here either way. -1
- * with errno on failure.
+ * Start path as a child (pid 1 of a new pid namespace with newpid): its
+ * stdin on /dev/null, each of fds moved to its number, every other fd
+ * closed, no handler of ours, SIGHUP and SIGUSR1 ignored (the program
+ * installs its own), signals unblocked. Before anything else the child
+ * writes "0" to each of the njoin files join (its cgroups:
+ * cgroup_prepare), and exits OS_EXIT_JOIN if one refuses; 126 or 127
+ * if its exec fails. It runs in our memory until its exec, and we wait
+ * for that (a copy of our address space would cost more than the rest
+ * of the start), so it does nothing slow: a program makes its other
+ * namespaces itself. The fds given are the child's: closed here either
+ * way. -1 with errno on failure.
  */
 pid_t os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
-    int nfds, int nsflags, const int *join, int njoin);
+    int nfds, int newpid, const int *join, int njoin);
 
 /*
  * Bind and listen on a unix socket at path that any local user may

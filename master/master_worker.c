@@ -360,9 +360,10 @@ static const struct os_chan wchans[RUN_STARTED_FDS + 1] = {{0, 1, 0}, {1, 0, 0},
     {2, 0, 0}, {FD_WORKER_REPORT, 0, 0}, {FD_WORKER_CTL, 0, 1}};
 
 /*
- * Start slot w's worker as pid 1 of new namespaces (a new network one
- * unless host_net), in new cgroups with these limits, and send it PREP:
- * what it builds before any grant. It is W_WARM until it gets a grant.
+ * Start slot w's worker as pid 1 of a new pid namespace, in new cgroups
+ * with these limits, and send it PREP: what it builds before any grant,
+ * its other namespaces first (a new network one unless host_net). It is
+ * W_WARM until it gets a grant.
  */
 static int
 worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
@@ -370,7 +371,8 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
 {
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
 	struct msg_prep prep = {{filters[0], filters[1]},
-	    {filter_lens[0], filter_lens[1]}, root_dir, M->cfg.worker_tmp_mb};
+	    {filter_lens[0], filter_lens[1]}, root_dir, M->cfg.worker_tmp_mb,
+	    host_net};
 	struct fdmap fds[RUN_STARTED_FDS + 1];
 	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
 	int join[CGROUP_JOIN_MAX], njoin, k;
@@ -390,10 +392,7 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
 		return -1;
 	}
 	xasprintf(&path, "%s/skillbroker-worker", M->helper_dir);
-	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 1,
-	    CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-	        (host_net ? 0 : CLONE_NEWNET),
-	    join, njoin);
+	w->pid = os_spawn(path, argv, fds, RUN_STARTED_FDS + 1, 1, join, njoin);
 	free(path);
 	for (k = 0; k < njoin; k++)
 		close(join[k]);
@@ -816,14 +815,10 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	w->ctl.on_dead = NULL; /* the reaper has the last word */
 	peer_drain(&w->ctl);   /* its last words may be queued still */
 	if ((w->st == W_WARM || w->st == W_BUILDING) && WIFEXITED(status) &&
-	    (WEXITSTATUS(status) == OS_EXIT_JOIN ||
-	        WEXITSTATUS(status) == OS_EXIT_NS)) {
+	    WEXITSTATUS(status) == OS_EXIT_JOIN) {
 		/* before its exec: no word of its own came, only our EOF's */
-		const char *why = WEXITSTATUS(status) == OS_EXIT_JOIN
-		                      ? "cgroups: the worker could not join "
-		                        "its groups"
-		                      : "namespaces: the worker could not "
-		                        "make its namespaces";
+		const char *why = "cgroups: the worker could not join its "
+		                  "groups";
 
 		log_warnx("worker %d: %s", (int)pid, why);
 		w->fail = ERR_SANDBOX_FAILED;

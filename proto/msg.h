@@ -583,6 +583,7 @@ struct msg_prep {
 	size_t filter_len[2];
 	char *root_dir;  /* empty mount point for the private root */
 	uint64_t tmp_mb; /* the size of its /tmp */
+	int host_net;    /* 1: no network namespace of its own */
 };
 void msg_prep_enc(struct mp_enc *m, const struct msg_prep *p);
 int msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e);

@@ -321,7 +321,8 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 /*
  * PREP: what a worker builds before any grant, sent as it starts (a
  * pre-forked one waits with it): the syscall filters the master
- * compiled once, and where and how big its private root is.
+ * compiled once, where and how big its private root is, and whether it
+ * keeps the host's network namespace.
  */
 void
 msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
@@ -331,14 +332,15 @@ msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
 	enc_kbin(m, "filter_net", p->filter[1], p->filter_len[1]);
 	enc_kstr(m, "root_dir", p->root_dir);
 	enc_kuint(m, "tmp_mb", p->tmp_mb);
+	enc_kbool(m, "host_net", p->host_net);
 	msg_end(m);
 }
 
 int
 msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 {
-	static const char *const keys[] = {
-	    "t", "filter", "filter_net", "root_dir", "tmp_mb", NULL};
+	static const char *const keys[] = {"t", "filter", "filter_net",
+	    "root_dir", "tmp_mb", "host_net", NULL};
 	static const char *const names[] = {"filter", "filter_net"};
 	const msgpack_object *o = d->root;
 	size_t i;
@@ -359,7 +361,8 @@ msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 		}
 	}
 	if (mp_str(o, "root_dir", 1, PATH_MAX_LEN, &p->root_dir, e) ||
-	    mp_uint(o, "tmp_mb", 1, 65536, &p->tmp_mb, e))
+	    mp_uint(o, "tmp_mb", 1, 65536, &p->tmp_mb, e) ||
+	    mp_bool(o, "host_net", 1, &p->host_net, e))
 		goto bad;
 	if (p->root_dir[0] != '/') {
 		error_set(

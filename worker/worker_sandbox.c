@@ -25,19 +25,22 @@ step_workdir(const struct grant *g, struct error *e)
 }
 
 /*
- * Names that would tell the skill about the host: a cgroup namespace
- * rooted at the call's own group (the master placed us there before it
- * sent PREP), so /proc/self/cgroup shows "/", not the master's pid and
- * call counter; and a hostname of its own in the new UTS namespace.
+ * The namespaces the master's clone did not make (it waits while its
+ * child runs, and a network namespace takes a millisecond or more):
+ * ipc, uts, network unless the host's, and cgroup, rooted at the call's
+ * own group (the master placed us there before our exec), so
+ * /proc/self/cgroup shows "/", not the master's pid and call counter.
+ * Then a hostname of its own in the new UTS namespace.
  */
 static int
-prep_names(const struct msg_prep *p UNUSED, struct error *e)
+prep_namespaces(const struct msg_prep *p, struct error *e)
 {
 	static const char host[] = "localhost", domain[] = "(none)";
+	int flags = CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 
-	if (unshare(CLONE_NEWCGROUP) == -1)
-		return error_set(e, ERR_SANDBOX_FAILED, "cgroup namespace: %s",
-		    strerror(errno));
+	if (unshare(flags | (p->host_net ? 0 : CLONE_NEWNET)) == -1)
+		return error_set(
+		    e, ERR_SANDBOX_FAILED, "unshare: %s", strerror(errno));
 	if (sethostname(host, sizeof(host) - 1) == -1 ||
 	    setdomainname(domain, sizeof(domain) - 1) == -1)
 		return error_set(
@@ -130,7 +133,7 @@ static const struct {
 	const char *name;
 	int (*fn)(const struct msg_prep *, struct error *);
 } prep_steps[] = {
-    {"names", prep_names},
+    {"namespaces", prep_namespaces},
     {"session", prep_session},
     {"root", sandbox_root_prep},
     {"seccomp", sandbox_seccomp_prep},

@@ -365,7 +365,7 @@ sample_prep(void)
 {
 	static uint8_t ret_allow[8] = {0x06, 0, 0, 0, 0, 0, 0xff, 0x7f};
 	struct msg_prep p = {
-	    {ret_allow, ret_allow}, {8, 8}, "/run/skillbroker/root", 64};
+	    {ret_allow, ret_allow}, {8, 8}, "/run/skillbroker/root", 64, 1};
 
 	return p;
 }

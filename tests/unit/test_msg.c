@@ -1953,6 +1953,7 @@ test_prep(void **state)
 	assert_string_equal(out.root_dir, "/run/skillbroker/root");
 	assert_int_equal(out.tmp_mb, 64);
 	assert_int_equal(out.filter_len[0], 8);
+	assert_int_equal(out.host_net, 1);
 	msg_prep_free(&out);
 	assert_null(out.root_dir);
 	close_msg(&m, &d);
@@ -1969,6 +1970,9 @@ test_prep(void **state)
 	REFUSED(msg_prep_enc, &p, "\"tmp_mb\" above");
 	refused_edit(MSG_PREP, "root_dir", vlong(PATH_MAX_LEN + 1, '/'),
 	    "\"root_dir\" longer than 4096");
+	/* Whether the worker keeps the host's network: said, and a bool. */
+	refused_edit(MSG_PREP, "host_net", vdel(), "\"host_net\"");
+	refused_edit(MSG_PREP, "host_net", vint(1), "\"host_net\"");
 	/* A grant's fields have no place before the grant. */
 	refused_edit(MSG_PREP, "skill_dir", vstr("/srv/skills/x"),
 	    "unknown field \"skill_dir\"");

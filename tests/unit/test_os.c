@@ -75,65 +75,65 @@ test_join_refused(void **state)
 }
 
 /*
- * The namespaces asked for are the child's own when its program runs
- * (the clone makes the pid one, the child the others): pid 1, and a
- * network and UTS namespace that differ from ours. Root only.
+ * With newpid the program is pid 1 of a pid namespace of its own;
+ * without, it is not. Root only.
  */
 static void
-test_namespaces(void **state)
+test_newpid(void **state)
 {
-	char cmd[256], net[64], uts[64];
-	ssize_t n;
-	char *argv[] = {"sh", "-c", cmd, NULL};
-	int status;
+	char *argv[] = {"sh", "-c", "[ $$ = 1 ]", NULL};
+	int status, newpid;
 	pid_t pid;
 
 	(void)state;
 	if (geteuid() != 0)
 		skip();
-	assert_true(
-	    (n = readlink("/proc/self/ns/net", net, sizeof(net) - 1)) > 0);
-	net[n] = '\0';
-	assert_true(
-	    (n = readlink("/proc/self/ns/uts", uts, sizeof(uts) - 1)) > 0);
-	uts[n] = '\0';
-	snprintf(cmd, sizeof(cmd),
-	    "[ $$ = 1 ] && [ \"$(readlink /proc/self/ns/net)\" != '%s' ] && "
-	    "[ \"$(readlink /proc/self/ns/uts)\" != '%s' ]",
-	    net, uts);
-	pid = os_spawn("/bin/sh", argv, NULL, 0,
-	    CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS, NULL, 0);
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	for (newpid = 0; newpid <= 1; newpid++) {
+		pid = os_spawn("/bin/sh", argv, NULL, 0, newpid, NULL, 0);
+		assert_true(pid > 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status) == 0, newpid);
+	}
 }
 
 /*
- * A namespace the child cannot make: its program never runs, and it
- * exits OS_EXIT_NS (a flag unshare refuses stands for one the host
- * does not allow).
+ * The child runs in our memory until its exec: its fds are its own (ours
+ * stay open, theirs are placed), our memory is as it was whether its
+ * exec worked or not, and one stack serves spawn after spawn.
  */
 static void
-test_namespace_refused(void **state)
+test_child_leaves_us_alone(void **state)
 {
-	char tmpl[] = "/tmp/test_os.XXXXXX", cmd[128], mark[96];
-	char *argv[] = {"sh", "-c", cmd, NULL};
-	struct stat st;
-	int status;
+	char *argv[] = {"sh", "-c", "echo hi >&5; exec 5>&-", NULL};
+	char *none[] = {"none", NULL};
+	struct stat in0, in1;
+	char got[8] = "";
+	struct fdmap fd;
+	int p[2], status, i;
 	pid_t pid;
 
 	(void)state;
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(mark, sizeof(mark), "%s/ran", tmpl);
-	snprintf(cmd, sizeof(cmd), ": > %s", mark);
-	pid = os_spawn("/bin/sh", argv, NULL, 0, 0x1, NULL, 0);
+	assert_int_equal(fstat(0, &in0), 0);
+	for (i = 0; i < 64; i++) {
+		assert_int_equal(pipe(p), 0);
+		fd = (struct fdmap){p[1], 5};
+		pid = os_spawn("/bin/sh", argv, &fd, 1, 0, NULL, 0);
+		assert_true(pid > 0);
+		assert_int_equal(fcntl(p[1], F_GETFD), -1); /* given: closed */
+		assert_int_equal(read(p[0], got, sizeof(got)), 3);
+		assert_memory_equal(got, "hi\n", 3);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(close(p[0]), 0);
+	}
+	pid = os_spawn("/nonexistent/none", none, NULL, 0, 0, NULL, 0);
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), OS_EXIT_NS);
-	assert_int_equal(stat(mark, &st), -1);
-	assert_int_equal(rmdir(tmpl), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+	/* the child's stdin went to /dev/null, ours stays */
+	assert_int_equal(fstat(0, &in1), 0);
+	assert_true(in0.st_dev == in1.st_dev && in0.st_ino == in1.st_ino);
 }
 
 int
@@ -142,8 +142,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_join_before_exec),
 	    cmocka_unit_test(test_join_refused),
-	    cmocka_unit_test(test_namespaces),
-	    cmocka_unit_test(test_namespace_refused),
+	    cmocka_unit_test(test_newpid),
+	    cmocka_unit_test(test_child_leaves_us_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
