@@ -378,7 +378,8 @@ canon_name_ok(const char *k, size_t len, const char *const *stamped)
 		return 0;
 	/* only a name whose first segment is a stamp's can meet it */
 	for (s = 0; s < CANON_STAMPS; s++)
-		if (strncmp(stamped[s], k, first) == 0 &&
+		if (stamped[s][0] == k[0] &&
+		    strncmp(stamped[s], k, first) == 0 &&
 		    (stamped[s][first] == '.' || stamped[s][first] == '\0') &&
 		    canon_meets(k, len, stamped[s], strlen(stamped[s])))
 			return 0;
