@@ -32,6 +32,22 @@ else
 OUT ?= build
 SANFLAGS =
 endif
+
+# A program started for every call (the worker, the files skill) is
+# linked statically: the dynamic loader's relocations of libcrypto and
+# libc cost a worker 5 ms of CPU a call (docs/performance.md). A static
+# program takes a fix of those libraries only when rebuilt; STATIC=0
+# links them as the rest.
+STATIC ?= 1
+ifeq ($(STATIC),1)
+CALL_LDFLAGS = -static-pie
+else
+CALL_LDFLAGS = -pie
+endif
+# The sanitizers need their shared runtime (the files skill has none).
+WORKER_LDFLAGS = $(if $(SANFLAGS),-pie,$(CALL_LDFLAGS))
+WORKER_LIBS = -lmsgpackc -lcap -lcrypto
+FILES_SKILL_LIBS = -lmsgpackc -lcrypto
 BIN = $(if $(filter build,$(OUT)),bin,$(OUT)/bin)
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -98,8 +114,8 @@ $(FILES_SKILL_DIR)/put: $(FILES_SKILL_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fstack-protector-strong \
-		-D_FORTIFY_SOURCE=2 -fPIE $(PKG_CFLAGS) $(LDFLAGS) -pie -Wl,-z,relro,-z,now \
-		-o $@ $(FILES_SKILL_SRC) $(PKG_LIBS)
+		-D_FORTIFY_SOURCE=2 -fPIE $(PKG_CFLAGS) $(LDFLAGS) $(CALL_LDFLAGS) \
+		-Wl,-z,relro,-z,now -o $@ $(FILES_SKILL_SRC) $(FILES_SKILL_LIBS)
 $(FILES_SKILL_DIR)/get $(FILES_SKILL_DIR)/list $(FILES_SKILL_DIR)/delete: $(FILES_SKILL_DIR)/put
 	$(Q)ln -f $< $@
 
@@ -186,10 +202,15 @@ $(OUT)/tests/clients/example: examples/sb-invoke.c include/skillbroker.h $(LIBSB
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LIBSB_USER_FLAGS) -o $@ $< -lskillbroker
 
-$(PROGS):
+$(filter-out $(BIN)/skillbroker-worker,$(PROGS)):
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
+$(BIN)/skillbroker-worker:
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) $(WORKER_LDFLAGS) -Wl,-z,relro,-z,now \
+		-o $@ $^ $(WORKER_LIBS)
 
 # Unit tests link role code from an archive, so each pulls in only the
 # files it tests (a test of master code defines the master's globals).
