@@ -1,4 +1,4 @@
-/* os.c: operating-system mechanisms for the master (see os.h). */
+/* os.c: operating-system mechanisms of the master and the worker (os.h). */
 #include "os.h"
 
 #include <ctype.h>
@@ -26,12 +26,6 @@
 #define SPAWN_STACK (256 * 1024) /* the child's until its exec */
 #define SPAWN_GUARD 4096
 
-/*
- * The child of os_spawn runs in our memory on its own stack: nothing in
- * it is instrumented, so no sanitizer takes that stack for ours.
- */
-#define SPAWN_CHILD __attribute__((no_sanitize("address")))
-
 struct spawn_args {
 	const char *path;
 	char *const *argv;
@@ -45,7 +39,7 @@ struct spawn_args {
  * other fd closed, signals unblocked and SIGPIPE at its default, then
  * execv. Never returns (exit 126 or 127 on failure).
  */
-static void SPAWN_CHILD __attribute__((noreturn)) os_spawn_exec(
+static void OS_VFORK_CHILD __attribute__((noreturn)) os_spawn_exec(
     const char *path, char *const argv[], const struct fdmap *fds, int nfds)
 {
 	int tmp[SPAWN_FDS_MAX], i, top = 2, devnull;
@@ -81,7 +75,7 @@ static void SPAWN_CHILD __attribute__((noreturn)) os_spawn_exec(
  * its children (reload, reopen), are ignored until the program installs
  * its own handlers, rather than killing it while it starts.
  */
-static void SPAWN_CHILD
+static void OS_VFORK_CHILD
 os_spawn_signals(void)
 {
 	struct sigaction sa;
@@ -98,7 +92,7 @@ os_spawn_signals(void)
 }
 
 /* The child of os_spawn, all signals blocked, we waiting for its exec. */
-static int SPAWN_CHILD
+static int OS_VFORK_CHILD
 os_spawn_child(void *arg)
 {
 	const struct spawn_args *a = arg;
@@ -115,17 +109,15 @@ os_spawn_child(void *arg)
  * A vfork-like clone (CLONE_VM | CLONE_VFORK, as posix_spawn makes):
  * a fork copies our page tables and write-protects every page, and
  * each of our writes after it faults and flushes the TLB of every core;
- * with a worker per call that was most of our CPU.
+ * with a worker per call that was most of the master's CPU.
  */
 pid_t
-os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
-    int nfds, int newpid, const int *join, int njoin)
+os_vfork(int (*fn)(void *), void *arg, int flags)
 {
 	static char *stack;
-	struct spawn_args a = {path, argv, fds, join, nfds, njoin};
 	sigset_t all, old;
 	pid_t pid = -1;
-	int i, saved, masked;
+	int saved, masked;
 
 	/* Made once, with a guard page below it. */
 	if (stack == NULL &&
@@ -145,13 +137,25 @@ os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
 	masked = stack != NULL && sigprocmask(SIG_BLOCK, &all, &old) == 0;
 	/* One stack serves all: we are stopped until the child's exec. */
 	if (masked)
-		pid = clone(os_spawn_child, stack + SPAWN_GUARD + SPAWN_STACK,
-		    CLONE_VM | CLONE_VFORK | (newpid ? CLONE_NEWPID : 0) |
-		        SIGCHLD,
-		    &a);
+		pid = clone(fn, stack + SPAWN_GUARD + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | flags | SIGCHLD, arg);
 	saved = errno;
 	if (masked) /* a valid how and set: it cannot fail */
 		(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return pid;
+}
+
+pid_t
+os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
+    int nfds, int newpid, const int *join, int njoin)
+{
+	struct spawn_args a = {path, argv, fds, join, nfds, njoin};
+	pid_t pid;
+	int i, saved;
+
+	pid = os_vfork(os_spawn_child, &a, newpid ? CLONE_NEWPID : 0);
+	saved = errno;
 	for (i = 0; i < nfds; i++)
 		close(fds[i].fd);
 	errno = saved;

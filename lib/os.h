@@ -28,6 +28,18 @@ struct os_chan {
 int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
     struct error *e);
 
+/*
+ * fn(arg) in a child that runs in our memory, on a stack of its own,
+ * until its exec or exit, while we wait (CLONE_VM | CLONE_VFORK, and
+ * flags): no copy of our address space. fn starts with every signal
+ * blocked (none of our handlers may run on its stack) and unblocks
+ * what its program should have; it does nothing slow, and mark it
+ * OS_VFORK_CHILD, so no sanitizer takes its stack for ours. -1 with
+ * errno on failure.
+ */
+#define OS_VFORK_CHILD __attribute__((no_sanitize("address")))
+pid_t os_vfork(int (*fn)(void *), void *arg, int flags);
+
 /* The exit status of a child that could not join its cgroups. */
 #define OS_EXIT_JOIN 124
 /*

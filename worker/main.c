@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "../lib/log.h"
+#include "../lib/os.h"
 #include "../lib/usage.h"
 #include "../lib/util.h"
 #include "../lib/xmalloc.h"
@@ -51,8 +53,9 @@ ctl_send(const struct mp_enc *m)
 	return frame_send(FD_WORKER_CTL, m->sb.data, m->sb.size, &e);
 }
 
-/* Report a failed step to the master and stop; nothing of the skill ran. */
-static void __attribute__((noreturn)) fail(const char *step, const char *msg)
+/* Report a failed step to the master. */
+static void
+fail_report(const char *step, const char *msg)
 {
 	struct msg_worker_fail f = {(char *)step, (char *)msg};
 	struct mp_enc m;
@@ -60,6 +63,13 @@ static void __attribute__((noreturn)) fail(const char *step, const char *msg)
 	enc_init(&m);
 	msg_worker_fail_enc(&m, &f);
 	(void)ctl_send(&m);
+	enc_free(&m);
+}
+
+/* ... and stop; nothing of the skill ran. */
+static void __attribute__((noreturn)) fail(const char *step, const char *msg)
+{
+	fail_report(step, msg);
 	_exit(127);
 }
 
@@ -249,6 +259,36 @@ report_files(uint64_t since_ns)
 	enc_free(&m);
 }
 
+/* What the skill's child needs, and what it leaves if it fails. */
+struct skill_start {
+	const char *path;
+	char **argv, **envp;
+	struct rlimit as;
+	const char *step; /* where it failed */
+	int err;          /* 0, or errno of the failure */
+};
+
+/*
+ * The skill's child, in our memory until its exec (os_vfork): system
+ * calls only; a failure is left in *s for us and exits 127.
+ */
+static int OS_VFORK_CHILD
+skill_exec(void *arg)
+{
+	struct skill_start *s = arg;
+	sigset_t none;
+
+	s->step = "rlimits";
+	if (setrlimit(RLIMIT_AS, &s->as) == 0) {
+		s->step = "exec";
+		if (sigemptyset(&none) == 0 &&
+		    sigprocmask(SIG_SETMASK, &none, NULL) == 0)
+			execve(s->path, s->argv, s->envp);
+	}
+	s->err = errno;
+	_exit(127);
+}
+
 /*
  * Stay as pid 1 of the namespace and run the skill as a child: pid 1
  * ignores signals it has no handler for (SIGXFSZ, SIGXCPU would not end
@@ -259,21 +299,23 @@ report_files(uint64_t since_ns)
 static void __attribute__((noreturn))
 run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 {
-	struct error e;
+	struct skill_start s = {path, xargv, envp, {0, 0}, NULL, 0};
 	uint64_t since = now_real_ns();
 	struct msg_worker_exit x;
+	char msg[128];
 	struct mp_enc m;
 	pid_t skill, pid;
 	int status;
 
-	if ((skill = fork()) == -1)
+	/* The address-space cap binds the skill, not its init. */
+	s.as.rlim_cur = s.as.rlim_max = sandbox_as_limit(g);
+	if ((skill = os_vfork(skill_exec, &s, 0)) == -1)
 		fail("exec", strerror(errno));
-	if (skill == 0) {
-		/* The address-space cap binds the skill, not its init. */
-		if (sandbox_final_limits(g, &e) == -1)
-			fail("rlimits", e.msg);
-		execve(path, xargv, envp);
-		fail("exec", strerror(errno));
+	if (s.err != 0) { /* reported as its own fork reported it */
+		snprintf(msg, sizeof(msg), "%s%s",
+		    strcmp(s.step, "rlimits") == 0 ? "setrlimit AS: " : "",
+		    strerror(s.err));
+		fail_report(s.step, msg);
 	}
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	close(0);

@@ -2,6 +2,8 @@
 #ifndef SB_WORKER_H
 #define SB_WORKER_H
 
+#include <sys/resource.h>
+
 #include "../lib/error.h"
 #include "../proto/fds.h"
 #include "../proto/msg.h"
@@ -10,8 +12,8 @@
 int sandbox_prep(const struct msg_prep *p, const char **step, struct error *e);
 /* Then the grant's steps, in order; on failure *step names it. */
 int sandbox_build(const struct grant *g, const char **step, struct error *e);
-/* The last step before exec: limits that must not bind the builder. */
-int sandbox_final_limits(const struct grant *g, struct error *e);
+/* The skill's RLIMIT_AS, set in its child: it must not bind the builder. */
+rlim_t sandbox_as_limit(const struct grant *g);
 /* Give the work tree to the worker uid without following symlinks. */
 int workdir_prepare(const struct grant *g, struct error *e);
 int datadir_prepare(const struct grant *g, struct error *e);

@@ -180,10 +180,8 @@ sandbox_build(const struct grant *g, const char **step, struct error *e)
 }
 
 /* Address-space cap: set last, so it binds the skill, not the builder. */
-int
-sandbox_final_limits(const struct grant *g, struct error *e)
+rlim_t
+sandbox_as_limit(const struct grant *g)
 {
-	rlim_t mem = (rlim_t)(g->as_mb ? g->as_mb : g->memory_mb) << 20;
-
-	return set_limit(RLIMIT_AS, mem, "AS", e);
+	return (rlim_t)(g->as_mb ? g->as_mb : g->memory_mb) << 20;
 }
