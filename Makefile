@@ -39,6 +39,7 @@ endif
 # program takes a fix of those libraries only when rebuilt; STATIC=0
 # links them as the rest.
 STATIC ?= 1
+STATIC_STAMP = $(OUT)/static.stamp
 ifeq ($(STATIC),1)
 CALL_LDFLAGS = -static-pie
 else
@@ -46,8 +47,10 @@ CALL_LDFLAGS = -pie
 endif
 # The sanitizers need their shared runtime (the files skill has none).
 WORKER_LDFLAGS = $(if $(SANFLAGS),-pie,$(CALL_LDFLAGS))
-WORKER_LIBS = -lmsgpackc -lcap -lcrypto
-FILES_SKILL_LIBS = -lmsgpackc -lcrypto
+# A static link takes what each library needs in turn (pkg-config --static).
+pc_libs = $(shell pkg-config --libs $(if $(filter -static-pie,$(1)),--static) $(2) 2>/dev/null)
+WORKER_LIBS := $(call pc_libs,$(WORKER_LDFLAGS),msgpack libcap libcrypto)
+FILES_SKILL_LIBS := $(call pc_libs,$(CALL_LDFLAGS),msgpack libcrypto)
 BIN = $(if $(filter build,$(OUT)),bin,$(OUT)/bin)
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
@@ -110,7 +113,7 @@ FILES_SKILL_SRC = skills/files/src/files.c lib/error.c lib/log.c lib/util.c \
 
 all: $(PROGS) $(FILES_SKILL) $(LIBSB)
 
-$(FILES_SKILL_DIR)/put: $(FILES_SKILL_SRC)
+$(FILES_SKILL_DIR)/put: $(FILES_SKILL_SRC) $(STATIC_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fstack-protector-strong \
@@ -138,6 +141,11 @@ $(LIBEXEC_STAMP): FORCE
 	@mkdir -p $(OUT)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(LIBEXECDIR)" ] || echo "$(LIBEXECDIR)" > $@
 $(OUT)/obj/master/main.o: $(LIBEXEC_STAMP)
+# Relink what STATIC links when it changes.
+$(STATIC_STAMP): FORCE
+	@mkdir -p $(OUT)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(STATIC)" ] || echo "$(STATIC)" > $@
+$(BIN)/skillbroker-worker: $(STATIC_STAMP)
 .PHONY: FORCE
 FORCE:
 
@@ -210,7 +218,7 @@ $(BIN)/skillbroker-worker:
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $(SANFLAGS) $(WORKER_LDFLAGS) -Wl,-z,relro,-z,now \
-		-o $@ $^ $(WORKER_LIBS)
+		-o $@ $(filter-out $(STATIC_STAMP),$^) $(WORKER_LIBS)
 
 # Unit tests link role code from an archive, so each pulls in only the
 # files it tests (a test of master code defines the master's globals).

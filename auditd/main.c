@@ -34,8 +34,8 @@
 #define PRIO_COMMIT 2 /* after every channel has been read */
 #define LAZY_MS 50    /* a record nobody waits for waits this long at most */
 #define BATCH_RECORDS 256        /* lines written with one write() */
-#define BATCH_BYTES (256 * 1024) /* at most */
-#define BATCH_CAP (BATCH_BYTES + AUDIT_LINE_MAX)
+#define BATCH_BYTES (256 * 1024) /* a batch is cut once this big */
+#define BATCH_CAP (BATCH_BYTES + AUDIT_LINE_MAX) /* so a line still fits */
 #define TRIM_THRESHOLD (4 * 1024 * 1024) /* free heap kept for batches */
 
 struct pending_ack {
@@ -56,8 +56,8 @@ struct pending_ack {
  * the chain's head with them, len their bytes.
  */
 static struct {
-	char *buf;
-	size_t len, cap, n;
+	char *buf; /* BATCH_CAP bytes, once made */
+	size_t len, n;
 	struct audit_head head;
 } batch;
 
@@ -230,12 +230,12 @@ batch_add(const struct mp_doc *d, const msgpack_object *ev,
 	if ((line = audit_event_line(ev, &st, hash, &len, e)) == NULL)
 		return -1;
 	/* made once, not grown batch by batch (its copies and page faults
-	 * were a tenth of auditd's time): a batch is cut at BATCH_BYTES */
-	if (batch.cap - batch.len < len) {
-		while (batch.cap - batch.len < len)
-			batch.cap = batch.cap ? 2 * batch.cap : BATCH_CAP;
-		batch.buf = xreallocarray(batch.buf, batch.cap, 1);
-	}
+	 * were a tenth of auditd's time) */
+	if (batch.buf == NULL)
+		batch.buf = xmalloc(BATCH_CAP);
+	if (BATCH_CAP - batch.len < len) /* on_audit cuts at BATCH_BYTES */
+		fatalx(
+		    "audit batch: %zu bytes and a line of %zu", batch.len, len);
 	memcpy(batch.buf + batch.len, line, len);
 	free(line);
 	batch.len += len;
@@ -290,11 +290,6 @@ batch_flush(void)
 		pa->batched = 0;
 		pa->ev = NULL;
 		mp_doc_free(&pa->doc);
-	}
-	if (batch.cap > BATCH_CAP) { /* never grown by the bounds above */
-		free(batch.buf);
-		batch.buf = NULL;
-		batch.cap = 0;
 	}
 }
 

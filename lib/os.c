@@ -23,8 +23,8 @@
 #include "xmalloc.h"
 
 #define SPAWN_FDS_MAX 8
-#define SPAWN_STACK (256 * 1024) /* the child's until its exec */
-#define SPAWN_GUARD 4096
+#define VFORK_STACK (256 * 1024) /* the child's until its exec */
+#define VFORK_GUARD 4096
 
 struct spawn_args {
 	const char *path;
@@ -121,13 +121,13 @@ os_vfork(int (*fn)(void *), void *arg, int flags)
 
 	/* Made once, with a guard page below it. */
 	if (stack == NULL &&
-	    (stack = mmap(NULL, SPAWN_GUARD + SPAWN_STACK, PROT_NONE,
+	    (stack = mmap(NULL, VFORK_GUARD + VFORK_STACK, PROT_NONE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) !=
 	        MAP_FAILED &&
-	    mprotect(stack + SPAWN_GUARD, SPAWN_STACK,
+	    mprotect(stack + VFORK_GUARD, VFORK_STACK,
 	        PROT_READ | PROT_WRITE) == -1) {
 		saved = errno;
-		(void)munmap(stack, SPAWN_GUARD + SPAWN_STACK);
+		(void)munmap(stack, VFORK_GUARD + VFORK_STACK);
 		errno = saved;
 		stack = MAP_FAILED;
 	}
@@ -137,7 +137,7 @@ os_vfork(int (*fn)(void *), void *arg, int flags)
 	masked = stack != NULL && sigprocmask(SIG_BLOCK, &all, &old) == 0;
 	/* One stack serves all: we are stopped until the child's exec. */
 	if (masked)
-		pid = clone(fn, stack + SPAWN_GUARD + SPAWN_STACK,
+		pid = clone(fn, stack + VFORK_GUARD + VFORK_STACK,
 		    CLONE_VM | CLONE_VFORK | flags | SIGCHLD, arg);
 	saved = errno;
 	if (masked) /* a valid how and set: it cannot fail */
@@ -146,6 +146,7 @@ os_vfork(int (*fn)(void *), void *arg, int flags)
 	return pid;
 }
 
+/* A helper or a worker, placed by os_spawn_child before its exec. */
 pid_t
 os_spawn(const char *path, char *const argv[], const struct fdmap *fds,
     int nfds, int newpid, const int *join, int njoin)

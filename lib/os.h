@@ -1,6 +1,7 @@
 /*
- * os.h: operating-system mechanisms the privileged master needs, with
- * no knowledge of any role: exec a helper with its fds at fixed numbers,
+ * os.h: operating-system mechanisms the privileged master (and the
+ * worker) need, with no knowledge of any role: start a child without
+ * copying our memory, exec a helper with its fds at fixed numbers,
  * listen on a unix socket, check a directory is ours alone, tell a
  * mount point.
  */
@@ -34,8 +35,10 @@ int os_chans(const struct os_chan *spec, int n, struct fdmap *child, int *ours,
  * flags): no copy of our address space. fn starts with every signal
  * blocked (none of our handlers may run on its stack) and unblocks
  * what its program should have; it does nothing slow, and mark it
- * OS_VFORK_CHILD, so no sanitizer takes its stack for ours. -1 with
- * errno on failure.
+ * OS_VFORK_CHILD, so no sanitizer takes its stack for ours. It shares
+ * our thread's storage (errno) and heap: system calls only, no malloc,
+ * stdio or lock. One stack serves every call: only for a caller with
+ * one thread, never from a signal handler. -1 with errno on failure.
  */
 #define OS_VFORK_CHILD __attribute__((no_sanitize("address")))
 pid_t os_vfork(int (*fn)(void *), void *arg, int flags);

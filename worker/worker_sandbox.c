@@ -179,7 +179,8 @@ sandbox_build(const struct grant *g, const char **step, struct error *e)
 	return 0;
 }
 
-/* Address-space cap: set last, so it binds the skill, not the builder. */
+/* The address-space cap, which the skill's child sets before its exec:
+ * it binds the skill, not the builder. */
 rlim_t
 sandbox_as_limit(const struct grant *g)
 {
