@@ -469,15 +469,13 @@ sha256_fd(int fd, char *hex)
 	unsigned char buf[65536], md[SHA256_DIGEST_LENGTH];
 	SHA256_CTX ctx;
 	ssize_t n = -1;
-	int ok;
 
 	if (!SHA256_Init(&ctx))
 		return -1;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (!SHA256_Update(&ctx, buf, (size_t)n))
 			break;
-	ok = SHA256_Final(md, &ctx) && n == 0;
-	if (!ok)
+	if (!SHA256_Final(md, &ctx) || n != 0) /* read to its end, or not */
 		return -1;
 	hex_encode(md, sizeof(md), hex);
 	return 0;

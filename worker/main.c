@@ -264,8 +264,8 @@ struct skill_start {
 	const char *path;
 	char **argv, **envp;
 	struct rlimit as;
-	const char *step; /* where it failed */
-	int err;          /* 0, or errno of the failure */
+	const char *step, *call; /* where it failed, and in which call */
+	int err;                 /* 0, or errno of the failure */
 };
 
 /*
@@ -279,8 +279,10 @@ skill_exec(void *arg)
 	sigset_t none;
 
 	s->step = "rlimits";
+	s->call = "setrlimit AS: ";
 	if (setrlimit(RLIMIT_AS, &s->as) == 0) {
 		s->step = "exec";
+		s->call = "";
 		if (sigemptyset(&none) == 0 &&
 		    sigprocmask(SIG_SETMASK, &none, NULL) == 0)
 			execve(s->path, s->argv, s->envp);
@@ -299,7 +301,7 @@ skill_exec(void *arg)
 static void __attribute__((noreturn))
 run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 {
-	struct skill_start s = {path, xargv, envp, {0, 0}, NULL, 0};
+	struct skill_start s = {path, xargv, envp, {0, 0}, NULL, NULL, 0};
 	uint64_t since = now_real_ns();
 	struct msg_worker_exit x;
 	char msg[128];
@@ -312,9 +314,7 @@ run_as_init(const struct grant *g, const char *path, char **xargv, char **envp)
 	if ((skill = os_vfork(skill_exec, &s, 0)) == -1)
 		fail("exec", strerror(errno));
 	if (s.err != 0) { /* reported as its own fork reported it */
-		snprintf(msg, sizeof(msg), "%s%s",
-		    strcmp(s.step, "rlimits") == 0 ? "setrlimit AS: " : "",
-		    strerror(s.err));
+		snprintf(msg, sizeof(msg), "%s%s", s.call, strerror(s.err));
 		fail_report(s.step, msg);
 	}
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
