@@ -209,7 +209,8 @@ rss_watch() {
 		while now=$(rss_kb "$1") && [ -n "$now" ]; do
 			if [ "$now" -gt "$max" ]; then
 				max=$now
-				echo "$max" >"$2"
+				# renamed into place: a reader never sees it empty
+				echo "$max" >"$2.new" && mv -f "$2.new" "$2"
 			fi
 			sleep 0.1
 		done
