@@ -101,8 +101,16 @@ export function raw(args = []) {
         });
       });
     },
-    async close() {
+    // End stdin and wait for the exit; one not gone within ms is
+    // killed (a test that failed must still end, not wait for ever).
+    async close(ms = 10000) {
       child.stdin.end();
+      let t;
+      const late = new Promise((resolve) => (t = setTimeout(resolve, ms)));
+      const r = await Promise.race([exited, late.then(() => null)]);
+      clearTimeout(t);
+      if (r) return r;
+      child.kill('SIGKILL');
       return exited;
     },
   };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
-import { noAdapter, raw } from './lib.mjs';
+import { noAdapter, raw, until } from './lib.mjs';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -152,8 +152,8 @@ test('a host that does not read: input waits, nothing blocks or is lost', { skip
     for (let i = 0; i < n; i++) lines.push(JSON.stringify({ jsonrpc: '2.0', id: `p${i}`, method: 'ping' }));
     let taken = false;
     const written = b.write(lines.join('\n') + '\n').then(() => (taken = true));
-    await new Promise((r) => setTimeout(r, 1000));
-    assert.match(b.stderr(), /bytes of output wait: stopped reading stdin/);
+    // as soon as it has queued its bound, however slow the machine
+    await until(() => /bytes of output wait: stopped reading stdin/.test(b.stderr()), 60000, 'the adapter to stop reading');
     assert.equal(taken, false, 'the adapter stopped reading: our input waits');
     b.child.stdout.resume();
     await written;
@@ -163,6 +163,7 @@ test('a host that does not read: input waits, nothing blocks or is lost', { skip
     }
     assert.match(b.stderr(), /resumed reading stdin/);
   } finally {
+    b.child.stdout.resume(); // else a failure above leaves it blocked
     await b.close();
   }
 });
