@@ -180,7 +180,7 @@ LIBSB_LIBS := $(shell pkg-config --libs $(LIBSB_PKGS) 2>/dev/null)
 $(OUT)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (pic)")
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -DSB_LIBRARY -fPIC -fvisibility=hidden -c $< -o $@
 $(OUT)/lib/libskillbroker.so.$(LIBSB_VERSION): $(LIBSB_OBJS) libskillbroker/libskillbroker.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

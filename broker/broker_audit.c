@@ -88,17 +88,21 @@ static void
 audit_effective(struct mp_enc *m, const struct call *c)
 {
 	char key[AUDIT_KEY_MAX + 1] = "policy.effective";
-	msgpack_unpacked up;
-	size_t off = 0;
+	struct mp_doc d;
+	struct error e;
 
 	if (c->ans.effective == NULL || c->ans.effective_len == 0)
 		return;
-	msgpack_unpacked_init(&up);
-	if (msgpack_unpack_next(&up, (const char *)c->ans.effective,
-	        c->ans.effective_len, &off) == MSGPACK_UNPACK_SUCCESS &&
-	    up.data.type == MSGPACK_OBJECT_MAP)
-		audit_flatten(m, key, strlen(key), &up.data, 1);
-	msgpack_unpacked_destroy(&up);
+	/* checked as a part of policyd's answer already: a failure here
+	 * would be our own bug, logged, and the record goes without them */
+	if (mp_decode(&d, c->ans.effective, c->ans.effective_len, NULL, &e) ==
+	    -1) {
+		log_warnx("call %llu: effective permissions: %s",
+		    (unsigned long long)c->ref, e.msg);
+		return;
+	}
+	audit_flatten(m, key, strlen(key), d.root, 1);
+	mp_doc_free(&d);
 }
 
 /* The approval this call asked for, as "appr-N". */

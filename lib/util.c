@@ -103,6 +103,18 @@ rfc3339_fmt(const struct timespec *ts, char *buf, size_t len)
 	buf[p - out] = '\0';
 }
 
+/* Eight bytes of ASCII, none of them NUL: most text is, so most of a
+ * string is taken a word at a time. */
+static int
+ascii8(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones << 7;
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return (w & highs) == 0 && ((w - ones) & ~w & highs) == 0;
+}
+
 /* Strict UTF-8: no overlongs, no surrogates, nothing above U+10FFFF. */
 int
 utf8_valid(const char *str, size_t len)
@@ -113,6 +125,10 @@ utf8_valid(const char *str, size_t len)
 
 	while (i < len) {
 		unsigned char c = s[i];
+		if (len - i >= 8 && ascii8(s + i)) {
+			i += 8;
+			continue;
+		}
 		if (c == 0)
 			return 0;
 		if (c < 0x80) {

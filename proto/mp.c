@@ -243,6 +243,46 @@ mp_prescan(
 	return 0;
 }
 
+/*
+ * A daemon's roles keep the zones of freed documents and the buffers of
+ * freed encoders for the next message (each is a large allocation, after
+ * which glibc consolidates its free lists). The client library keeps
+ * none: its connections may be used by different threads.
+ */
+#define MP_SLOTS 4
+#ifdef SB_LIBRARY
+#define MP_KEEPS 0
+#else
+#define MP_KEEPS 1
+#endif
+
+/* Zones, cleared to their first chunk. */
+static msgpack_zone *mp_zones[MP_SLOTS];
+static size_t mp_nzones;
+
+static msgpack_zone *
+mp_zone_get(void)
+{
+	msgpack_zone *z;
+
+	if (mp_nzones > 0)
+		return mp_zones[--mp_nzones];
+	if ((z = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE)) == NULL)
+		fatalx("msgpack_zone_new failed");
+	return z;
+}
+
+static void
+mp_zone_put(msgpack_zone *z)
+{
+	if (!MP_KEEPS || mp_nzones == MP_SLOTS) {
+		msgpack_zone_free(z);
+		return;
+	}
+	msgpack_zone_clear(z); /* frees every chunk but the first */
+	mp_zones[mp_nzones++] = z;
+}
+
 int
 mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
     const struct mp_limits *lim, struct error *e)
@@ -258,32 +298,27 @@ mp_decode(struct mp_doc *d, const uint8_t *buf, size_t len,
 		return error_set(e, ERR_BAD_REQUEST, "empty message");
 	if (mp_prescan(buf, len, lim, e) == -1)
 		return -1;
+	d->up.zone = mp_zone_get();
+	d->live = 1;
 	/*
 	 * msgpack-c points str and bin objects into the input buffer, which
 	 * callers reuse (chan_next compacts its read buffer): decode a
-	 * private copy that the document's zone frees.
+	 * private copy in the document's zone.
 	 */
-	copy = xmalloc(len);
+	if ((copy = msgpack_zone_malloc_no_align(d->up.zone, len)) == NULL)
+		fatalx("msgpack_zone_malloc failed");
 	memcpy(copy, buf, len);
-	msgpack_unpacked_init(&d->up);
-	d->live = 1;
-	r = msgpack_unpack_next(&d->up, copy, len, &off);
-	if (r != MSGPACK_UNPACK_SUCCESS) {
-		mp_doc_free(d);
-		free(copy);
-		return error_set(e, ERR_BAD_REQUEST, "%s",
-		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack"
-		                                 : "malformed msgpack");
-	}
-	if (d->up.zone == NULL &&
-	    (d->up.zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE)) == NULL)
-		fatalx("msgpack_zone_new failed");
-	if (!msgpack_zone_push_finalizer(d->up.zone, free, copy))
-		fatalx("msgpack_zone_push_finalizer failed");
-	if (off != len) {
+	r = msgpack_unpack(copy, len, &off, d->up.zone, &d->up.data);
+	if (r == MSGPACK_UNPACK_EXTRA_BYTES) {
 		mp_doc_free(d);
 		return error_set(e, ERR_BAD_REQUEST,
 		    "%zu trailing bytes after message", len - off);
+	}
+	if (r != MSGPACK_UNPACK_SUCCESS) {
+		mp_doc_free(d);
+		return error_set(e, ERR_BAD_REQUEST, "%s",
+		    r == MSGPACK_UNPACK_CONTINUE ? "truncated msgpack"
+		                                 : "malformed msgpack");
 	}
 	if (d->up.data.type != MSGPACK_OBJECT_MAP) {
 		mp_doc_free(d);
@@ -313,8 +348,9 @@ mp_doc_take(struct mp_doc *to, const struct mp_doc *from)
 void
 mp_doc_free(struct mp_doc *d)
 {
-	if (d->live)
-		msgpack_unpacked_destroy(&d->up);
+	if (d->live && d->up.zone != NULL)
+		mp_zone_put(d->up.zone);
+	d->up.zone = NULL;
 	d->live = 0;
 	d->root = NULL;
 }
@@ -348,9 +384,11 @@ mp_only_keys(
 		const msgpack_object *k = &map->via.map.ptr[i].key;
 		int found = 0;
 		/* strncmp stops at an allowed name's end; the NUL after
-		 * the key's length says the lengths are equal */
+		 * the key's length says the lengths are equal (mp_check
+		 * took keys of one byte or more, none of them NUL) */
 		for (j = 0; allowed[j] != NULL && !found; j++)
-			found = strncmp(allowed[j], k->via.str.ptr,
+			found = allowed[j][0] == k->via.str.ptr[0] &&
+			        strncmp(allowed[j], k->via.str.ptr,
 			            k->via.str.size) == 0 &&
 			        allowed[j][k->via.str.size] == '\0';
 		if (!found)
@@ -638,18 +676,39 @@ mp_rawmap(const msgpack_object *map, const char *key, size_t max, uint8_t **out,
 /* A counted map's header is reserved at its widest (map32), then shrunk. */
 #define MAP32_HDR 5
 
+/* Encoders' buffers (above mp_decode): one that grew past this is freed. */
+#define ENC_KEEP_MAX (64 * 1024)
+static struct {
+	char *data;
+	size_t alloc;
+} enc_kept[MP_SLOTS];
+static size_t enc_nkept;
+
 void
 enc_init(struct mp_enc *e)
 {
 	memset(e, 0, sizeof(*e));
 	msgpack_sbuffer_init(&e->sb);
+	if (enc_nkept > 0) {
+		enc_nkept--;
+		e->sb.data = enc_kept[enc_nkept].data;
+		e->sb.alloc = enc_kept[enc_nkept].alloc;
+	}
 	msgpack_packer_init(&e->pk, &e->sb, msgpack_sbuffer_write);
 }
 
 void
 enc_free(struct mp_enc *e)
 {
-	msgpack_sbuffer_destroy(&e->sb);
+	if (e->sb.data != NULL && e->sb.alloc <= ENC_KEEP_MAX && MP_KEEPS &&
+	    enc_nkept < MP_SLOTS) {
+		enc_kept[enc_nkept].data = e->sb.data;
+		enc_kept[enc_nkept].alloc = e->sb.alloc;
+		enc_nkept++;
+	} else
+		msgpack_sbuffer_destroy(&e->sb);
+	e->sb.data = NULL;
+	e->sb.size = e->sb.alloc = 0;
 }
 
 /* Open a map whose entries enc_key counts; enc_map_close writes the size. */

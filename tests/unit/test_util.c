@@ -108,6 +108,49 @@ test_utf8_len_bound(void **state)
 	assert_int_equal(utf8_valid("ab\xff", 2), 1);
 }
 
+/*
+ * Long ASCII is checked a word at a time: a NUL, a stray byte or a
+ * multi-byte character at any place, in any length, is seen as one is
+ * in a short string (and nothing past len is).
+ */
+static void
+test_utf8_long(void **state)
+{
+	static const char *const bad[] = {
+	    "\0", "\x80", "\xff", "\xc3", "\xed\xa0\x80"};
+	char s[40];
+	size_t len, at, b, blen;
+
+	(void)state;
+	for (len = 0; len <= 32; len++) {
+		memset(s, 'a', sizeof(s));
+		assert_int_equal(utf8_valid(s, len), 1);
+		for (at = 0; at < len; at++) {
+			for (b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+				memset(s, 'a', sizeof(s));
+				blen = b == 0 ? 1 : strlen(bad[b]);
+				if (at + blen > len)
+					continue;
+				memcpy(s + at, bad[b], blen);
+				if (utf8_valid(s, len) != 0)
+					fail_msg(
+					    "len %zu: bad %zu at %zu passed",
+					    len, b, at);
+			}
+			memset(s, 'a', sizeof(s));
+			if (at + 2 <= len) { /* a valid é anywhere */
+				memcpy(s + at, "\xc3\xa9", 2);
+				if (utf8_valid(s, len) != 1)
+					fail_msg("len %zu: é at %zu refused",
+					    len, at);
+			}
+		}
+		memset(s, 'a', sizeof(s));
+		s[len] = '\0'; /* past len: never looked at */
+		assert_int_equal(utf8_valid(s, len), 1);
+	}
+}
+
 static void
 test_ident_valid(void **state)
 {
@@ -386,6 +429,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_utf8_table),
 	    cmocka_unit_test(test_utf8_len_bound),
+	    cmocka_unit_test(test_utf8_long),
 	    cmocka_unit_test(test_ident_valid),
 	    cmocka_unit_test(test_parse_uint),
 	    cmocka_unit_test(test_hex_encode),
