@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testenc.h"
@@ -990,6 +991,96 @@ test_doc_owns_its_data(void **state)
 	enc_free(&m);
 }
 
+/* {"v": text}, decoded into d; the encoder is freed. */
+static void
+decode_text(struct mp_doc *d, const char *text)
+{
+	struct mp_enc m;
+	struct error e;
+
+	enc_init(&m);
+	assert_int_equal(m.sb.size, 0); /* a kept buffer starts empty */
+	enc_map_open(&m);
+	enc_kstr(&m, "v", text);
+	enc_map_close(&m);
+	/* fixmap, "v", the string's header (fixstr or str8), its bytes */
+	assert_int_equal(
+	    m.sb.size, 1 + 2 + (strlen(text) < 32 ? 1 : 2) + strlen(text));
+	assert_int_equal(
+	    mp_decode(d, (const uint8_t *)m.sb.data, m.sb.size, NULL, &e), 0);
+	enc_free(&m);
+}
+
+/*
+ * Documents and encoders take what freed ones left (a role keeps a
+ * few): each still holds its own message alone, with more live at
+ * once than are kept, round after round.
+ */
+static void
+test_doc_reuse(void **state)
+{
+	struct mp_doc d[7];
+	const msgpack_object *v;
+	char want[64];
+	size_t i;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < 7; i++) {
+			/* lengths differ, so a stale byte would show */
+			snprintf(want, sizeof(want),
+			    "document %zu of round %d%.*s", i, round,
+			    (int)(i * 5), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			decode_text(&d[i], want);
+		}
+		for (i = 0; i < 7; i++) {
+			snprintf(want, sizeof(want),
+			    "document %zu of round %d%.*s", i, round,
+			    (int)(i * 5), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			v = mp_get(d[i].root, "v");
+			assert_non_null(v);
+			assert_int_equal(v->via.str.size, strlen(want));
+			assert_memory_equal(v->via.str.ptr, want, strlen(want));
+		}
+		/* freed in another order than made */
+		for (i = 0; i < 7; i++)
+			mp_doc_free(&d[(i * 3) % 7]);
+	}
+}
+
+/*
+ * Under AddressSanitizer a freed document's bytes are poisoned while
+ * kept: reading them fails as a use after free would, and does not
+ * quietly read the next message.
+ */
+static void
+test_freed_doc_poisoned(void **state)
+{
+	struct mp_doc d;
+	const char *p;
+	int status;
+	pid_t pid;
+
+	(void)state;
+#if !defined(__SANITIZE_ADDRESS__)
+	skip(); /* only a sanitizer build can see it */
+#endif
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		FILE *quiet = freopen("/dev/null", "w", stderr);
+
+		(void)quiet;
+		decode_text(&d, "a secret of the last message");
+		p = mp_get(d.root, "v")->via.str.ptr;
+		mp_doc_free(&d);
+		*(volatile const char *)p; /* the read a sanitizer stops */
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* The n entries {"k0": 0, "k1": 1, ...}, keys counted when a map is open. */
 static void
 enc_entries(struct mp_enc *m, uint32_t n)
@@ -1302,6 +1393,8 @@ main(void)
 	        test_only_keys, fixture_setup, fixture_teardown),
 	    cmocka_unit_test(test_enc_round_trip),
 	    cmocka_unit_test(test_doc_owns_its_data),
+	    cmocka_unit_test(test_doc_reuse),
+	    cmocka_unit_test(test_freed_doc_poisoned),
 	    cmocka_unit_test(test_enc_map_counts_itself),
 	    cmocka_unit_test(test_enc_nested_maps),
 	    cmocka_unit_test(test_enc_wrong_count),

@@ -108,10 +108,25 @@ test_utf8_len_bound(void **state)
 	assert_int_equal(utf8_valid("ab\xff", 2), 1);
 }
 
+/* utf8_valid of a heap copy of exactly len bytes: a sanitizer build
+ * sees any read past the end. */
+static int
+utf8_exact(const char *s, size_t len)
+{
+	char *p = malloc(len > 0 ? len : 1);
+	int r;
+
+	assert_non_null(p);
+	memcpy(p, s, len);
+	r = utf8_valid(p, len);
+	free(p);
+	return r;
+}
+
 /*
  * Long ASCII is checked a word at a time: a NUL, a stray byte or a
  * multi-byte character at any place, in any length, is seen as one is
- * in a short string (and nothing past len is).
+ * in a short string (and nothing past len is read).
  */
 static void
 test_utf8_long(void **state)
@@ -124,7 +139,7 @@ test_utf8_long(void **state)
 	(void)state;
 	for (len = 0; len <= 32; len++) {
 		memset(s, 'a', sizeof(s));
-		assert_int_equal(utf8_valid(s, len), 1);
+		assert_int_equal(utf8_exact(s, len), 1);
 		for (at = 0; at < len; at++) {
 			for (b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
 				memset(s, 'a', sizeof(s));
@@ -132,7 +147,7 @@ test_utf8_long(void **state)
 				if (at + blen > len)
 					continue;
 				memcpy(s + at, bad[b], blen);
-				if (utf8_valid(s, len) != 0)
+				if (utf8_exact(s, len) != 0)
 					fail_msg(
 					    "len %zu: bad %zu at %zu passed",
 					    len, b, at);
@@ -140,14 +155,11 @@ test_utf8_long(void **state)
 			memset(s, 'a', sizeof(s));
 			if (at + 2 <= len) { /* a valid é anywhere */
 				memcpy(s + at, "\xc3\xa9", 2);
-				if (utf8_valid(s, len) != 1)
+				if (utf8_exact(s, len) != 1)
 					fail_msg("len %zu: é at %zu refused",
 					    len, at);
 			}
 		}
-		memset(s, 'a', sizeof(s));
-		s[len] = '\0'; /* past len: never looked at */
-		assert_int_equal(utf8_valid(s, len), 1);
 	}
 }
 
