@@ -379,7 +379,7 @@ mp_doc_take(struct mp_doc *to, const struct mp_doc *from)
 void
 mp_doc_free(struct mp_doc *d)
 {
-	if (d->live && d->up.zone != NULL)
+	if (d->live) /* a live document has its zone */
 		mp_zone_put(d->up.zone);
 	d->up.zone = NULL;
 	d->live = 0;

@@ -1011,6 +1011,14 @@ decode_text(struct mp_doc *d, const char *text)
 	enc_free(&m);
 }
 
+/* Document i's text in a round; lengths differ, so a stale byte shows. */
+static void
+reuse_text(char *buf, size_t len, size_t i, int round)
+{
+	snprintf(buf, len, "document %zu of round %d%.*s", i, round,
+	    (int)(i * 5), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+}
+
 /*
  * Documents and encoders take what freed ones left (a role keeps a
  * few): each still holds its own message alone, with more live at
@@ -1028,16 +1036,11 @@ test_doc_reuse(void **state)
 	(void)state;
 	for (round = 0; round < 4; round++) {
 		for (i = 0; i < 7; i++) {
-			/* lengths differ, so a stale byte would show */
-			snprintf(want, sizeof(want),
-			    "document %zu of round %d%.*s", i, round,
-			    (int)(i * 5), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			reuse_text(want, sizeof(want), i, round);
 			decode_text(&d[i], want);
 		}
 		for (i = 0; i < 7; i++) {
-			snprintf(want, sizeof(want),
-			    "document %zu of round %d%.*s", i, round,
-			    (int)(i * 5), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			reuse_text(want, sizeof(want), i, round);
 			v = mp_get(d[i].root, "v");
 			assert_non_null(v);
 			assert_int_equal(v->via.str.size, strlen(want));
