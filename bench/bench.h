@@ -30,7 +30,8 @@ struct bench_opts {
 	unsigned rounds, warmup, clients, window;
 	uint32_t uid; /* bwrap's uid and gid inside its user namespace */
 	double seconds;
-	int fork_series; /* latency: time fork+exec too */
+	int fork_series;   /* latency: time fork+exec too */
+	unsigned pause_ms; /* latency: idle after each sample, every series */
 };
 
 /* A growing set of latency samples in nanoseconds. */

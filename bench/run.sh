@@ -17,11 +17,14 @@
 #   audit       fdatasyncs per call in the daemon; records/s per flush
 #   scaling     latency and 8-client throughput as skills, rules, host
 #               processes and output size grow, each against its base
-# latency and throughput run again with `worker: {pool: BENCH_POOL}`
-# when the daemon takes that key.
+# The main daemon has no warm pool (`worker: {pool: 0}`: a worker is
+# started for each call); latency and throughput run again with
+# `worker: {pool: BENCH_POOL}`.
 #
 # Knobs (defaults; BENCH_QUICK=1 runs every section briefly):
 #   BENCH_N=200 BENCH_WARMUP=20   latency rounds, and rounds not counted
+#   BENCH_PAUSE_MS=25             idle after each latency sample of every
+#                                 series (a reap, the pool's refill)
 #   BENCH_SECONDS=4               each throughput row, per series
 #   BENCH_CLIENTS="1 2 8 32"      throughput rows
 #   BENCH_AUTH_SECONDS=3 BENCH_WINDOW=64
@@ -45,6 +48,7 @@ QUICK=${BENCH_QUICK:-0}
 quick() { if [ "$QUICK" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 N=${BENCH_N:-$(quick 200 10)}
 WARMUP=${BENCH_WARMUP:-$(quick 20 2)}
+PAUSE_MS=${BENCH_PAUSE_MS:-25}
 TP_SECONDS=${BENCH_SECONDS:-$(quick 4 0.6)}
 CLIENTS=${BENCH_CLIENTS:-1 2 8 32}
 AUTH_SECONDS=${BENCH_AUTH_SECONDS:-$(quick 3 0.5)}
@@ -397,7 +401,8 @@ section_memory() {
 section_latency() {
 	if [ -n "$BWRAP" ]; then b="-b $BWRAP"; else b=""; fi
 	# shellcheck disable=SC2086
-	line=$(bench latency -e scripts/noop.sh -n "$N" -W "$WARMUP" -S "lat-p$1" $b)
+	line=$(bench latency -e scripts/noop.sh -n "$N" -W "$WARMUP" -P "$PAUSE_MS" \
+	    -S "lat-p$1" $b)
 	record latency "$line" ". + {pool: $1}"
 	printf '%s\n' "$line" | jq -r --arg p "$1" '"  pool \($p): ours p50 \(.ours.p50_ms) ms p99 \(.ours.p99_ms) ms | fork+exec p50 \(.fork_exec.p50_ms // "-") ms | bwrap p50 \(.bwrap.p50_ms // "-") ms p99 \(.bwrap.p99_ms // "-") ms | ours/bwrap p50 \(.ratio_bwrap_p50)x p99 \(.ratio_bwrap_p99)x, ours/fork+exec p50 \(.ratio_fork_p50)x"'
 }
@@ -599,10 +604,10 @@ section_scaling() {
 
 T0=$(date +%s)
 say "bench: worker uids $UID_FIRST-$UID_LAST; bwrap ${BWRAP:-none}; syncs counted by ${SYNC_TOOL:-nothing}$( [ "$QUICK" != 1 ] || echo '; quick mode')"
-daemon_start main || die "the daemon did not start: $(cat "$TMP/main/check.log")"
+daemon_start main 0 || die "the daemon did not start: $(cat "$TMP/main/check.log")"
 ! bench_in memory || section_memory
 if bench_in latency; then
-	say "== latency: no-op call, $N rounds interleaved (+$WARMUP warm-up)"
+	say "== latency: no-op call, $N rounds interleaved (+$WARMUP warm-up), $PAUSE_MS ms idle after each sample"
 	section_latency 0
 fi
 if bench_in throughput; then

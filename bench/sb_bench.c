@@ -4,7 +4,7 @@
  * JSON line per run on stdout.
  *
  *	sb_bench latency    -s SOCK -d SKILL_DIR -e ENTRY -w WORK [-b BWRAP]
- *	                    [-n ROUNDS] [-W WARMUP] [-F]
+ *	                    [-n ROUNDS] [-W WARMUP] [-F] [-P MS]
  *	sb_bench throughput -s SOCK -d SKILL_DIR -e ENTRY -w WORK [-b BWRAP]
  *	                    -j CLIENTS [-t SECONDS]
  *	sb_bench authorize  -s SOCK -j CONNECTIONS [-q WINDOW] [-t SECONDS]
@@ -14,11 +14,13 @@
  * the skill's arguments), -S SESSION (prefix of session names), -u UID
  * (bwrap's uid). latency: per round, one invoke on a persistent
  * connection, one fork+exec of the entry point (not with -F), one bwrap
- * launch of it. throughput: CLIENTS connections, each its own session,
- * calling in a loop, then as many bwrap launch loops, twice each in
- * turn. authorize: WINDOW requests in flight on each connection. idle:
- * the connections held until stdin ends (the line comes once all are
- * open).
+ * launch of it; with -P, a pause of MS after each, so that what one
+ * left running (a reap, the warm pool's refill) is not timed in the
+ * next, as in an agent's loop, which thinks between its calls. throughput:
+ *CLIENTS connections, each its own session, calling in a loop, then as many
+ *bwrap launch loops, twice each in turn. authorize: WINDOW requests in flight
+ *on each connection. idle: the connections held until stdin ends (the line
+ *comes once all are open).
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <skillbroker.h>
@@ -40,7 +43,7 @@ static void __attribute__((noreturn)) bench_usage(void)
 	    "usage: sb_bench latency|throughput|authorize|idle -s SOCK "
 	    "[-k SKILL] [-c COMMAND] [-a ARG]... [-S SESSION]\n"
 	    "\t[-d SKILL_DIR -e ENTRY -w WORK_DIR] [-b BWRAP] [-u UID] "
-	    "[-n ROUNDS] [-W WARMUP] [-F]\n"
+	    "[-n ROUNDS] [-W WARMUP] [-F] [-P MS]\n"
 	    "\t[-j CLIENTS] [-q WINDOW] [-t SECONDS]\n");
 	exit(2);
 }
@@ -134,7 +137,7 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 	o->seconds = 2;
 	o->uid = 65534;
 	o->fork_series = 1;
-	while ((ch = getopt(argc, argv, "a:b:c:d:e:Fj:k:n:q:s:S:t:u:w:W:")) !=
+	while ((ch = getopt(argc, argv, "a:b:c:d:e:Fj:k:n:P:q:s:S:t:u:w:W:")) !=
 	       -1) {
 		switch (ch) {
 		case 'a':
@@ -165,6 +168,9 @@ bench_parse(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'n':
 			o->rounds = bench_num(optarg, 1, 1000000);
+			break;
+		case 'P':
+			o->pause_ms = bench_num(optarg, 0, 10000);
 			break;
 		case 'q':
 			o->window = bench_num(optarg, 1, 128);
@@ -211,6 +217,17 @@ bench_baselines(struct bench_opts *o)
 	return user;
 }
 
+/* The pause after a latency sample (-P). */
+static void
+bench_pause(const struct bench_opts *o)
+{
+	struct timespec ts = {(time_t)(o->pause_ms / 1000),
+	    (long)(o->pause_ms % 1000) * 1000000L};
+
+	while (o->pause_ms > 0 && nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
 /* Rounds of one invoke, one fork+exec, one bwrap launch, in turn. */
 static void
 bench_latency(struct bench_opts *o)
@@ -231,12 +248,14 @@ bench_latency(struct bench_opts *o)
 		t = bench_client_invoke(c, o, session);
 		if (keep)
 			bench_stats_add(&ours, t);
+		bench_pause(o);
 		if (o->fork_series) {
 			t = bench_launch_once(o, BENCH_LAUNCH_DIRECT, 0, &st);
 			if (st != 0)
 				bench_stats_die("fork+exec: status %d", st);
 			if (keep)
 				bench_stats_add(&fork_, t);
+			bench_pause(o);
 		}
 		if (o->bwrap != NULL) {
 			t = bench_launch_once(o, BENCH_LAUNCH_BWRAP, 0, &st);
@@ -244,11 +263,13 @@ bench_latency(struct bench_opts *o)
 				bench_stats_die("bwrap: status %d", st);
 			if (keep)
 				bench_stats_add(&bw, t);
+			bench_pause(o);
 		}
 	}
 	sb_close(c);
-	printf("{\"bench\":\"latency\",\"rounds\":%u,\"warmup\":%u,", o->rounds,
-	    o->warmup);
+	printf("{\"bench\":\"latency\",\"rounds\":%u,\"warmup\":%u,"
+	       "\"pause_ms\":%u,",
+	    o->rounds, o->warmup, o->pause_ms);
 	bench_json_call(stdout, o);
 	printf(",\"bwrap_user_ns\":%s,",
 	    o->bwrap ? (user ? "true" : "false") : "null");

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #define SCAN_MS 5000       /* for the worker to list what the call wrote */
 #define POOL_HOLD_MS 1000  /* no pre-fork after a pre-forked worker failed */
 #define POOL_NICE 19       /* of a pre-forked worker until its grant */
+#define POOL_AGE_MS 60000  /* a pre-forked worker's life, unused */
 
 enum wstate {
 	W_FREE,
@@ -59,6 +61,7 @@ struct worker {
 	uint64_t audit_ref, t_go;
 	struct msg_run_exited x; /* what the worker and the clock said */
 	int answered;            /* worker.exited and RUN_EXITED are sent */
+	int retired;             /* pre-forked, ended unused: stale, or old */
 	enum err_type fail;
 	char failmsg[ERROR_MSG_MAX];
 };
@@ -108,6 +111,15 @@ static size_t nparked;
 
 static void pool_fill(void);
 static struct event *pool_timer; /* pool_fill once the hold is over */
+/*
+ * The daemon's mount table, watched: a pre-forked worker bound the
+ * system paths and cloned the library directories as they were at its
+ * PREP, so every change since retires the warm ones (poll on
+ * /proc/self/mountinfo says so, and takes note, with no race: a change
+ * done before a grant is placed is seen by it). -1: not watched, and
+ * there is no pool.
+ */
+static int mounts_fd = -1;
 
 /* The hold after a failed pre-forked worker is over. */
 static void
@@ -126,6 +138,9 @@ worker_init(void)
 	uidpool_init(&uids, M->cfg.worker_uid_first, nworkers);
 	if ((pool_timer = evtimer_new(M->base, pool_refill, NULL)) == NULL)
 		fatalx("pool timer");
+	if (M->cfg.worker_pool > 0 && (mounts_fd = open("/proc/self/mountinfo",
+	                                   O_RDONLY | O_CLOEXEC)) == -1)
+		log_warn("/proc/self/mountinfo: no warm pool");
 	xasprintf(&root_dir, "%s/root", M->cfg.state_dir);
 	parked = xcalloc(nworkers, sizeof(*parked));
 	if (sysfilter_compile(0, &filters[0], &filter_lens[0], &e) == -1 ||
@@ -191,7 +206,10 @@ worker_timer(evutil_socket_t fd UNUSED, short ev UNUSED, void *arg)
 {
 	struct worker *w = arg;
 
-	if (w->st == W_RUNNING)
+	if (w->st == W_WARM) { /* unused for POOL_AGE_MS: a new one comes */
+		w->retired = 1;
+		log_debug("worker %d: pre-forked too long ago", (int)w->pid);
+	} else if (w->st == W_RUNNING)
 		w->x.limit = LIMIT_TIMEOUT;
 	else if (w->st == W_BUILT)
 		log_info("grant %s for %s expired unused", w->g.grant_id,
@@ -372,7 +390,8 @@ worker_spawn(struct worker *w, int host_net, uint64_t memory_mb, uint64_t npids,
 	char *argv[3] = {"skillbroker-worker", M->verbose ? "-v" : NULL, NULL};
 	struct msg_prep prep = {{filters[0], filters[1]},
 	    {filter_lens[0], filter_lens[1]}, root_dir, M->cfg.worker_tmp_mb,
-	    host_net};
+	    host_net, M->cfg.sys_paths, M->cfg.nsys_paths, M->cfg.lib_paths,
+	    M->cfg.nlib_paths};
 	struct fdmap fds[RUN_STARTED_FDS + 1];
 	int ours[RUN_STARTED_FDS + 1], i = RUN_STARTED_FDS;
 	int join[CGROUP_JOIN_MAX], njoin, k;
@@ -426,7 +445,7 @@ pool_fill(void)
 	size_t i, warm = 0;
 	long k;
 
-	if (M->shutting_down)
+	if (M->shutting_down || mounts_fd == -1)
 		return;
 	if (now < pool_hold_until) {
 		struct timeval tv = timeval_ms(pool_hold_until - now);
@@ -452,8 +471,37 @@ pool_fill(void)
 		if (setpriority(
 		        PRIO_PROCESS, (id_t)workers[k].pid, POOL_NICE) == -1)
 			log_warn("nice a pre-forked worker");
+		/* What it found at PREP ages: a library directory made
+		 * since is executable only in workers started after it. */
+		arm_timer(&workers[k], POOL_AGE_MS);
 		warm++;
 	}
+}
+
+/*
+ * Has the daemon's mount table changed since we last asked? Then the
+ * warm workers, which bound what it held at their PREP, are retired;
+ * so they are when poll cannot tell (a signal interrupts even a poll
+ * that does not wait: it is asked again, a few times).
+ */
+static void
+pool_check_mounts(void)
+{
+	struct pollfd pfd = {mounts_fd, POLLPRI, 0};
+	int n, tries = 0;
+	size_t i;
+
+	while ((n = poll(&pfd, 1, 0)) == -1 && errno == EINTR && ++tries < 8)
+		;
+	if (n == -1)
+		log_warn("poll /proc/self/mountinfo: the warm pool is retired");
+	else if (!(pfd.revents & (POLLPRI | POLLERR)))
+		return;
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].st == W_WARM && !workers[i].retired) {
+			workers[i].retired = 1;
+			worker_fail(&workers[i], ERR_NONE, NULL);
+		}
 }
 
 /* A warm worker that can take g (not one of the host's network). */
@@ -462,8 +510,12 @@ pool_take(int host_net)
 {
 	size_t i;
 
-	for (i = 0; i < nworkers && !host_net; i++)
-		if (workers[i].st == W_WARM && workers[i].fail == ERR_NONE)
+	if (mounts_fd == -1 || host_net)
+		return NULL;
+	pool_check_mounts();
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].st == W_WARM && workers[i].fail == ERR_NONE &&
+		    !workers[i].retired)
 			return &workers[i];
 	return NULL;
 }
@@ -698,7 +750,6 @@ worker_go(struct worker *w)
 	PEER_SEND_FDS(&M->roles[ROLE_BROKER].peer, w->pipes, RUN_STARTED_FDS,
 	    msg_run_started_enc, &s);
 	memset(w->pipes, -1, sizeof(w->pipes)); /* the channel owns them */
-	pool_fill();
 }
 
 /* auditd answers in order: the start it made durable may go. */
@@ -850,7 +901,7 @@ worker_reap(pid_t pid, int status, const struct rusage *ru)
 	for (i = 0; i < RUN_STARTED_FDS; i++)
 		if (w->pipes[i] != -1)
 			close(w->pipes[i]);
-	if (w->st == W_WARM && !M->shutting_down) /* died unused */
+	if (w->st == W_WARM && !w->retired && !M->shutting_down) /* failed */
 		pool_hold_until = now_mono_ms() + POOL_HOLD_MS;
 	w->st = W_FREE;
 	uidpool_put(&uids, (size_t)(w - workers), w->cg_id);

@@ -341,13 +341,9 @@ struct grant {
 	uint64_t cwd;      /* enum grant_cwd: where the entry starts */
 	/* set by the master for the worker only */
 	uint64_t worker_uid, worker_gid;
-	char **sys_paths; /* host paths bound read-only */
-	size_t nsys_paths;
-	uint64_t as_mb;   /* RLIMIT_AS: the memory limit, or a backstop */
-	uint64_t net;     /* enum net_mode this call gets: NET_NONE without a
-	                     network grant; NET_HOST: no new net namespace */
-	char **lib_paths; /* worker.library_paths: mappable code, as globs */
-	size_t nlib_paths;
+	uint64_t as_mb; /* RLIMIT_AS: the memory limit, or a backstop */
+	uint64_t net;   /* enum net_mode this call gets: NET_NONE without a
+	                   network grant; NET_HOST: no new net namespace */
 };
 
 /* GRANT_ACK: the master builds a worker for the grant, or says why not. */
@@ -581,9 +577,13 @@ void spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups);
 struct msg_prep {
 	uint8_t *filter[2]; /* BPF: calls without network, with it */
 	size_t filter_len[2];
-	char *root_dir;  /* empty mount point for the private root */
-	uint64_t tmp_mb; /* the size of its /tmp */
-	int host_net;    /* 1: no network namespace of its own */
+	char *root_dir;   /* empty mount point for the private root */
+	uint64_t tmp_mb;  /* the size of its /tmp */
+	int host_net;     /* 1: no network namespace of its own */
+	char **sys_paths; /* worker.system_paths: host paths bound read-only */
+	size_t nsys_paths;
+	char **lib_paths; /* worker.library_paths: mappable code, as globs */
+	size_t nlib_paths;
 };
 void msg_prep_enc(struct mp_enc *m, const struct msg_prep *p);
 int msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e);

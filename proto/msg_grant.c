@@ -22,8 +22,8 @@ static const char *const spec_keys[] = {"t", "grant_id", "skill", "command",
     "skill_dir", "entry", "args", "env", "fs_read", "fs_write", "network",
     "exec", "env_names", "principal_uid", "session", "timeout_ms",
     "output_bytes", "memory_mb", "pids", "fsize_mb", "nofile", "programs",
-    "interpreter", "cwd", "v", "worker_uid", "worker_gid", "sys_paths", "as_mb",
-    "net", "lib_paths", NULL};
+    "interpreter", "cwd", "v", "worker_uid", "worker_gid", "as_mb", "net",
+    NULL};
 
 /* The fields policyd decides. */
 static void
@@ -162,10 +162,8 @@ spec_enc(struct mp_enc *m, const struct grant *g)
 	grant_fields_enc(m, g);
 	enc_kuint(m, "worker_uid", g->worker_uid);
 	enc_kuint(m, "worker_gid", g->worker_gid);
-	enc_kstrarr(m, "sys_paths", g->sys_paths, g->nsys_paths);
 	enc_kuint(m, "as_mb", g->as_mb);
 	enc_kuint(m, "net", g->net);
-	enc_kstrarr(m, "lib_paths", g->lib_paths, g->nlib_paths);
 	msg_end(m);
 }
 
@@ -173,37 +171,18 @@ int
 spec_dec(const struct mp_doc *d, struct grant *g, struct error *e)
 {
 	const msgpack_object *o = d->root;
-	size_t i;
 
 	memset(g, 0, sizeof(*g));
 	if (mp_only_keys(o, spec_keys, e) || grant_fields_dec(o, g, e) ||
 	    mp_uint(o, "worker_uid", 1, UINT32_MAX - 1, &g->worker_uid, e) ||
 	    mp_uint(o, "worker_gid", 1, UINT32_MAX - 1, &g->worker_gid, e) ||
-	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
-	        &g->sys_paths, &g->nsys_paths, e) ||
 	    mp_uint(o, "as_mb", 1, 4 * 1024 * 1024, &g->as_mb, e) ||
-	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e) ||
-	    mp_strarr(o, "lib_paths", 1, LIB_PATHS_MAX, PATH_MAX_LEN,
-	        &g->lib_paths, &g->nlib_paths, e))
+	    mp_uint(o, "net", 1, NET__COUNT - 1, &g->net, e))
 		goto bad;
 	if (g->worker_uid == 0 || g->worker_gid == 0) {
 		error_set(e, ERR_BAD_REQUEST, "malformed worker spec");
 		goto bad;
 	}
-	for (i = 0; i < g->nsys_paths; i++)
-		if (g->sys_paths[i][0] != '/') {
-			error_set(e, ERR_BAD_REQUEST,
-			    "field \"sys_paths\" must be absolute");
-			goto bad;
-		}
-	for (i = 0; i < g->nlib_paths; i++)
-		if (g->lib_paths[i][0] != '/' ||
-		    path_has_dot(g->lib_paths[i])) {
-			error_set(e, ERR_BAD_REQUEST,
-			    "field \"lib_paths\" must be absolute, without "
-			    "\".\" or \"..\"");
-			goto bad;
-		}
 	return 0;
 bad:
 	grant_free(g);
@@ -226,34 +205,23 @@ grant_free(struct grant *g)
 	for (i = 0; i < PERM__COUNT; i++)
 		strarr_free(g->perm[i], g->nperm[i]);
 	free(g->session);
-	strarr_free(g->sys_paths, g->nsys_paths);
 	strarr_free(g->programs, g->nprograms);
-	strarr_free(g->lib_paths, g->nlib_paths);
 	memset(g, 0, sizeof(*g));
 }
 
 /*
  * A grant becomes a worker's SPEC with what only the master knows: the
- * worker's uid, where the private root goes, the
- * system paths, /tmp's size, the address-space cap (with a memory
- * cgroup, whose OOM kill is the limit, only a backstop) and the network.
+ * worker's uid, the address-space cap (with a memory cgroup, whose OOM
+ * kill is the limit, only a backstop) and the network. (Where the
+ * private root goes, its /tmp and the host paths every call sees came
+ * with PREP.)
  */
 void
 spec_fill(struct grant *g, const struct config *c, uid_t uid, int cgroups)
 {
-	size_t i;
-
 	g->worker_uid = g->worker_gid = uid;
-	g->sys_paths = xcalloc(c->nsys_paths + 1, sizeof(char *));
-	for (i = 0; i < c->nsys_paths; i++)
-		g->sys_paths[i] = xstrdup(c->sys_paths[i]);
-	g->nsys_paths = c->nsys_paths;
 	g->as_mb = cgroups ? g->memory_mb * 4 : g->memory_mb;
 	g->net = grant_net(g, c);
-	g->lib_paths = xcalloc(c->nlib_paths + 1, sizeof(char *));
-	for (i = 0; i < c->nlib_paths; i++)
-		g->lib_paths[i] = xstrdup(c->lib_paths[i]);
-	g->nlib_paths = c->nlib_paths;
 }
 
 enum net_mode
@@ -321,8 +289,9 @@ grant_fits(const struct grant *g, const struct config *c, struct error *e)
 /*
  * PREP: what a worker builds before any grant, sent as it starts (a
  * pre-forked one waits with it): the syscall filters the master
- * compiled once, where and how big its private root is, and whether it
- * keeps the host's network namespace.
+ * compiled once, where and how big its private root is, whether it
+ * keeps the host's network namespace, and the host paths every call
+ * sees (the system paths, and the library directories' globs).
  */
 void
 msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
@@ -333,6 +302,8 @@ msg_prep_enc(struct mp_enc *m, const struct msg_prep *p)
 	enc_kstr(m, "root_dir", p->root_dir);
 	enc_kuint(m, "tmp_mb", p->tmp_mb);
 	enc_kbool(m, "host_net", p->host_net);
+	enc_kstrarr(m, "sys_paths", p->sys_paths, p->nsys_paths);
+	enc_kstrarr(m, "lib_paths", p->lib_paths, p->nlib_paths);
 	msg_end(m);
 }
 
@@ -340,7 +311,7 @@ int
 msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 {
 	static const char *const keys[] = {"t", "filter", "filter_net",
-	    "root_dir", "tmp_mb", "host_net", NULL};
+	    "root_dir", "tmp_mb", "host_net", "sys_paths", "lib_paths", NULL};
 	static const char *const names[] = {"filter", "filter_net"};
 	const msgpack_object *o = d->root;
 	size_t i;
@@ -362,8 +333,26 @@ msg_prep_dec(const struct mp_doc *d, struct msg_prep *p, struct error *e)
 	}
 	if (mp_str(o, "root_dir", 1, PATH_MAX_LEN, &p->root_dir, e) ||
 	    mp_uint(o, "tmp_mb", 1, 65536, &p->tmp_mb, e) ||
-	    mp_bool(o, "host_net", 1, &p->host_net, e))
+	    mp_bool(o, "host_net", 1, &p->host_net, e) ||
+	    mp_strarr(o, "sys_paths", 1, SYS_PATHS_MAX, PATH_MAX_LEN,
+	        &p->sys_paths, &p->nsys_paths, e) ||
+	    mp_strarr(o, "lib_paths", 1, LIB_PATHS_MAX, PATH_MAX_LEN,
+	        &p->lib_paths, &p->nlib_paths, e))
 		goto bad;
+	for (i = 0; i < p->nsys_paths; i++)
+		if (p->sys_paths[i][0] != '/') {
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"sys_paths\" must be absolute");
+			goto bad;
+		}
+	for (i = 0; i < p->nlib_paths; i++)
+		if (p->lib_paths[i][0] != '/' ||
+		    path_has_dot(p->lib_paths[i])) {
+			error_set(e, ERR_BAD_REQUEST,
+			    "field \"lib_paths\" must be absolute, without "
+			    "\".\" or \"..\"");
+			goto bad;
+		}
 	if (p->root_dir[0] != '/') {
 		error_set(
 		    e, ERR_BAD_REQUEST, "field \"root_dir\" must be absolute");
@@ -386,5 +375,7 @@ msg_prep_free(struct msg_prep *p)
 	free(p->filter[0]);
 	free(p->filter[1]);
 	free(p->root_dir);
+	strarr_free(p->sys_paths, p->nsys_paths);
+	strarr_free(p->lib_paths, p->nlib_paths);
 	memset(p, 0, sizeof(*p));
 }

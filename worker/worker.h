@@ -27,11 +27,12 @@ int sandbox_net_listener(void);
  * the grant's mounts in it. */
 int sandbox_root_prep(const struct msg_prep *p, struct error *e);
 int sandbox_mounts(const struct grant *g, struct error *e);
-/* worker_exec.c: where executable code may lie. */
-int exec_in_system(const struct grant *g, const char *real);
+/* worker_exec.c: where executable code may lie, as PREP found it. */
+void exec_prep(const struct msg_prep *p);
+int exec_in_system(const char *real);
 /* The real directories of worker.library_paths (caller frees). */
 int exec_lib_dirs(
-    const struct grant *g, char ***out, size_t *nout, struct error *e);
+    const struct msg_prep *p, char ***out, size_t *nout, struct error *e);
 /* worker_landlock.c: writes only beneath the granted places, and
  * execution only of the entry and the grant's programs. */
 int sandbox_landlock(const struct grant *g, struct error *e);

@@ -7,11 +7,12 @@
  * namespace, a minimal /dev, a size-bound /tmp. Everything is nosuid,
  * nodev and noexec; over it, the exec view (library directories, the
  * grant's programs, the entry point) is bound read-only and executable.
- * The root, /dev, /proc and /tmp are built and entered (pivot_root, the
- * old root detached) before the grant comes; the grant's host paths are
- * cloned from the daemon's namespace as they are then. Last, "/" is
- * made read-only. Host paths the grant does not name do not exist
- * inside.
+ * The root with the system paths, /dev, /proc and /tmp is built and
+ * entered (pivot_root, the old root detached), and the library
+ * directories cloned, before the grant comes: every call sees these.
+ * The grant's host paths are cloned from the daemon's namespace as they
+ * are then. Last, "/" is made read-only. Host paths neither the config
+ * nor the grant names do not exist inside.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -150,11 +151,11 @@ mountpoint_at(const char *rel, int is_dir, struct error *e)
 #define BIND_EXEC 2 /* else noexec: only what may run is executable */
 
 /*
- * What the grant binds from the host is taken while the worker stands in
- * the daemon's mount namespace, so that every host path is seen as it is
- * at the grant (not as it was when a pre-forked worker started), as
- * detached clones; they are attached in the worker's own namespace
- * afterwards, in the order they were planned.
+ * What the worker binds from the host is taken while it stands in the
+ * daemon's mount namespace, as detached clones, attached in its own
+ * namespace afterwards, in the order they were planned: at PREP what
+ * every call sees (the system paths, the library directories), at the
+ * grant what the grant names, as it is then.
  */
 enum plan_kind {
 	PLAN_BIND, /* tree at rel */
@@ -307,6 +308,15 @@ make_link(const struct plan_item *it, struct error *e)
 	r = symlinkat(it->link, fd, slash != NULL ? slash + 1 : parent);
 	close(fd);
 	return r == -1 ? merr(e, "symlink", it->rel) : 0;
+}
+
+/* A planned link or bind, made at its place beneath the new root. */
+static int
+plan_attach(const struct plan_item *it, struct error *e)
+{
+	return it->kind == PLAN_LINK
+	           ? make_link(it, e)
+	           : attach_tree(it->tree, it->rel, it->is_dir, e);
 }
 
 /*
@@ -586,13 +596,12 @@ bind_entry(const struct grant *g, struct error *e)
 
 /* One host file or directory made executable (read-only) at its place. */
 static int
-plan_exec(struct plan *pl, const struct grant *g, const char *path,
-    int want_dir, struct error *e)
+plan_exec(struct plan *pl, const char *path, int want_dir, struct error *e)
 {
 	struct stat st;
 	int fd, r;
 
-	if (!exec_in_system(g, path))
+	if (!exec_in_system(path))
 		return error_set(e, ERR_SANDBOX_FAILED,
 		    "program %s: outside the system paths", path);
 	if ((fd = open_nolinks(AT_FDCWD, path, 0)) == -1)
@@ -608,26 +617,47 @@ plan_exec(struct plan *pl, const struct grant *g, const char *path,
 	return r;
 }
 
-/*
- * The exec view, over everything else (all noexec): the library dirs
- * the loader maps shared objects from, and each program of the grant
- * (and so its loader); the entry point is bound once the skill is in
- * place. All read-only.
- */
+/* The library directories' clones, made at PREP, kept for the grant. */
+static struct plan exec_libs;
+
+/* The library dirs the loader maps shared objects from, cloned. */
 static int
-plan_exec_view(struct plan *pl, const struct grant *g, struct error *e)
+plan_lib_dirs(const struct msg_prep *p, struct error *e)
 {
 	char **dirs;
 	size_t i, n;
 	int r = 0;
 
-	if (exec_lib_dirs(g, &dirs, &n, e) == -1)
+	if (exec_lib_dirs(p, &dirs, &n, e) == -1)
 		return -1;
 	for (i = 0; i < n && r == 0; i++)
-		r = plan_exec(pl, g, dirs[i], 1, e);
+		r = plan_exec(&exec_libs, dirs[i], 1, e);
 	strarr_free(dirs, n);
+	return r;
+}
+
+/*
+ * The exec view, over everything else (all noexec): the library dirs
+ * (PREP's clones, handed over), and each program of the grant (and so
+ * its loader); the entry point is bound once the skill is in place. All
+ * read-only.
+ */
+static int
+plan_exec_view(struct plan *pl, const struct grant *g, struct error *e)
+{
+	struct plan_item *it;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < exec_libs.n; i++) {
+		it = plan_add(pl, exec_libs.v[i].kind, exec_libs.v[i].rel);
+		it->tree = exec_libs.v[i].tree;
+		it->is_dir = exec_libs.v[i].is_dir;
+		exec_libs.v[i].tree = -1;
+	}
+	plan_free(&exec_libs);
 	for (i = 0; i < g->nprograms && r == 0; i++)
-		r = plan_exec(pl, g, g->programs[i], 0, e);
+		r = plan_exec(pl, g->programs[i], 0, e);
 	return r;
 }
 
@@ -752,20 +782,44 @@ fd_keep(int fd)
 }
 
 /*
+ * The host paths every call sees, cloned while we still stand in the
+ * daemon's namespace and root: the system paths (attached once the
+ * root is made) and the library directories (kept for the grant's exec
+ * view, which lies over what the grant binds).
+ */
+static struct plan sys_binds;
+
+static int
+plan_every_call(const struct msg_prep *p, struct error *e)
+{
+	size_t i;
+	int r = 0;
+
+	exec_prep(p);
+	for (i = 0; i < p->nsys_paths && r == 0; i++)
+		r = plan_system(&sys_binds, p->sys_paths[i], e);
+	return r == 0 ? plan_lib_dirs(p, e) : -1;
+}
+
+/*
  * What no grant changes, built before the grant comes (a pre-forked
  * worker waits with it): a mount namespace of our own whose mounts are
- * private, a tmpfs as the root, /dev, /proc and /tmp; then pivot_root
- * into it and the old root detached (an RCU grace period: off the
- * call's path here). Nothing of the host's tree is left inside; the
- * daemon's namespace stays reachable by host_ns only, for the grant's
- * host paths.
+ * private, a tmpfs as the root, /dev, /proc, /tmp and the system paths;
+ * then pivot_root into it and the old root detached (an RCU grace
+ * period: off the call's path here). Nothing else of the host's tree is
+ * left inside; the daemon's namespace stays reachable by host_ns only,
+ * for the grant's host paths.
  */
 int
 sandbox_root_prep(const struct msg_prep *p, struct error *e)
 {
 	const char *root = p->root_dir;
 	struct stat st;
+	size_t i;
+	int r = 0;
 
+	if (plan_every_call(p, e) == -1)
+		return -1;
 	if ((host_ns = fd_keep(
 	         open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC))) == -1 ||
 	    (host_root =
@@ -787,6 +841,11 @@ sandbox_root_prep(const struct msg_prep *p, struct error *e)
 	own_devs[nown++] = st.st_dev;
 	if (make_dev(root, e) == -1 || make_proc_tmp(root, p->tmp_mb, e) == -1)
 		return -1;
+	for (i = 0; i < sys_binds.n && r == 0; i++)
+		r = plan_attach(&sys_binds.v[i], e);
+	plan_free(&sys_binds);
+	if (r == -1)
+		return -1;
 	if (chdir(root) == -1)
 		return merr(e, "chdir", root);
 	if (syscall(SYS_pivot_root, ".", ".") == -1)
@@ -803,18 +862,13 @@ sandbox_root_prep(const struct msg_prep *p, struct error *e)
 
 /*
  * The grant's host paths, as clones taken in the daemon's namespace:
- * the system paths, the skill, granted paths, the exec view.
+ * the skill, granted paths, the exec view.
  */
 static int
 plan_host(struct plan *pl, const struct grant *g, struct error *e)
 {
-	size_t i;
-	int fd, r = 0;
+	int fd, r;
 
-	for (i = 0; i < g->nsys_paths && r == 0; i++)
-		r = plan_system(pl, g->sys_paths[i], e);
-	if (r == -1)
-		return -1;
 	if ((fd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
 		return merr(e, "open", g->skill_dir);
 	r = plan_clone(pl, PLAN_SKILL, fd, "skill", BIND_RO, e);
@@ -842,10 +896,8 @@ plan_apply(struct plan *pl, const struct grant *g, struct error *e)
 
 	for (i = 0; i < pl->n && r == 0; i++) {
 		it = &pl->v[i];
-		if (it->kind == PLAN_LINK)
-			r = make_link(it, e);
-		else if (it->kind == PLAN_BIND)
-			r = attach_tree(it->tree, it->rel, it->is_dir, e);
+		if (it->kind != PLAN_SKILL)
+			r = plan_attach(it, e);
 		else if ((r = mount_skill(it, e)) == 0) {
 			r = attach_fd(FD_WORKER_WORK, "work", 1, e);
 			if (r == 0 && (data = grant_data_access(g)) >= 0)

@@ -1112,6 +1112,7 @@ FSH_SECRET="sb-escape fs host secret"
 SHM_SECRET="sb-escape fs shm secret"
 LATE_FS_SECRET="sb-escape fs late mount secret, granted"
 LATE_SYS_SECRET="sb-escape fs late mount secret, system"
+GONE_SYS_SECRET="sb-escape fs mount secret, unmounted before the call"
 
 # fs_skill NAME KIND ENTRY...: skills/NAME, a copy of fs-probe whose
 # skill.yaml declares each ENTRY under permissions.fs.KIND (read or
@@ -1714,6 +1715,53 @@ t_fs_no_propagation() {
 	fs_no_secret_seen
 }
 
+# The warm pool: pre-forked workers of the master, as root (no grant yet).
+pool_workers() {
+	ps -o pid=,uid=,comm= --ppid "$SB_DPID" |
+	    awk '$2 == 0 && $3 ~ /^skillbroker-wor/ { print $1 }' | sort
+}
+# Two warm workers (worker.pool's default), none of those in $1.
+pool_new() {
+	local p
+	p=$(pool_workers)
+	[ "$(printf '%s' "$p" | grep -c .)" -eq 2 ] &&
+		! printf '%s\n' "$p" | grep -qxF -f <(printf '%s\n' $1)
+}
+
+# A pre-forked worker bound the system paths at its start, with what
+# the host had mounted beneath them then. The host then unmounts one
+# (a secret, mounted there by mistake): the next call, which takes a
+# warm worker, must not see it; and a call made while it was mounted
+# did (the system paths show as the host has them).
+t_fs_pool_unmounted() {
+	local g=$SYSP/gone before
+	fs_begin
+	! mountpoint -q "$g" 2>/dev/null || umount "$g" || umount -l "$g"
+	rm -rf "$g"
+	mkdir -p "$g" && chmod 755 "$g"
+	before=$(pool_workers)
+	fs_late_mount sb-escape-gone-sys "$g" "$GONE_SYS_SECRET" || return
+	inv gone1 fs-prop -- read "$g/secret" source sb-escape-gone-sys
+	expect "the call while mounted ($(errinfo))" "$(j .ok)" true
+	expect "read while mounted" "$(probe_line "$g/secret:")" \
+	    "SEEN $g/secret: $GONE_SYS_SECRET"
+	# the pool refilled since the mount: its workers bound the secret
+	sb_poll 10 pool_new "$before" ||
+		fail "the pool did not refill: $(pool_workers | tr '\n' ' ')"
+	sleep 0.5 # their PREP is done: they wait for a grant
+	umount "$g" || { fail "cannot unmount $g"; return; }
+	inv gone2 fs-prop -- read "$g/secret" list "$g" source sb-escape-gone-sys
+	expect "the call after the unmount ($(errinfo))" "$(j .ok)" true
+	sb_contains "read after the unmount" "$(probe_line "$g/secret:")" \
+	    "FAILED read $g/secret:"
+	expect "list after the unmount" "$(probe_line "LISTED $g:")" "LISTED $g: "
+	expect "mounts of the unmounted source" \
+	    "$(probe_line "SOURCE sb-escape-gone-sys ")" "SOURCE sb-escape-gone-sys none"
+	! printf '%s' "$OUT" | grep -qF -- "$GONE_SYS_SECRET" ||
+		fail "the call after the unmount saw what was mounted: $(short "$SO")"
+	rm -rf "$g"
+}
+
 # What stays valid: the whole data dir read-write ($DATA_DIR/**) or
 # read ($DATA_DIR), globs under $WORK_DIR, reads of globs under
 # $SKILL_DIR. They load, and their calls work (the data kept between
@@ -1830,7 +1878,7 @@ t_fd_inherit t_env_leak t_tiocsti t_host_devices t_bad_file_names
 t_total_memory t_master_killed t_master_killed_workers
 t_fs_glob_exact t_fs_glob_forms t_fs_glob_line t_fs_proc_never t_fs_dev_never
 t_fs_state_never t_fs_spelling_never t_fs_symlink_never t_fs_submount_ro
-t_fs_submount_nosuid t_fs_no_propagation t_fs_legit_grants
+t_fs_submount_nosuid t_fs_no_propagation t_fs_pool_unmounted t_fs_legit_grants
 t_exec_sh_only t_exec_python_entry t_exec_missing_program t_exec_interpreted_entry"
 # Tests that show a daemon bug not fixed yet: "not ok ... # TODO", not
 # counted (SB_STRICT=1 counts them).

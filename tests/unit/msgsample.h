@@ -364,8 +364,10 @@ static inline struct msg_prep
 sample_prep(void)
 {
 	static uint8_t ret_allow[8] = {0x06, 0, 0, 0, 0, 0, 0xff, 0x7f};
-	struct msg_prep p = {
-	    {ret_allow, ret_allow}, {8, 8}, "/run/skillbroker/root", 64, 1};
+	static char *sys[] = {"/usr", "/lib", "/etc/ssl"};
+	static char *libs[] = {"/usr/lib/*-linux-gnu*", "/usr/local/lib"};
+	struct msg_prep p = {{ret_allow, ret_allow}, {8, 8},
+	    "/run/skillbroker/root", 64, 1, sys, 3, libs, 2};
 
 	return p;
 }
@@ -374,18 +376,12 @@ sample_prep(void)
 static inline struct grant
 sample_spec(void)
 {
-	static char *sys[] = {"/usr", "/lib", "/etc/ssl"};
-	static char *libs[] = {"/usr/lib/*-linux-gnu*", "/usr/local/lib"};
 	struct grant g = sample_grant();
 
 	g.worker_uid = 61000;
 	g.worker_gid = 61001;
-	g.sys_paths = sys;
-	g.nsys_paths = 3;
 	g.as_mb = 512;
 	g.net = NET_HOST;
-	g.lib_paths = libs;
-	g.nlib_paths = 2;
 	return g;
 }
 

@@ -1914,8 +1914,6 @@ test_grant(void **state)
 	/* None of the master's fields came over. */
 	assert_int_equal(out.worker_uid, 0);
 	assert_int_equal(out.worker_gid, 0);
-	assert_null(out.sys_paths);
-	assert_int_equal(out.nsys_paths, 0);
 	assert_int_equal(out.as_mb, 0);
 	assert_int_equal(out.net, NET_NONE);
 	grant_free(&out);
@@ -1940,6 +1938,7 @@ test_grant(void **state)
 static void
 test_prep(void **state)
 {
+	static char *rel[] = {"/usr", "lib"};
 	struct msg_prep in = sample_prep(), out, p;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1954,9 +1953,37 @@ test_prep(void **state)
 	assert_int_equal(out.tmp_mb, 64);
 	assert_int_equal(out.filter_len[0], 8);
 	assert_int_equal(out.host_net, 1);
+	assert_int_equal(out.nsys_paths, 3);
+	assert_string_equal(out.sys_paths[0], "/usr");
+	assert_string_equal(out.sys_paths[1], "/lib");
+	assert_string_equal(out.sys_paths[2], "/etc/ssl");
+	assert_null(out.sys_paths[3]);
+	assert_int_equal(out.nlib_paths, 2);
+	assert_string_equal(out.lib_paths[0], "/usr/lib/*-linux-gnu*");
+	assert_string_equal(out.lib_paths[1], "/usr/local/lib");
 	msg_prep_free(&out);
 	assert_null(out.root_dir);
+	assert_null(out.sys_paths);
 	close_msg(&m, &d);
+
+	/* The host paths every call sees: absolute, bounded, no dots. */
+	p = in;
+	p.sys_paths = rel;
+	p.nsys_paths = 2;
+	REFUSED(msg_prep_enc, &p, "\"sys_paths\" must be absolute");
+	refused_edit(MSG_PREP, "sys_paths", vstrs(SYS_PATHS_MAX + 1, "/usr"),
+	    "\"sys_paths\" has more than 64 items");
+	accepted_edit(MSG_PREP, "sys_paths", vstrs(SYS_PATHS_MAX, "/usr"));
+	refused_edit(MSG_PREP, "sys_paths", vdel(), "\"sys_paths\"");
+	p = in;
+	p.lib_paths = rel;
+	p.nlib_paths = 2;
+	REFUSED(msg_prep_enc, &p, "\"lib_paths\" must be absolute");
+	refused_edit(MSG_PREP, "lib_paths", vstrs(1, "/usr/lib/../../etc"),
+	    "\"lib_paths\" must be absolute");
+	refused_edit(MSG_PREP, "lib_paths", vstrs(LIB_PATHS_MAX + 1, "/l"),
+	    "\"lib_paths\" has more than 64 items");
+	accepted_edit(MSG_PREP, "lib_paths", vstrs(0, "/l"));
 
 	p = in;
 	p.root_dir = "run/skillbroker/root";
@@ -1981,7 +2008,6 @@ test_prep(void **state)
 static void
 test_spec(void **state)
 {
-	static char *rel[] = {"/usr", "lib"};
 	struct grant in = sample_spec(), out, g;
 	struct mp_enc m;
 	struct mp_doc d;
@@ -1995,11 +2021,6 @@ test_spec(void **state)
 	assert_sample_grant(&out);
 	assert_int_equal(out.worker_uid, 61000);
 	assert_int_equal(out.worker_gid, 61001);
-	assert_int_equal(out.nsys_paths, 3);
-	assert_string_equal(out.sys_paths[0], "/usr");
-	assert_string_equal(out.sys_paths[1], "/lib");
-	assert_string_equal(out.sys_paths[2], "/etc/ssl");
-	assert_null(out.sys_paths[3]);
 	assert_int_equal(out.as_mb, 512);
 	assert_int_equal(out.net, NET_HOST);
 	grant_free(&out);
@@ -2025,25 +2046,15 @@ test_spec(void **state)
 	/* No host path of a data dir: the master passes its mount. */
 	refused_edit(MSG_SPEC, "data_dir", vstr("/var/lib/skillbroker/data"),
 	    "unknown field \"data_dir\"");
-	g = in;
-	g.sys_paths = rel;
-	g.nsys_paths = 2;
-	REFUSED(spec_enc, &g, "\"sys_paths\" must be absolute");
+	/* The host paths every call sees came with PREP: a warm worker
+	 * has bound them already, so no SPEC names them. */
+	refused_edit(MSG_SPEC, "sys_paths", vstrs(1, "/usr"),
+	    "unknown field \"sys_paths\"");
+	refused_edit(MSG_SPEC, "lib_paths", vstrs(1, "/usr/lib"),
+	    "unknown field \"lib_paths\"");
 	g = in;
 	g.as_mb = 4 * 1024 * 1024 + 1;
 	REFUSED(spec_enc, &g, "\"as_mb\" above");
-	refused_edit(MSG_SPEC, "sys_paths", vstrs(SYS_PATHS_MAX + 1, "/usr"),
-	    "\"sys_paths\" has more than 64 items");
-	accepted_edit(MSG_SPEC, "sys_paths", vstrs(SYS_PATHS_MAX, "/usr"));
-	assert_int_equal(in.nlib_paths, 2);
-	g = in;
-	g.lib_paths = rel;
-	g.nlib_paths = 2;
-	REFUSED(spec_enc, &g, "\"lib_paths\" must be absolute");
-	refused_edit(MSG_SPEC, "lib_paths", vstrs(1, "/usr/lib/../../etc"),
-	    "\"lib_paths\" must be absolute");
-	refused_edit(MSG_SPEC, "lib_paths", vstrs(LIB_PATHS_MAX + 1, "/l"),
-	    "\"lib_paths\" has more than 64 items");
 	/* A GRANT is no SPEC: the master's fields are missing. */
 	refused_edit(MSG_GRANT, "t", vuint(MSG_SPEC), "missing field");
 	check_grant_fields(spec_enc, in, MSG_SPEC);
