@@ -509,9 +509,8 @@ check_grant(const struct grant *g)
 {
 	check_grant_fields(g);
 	/* No field only the master may set. */
-	CHECK(g->worker_uid == 0 && g->worker_gid == 0 &&
-	      g->sys_paths == NULL && g->as_mb == 0 && g->net == 0 &&
-	      g->lib_paths == NULL);
+	CHECK(g->worker_uid == 0 && g->worker_gid == 0 && g->as_mb == 0 &&
+	      g->net == 0);
 }
 static void
 same_grant(const struct grant *a, const struct grant *b)
@@ -542,27 +541,16 @@ FUZZ_TYPE(grant, struct grant, grant_dec, grant_enc, grant_free)
 static void
 check_spec(const struct grant *g)
 {
-	size_t i;
-
 	check_grant_fields(g);
 	CHECK(g->worker_uid != 0 && g->worker_gid != 0);
-	for (i = 0; i < g->nsys_paths; i++)
-		CHECK(absolute(g->sys_paths[i]));
-	for (i = 0; i < g->nlib_paths; i++)
-		CHECK(absolute(g->lib_paths[i]) &&
-		      !path_has_dot(g->lib_paths[i]));
 }
 static void
 same_spec(const struct grant *a, const struct grant *b)
 {
 	same_grant(a, b);
 	CHECK(a->worker_uid == b->worker_uid &&
-	      a->worker_gid == b->worker_gid &&
-	      same_strarr(
-	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
-	      a->as_mb == b->as_mb && a->net == b->net &&
-	      same_strarr(
-	          a->lib_paths, a->nlib_paths, b->lib_paths, b->nlib_paths));
+	      a->worker_gid == b->worker_gid && a->as_mb == b->as_mb &&
+	      a->net == b->net);
 }
 FUZZ_TYPE(spec, struct grant, spec_dec, spec_enc, grant_free)
 
@@ -831,7 +819,8 @@ FUZZ_TYPE(worker_exit, struct msg_worker_exit, worker_exit_dec,
     msg_worker_exit_enc, nothing)
 
 /* PREP: two filters of whole BPF instructions, within the bound; an
- * absolute root dir; a /tmp size in range. */
+ * absolute root dir; a /tmp size in range; absolute host paths, the
+ * library globs without dots. */
 static void
 check_prep(const struct msg_prep *p)
 {
@@ -842,6 +831,11 @@ check_prep(const struct msg_prep *p)
 		      p->filter_len[i] <= SYSFILTER_MAX &&
 		      p->filter_len[i] % SYSFILTER_INSN == 0);
 	CHECK(absolute(p->root_dir) && p->tmp_mb >= 1 && p->tmp_mb <= 65536);
+	for (i = 0; i < p->nsys_paths; i++)
+		CHECK(absolute(p->sys_paths[i]));
+	for (i = 0; i < p->nlib_paths; i++)
+		CHECK(absolute(p->lib_paths[i]) &&
+		      !path_has_dot(p->lib_paths[i]));
 }
 static void
 same_prep(const struct msg_prep *a, const struct msg_prep *b)
@@ -852,7 +846,12 @@ same_prep(const struct msg_prep *a, const struct msg_prep *b)
 		CHECK(
 		    a->filter_len[i] == b->filter_len[i] &&
 		    memcmp(a->filter[i], b->filter[i], a->filter_len[i]) == 0);
-	CHECK(strcmp(a->root_dir, b->root_dir) == 0 && a->tmp_mb == b->tmp_mb);
+	CHECK(strcmp(a->root_dir, b->root_dir) == 0 && a->tmp_mb == b->tmp_mb &&
+	      a->host_net == b->host_net &&
+	      same_strarr(
+	          a->sys_paths, a->nsys_paths, b->sys_paths, b->nsys_paths) &&
+	      same_strarr(
+	          a->lib_paths, a->nlib_paths, b->lib_paths, b->nlib_paths));
 }
 FUZZ_TYPE(prep, struct msg_prep, msg_prep_dec, msg_prep_enc, msg_prep_free)
 
