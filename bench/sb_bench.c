@@ -16,11 +16,11 @@
  * connection, one fork+exec of the entry point (not with -F), one bwrap
  * launch of it; with -P, a pause of MS after each, so that what one
  * left running (a reap, the warm pool's refill) is not timed in the
- * next, as in an agent's loop, which thinks between its calls. throughput:
- *CLIENTS connections, each its own session, calling in a loop, then as many
- *bwrap launch loops, twice each in turn. authorize: WINDOW requests in flight
- *on each connection. idle: the connections held until stdin ends (the line
- *comes once all are open).
+ * next, as in an agent's loop, which thinks between its calls.
+ * throughput: CLIENTS connections, each its own session, calling in a
+ * loop, then as many bwrap launch loops, twice each in turn. authorize:
+ * WINDOW requests in flight on each connection. idle: the connections
+ * held until stdin ends (the line comes once all are open).
  */
 #include <errno.h>
 #include <limits.h>

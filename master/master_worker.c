@@ -495,7 +495,7 @@ pool_check_mounts(void)
 		;
 	if (n == -1)
 		log_warn("poll /proc/self/mountinfo: the warm pool is retired");
-	else if (!(pfd.revents & (POLLPRI | POLLERR)))
+	else if (!(pfd.revents & (POLLPRI | POLLERR | POLLNVAL)))
 		return;
 	for (i = 0; i < nworkers; i++)
 		if (workers[i].st == W_WARM && !workers[i].retired) {
@@ -573,8 +573,9 @@ grant_park(struct grant *g)
 {
 	size_t i, dying = 0;
 
-	for (i = 0; i < nworkers; i++)
-		dying += workers[i].st != W_FREE && workers[i].answered;
+	for (i = 0; i < nworkers; i++) /* answered, or retired unused */
+		dying += workers[i].st != W_FREE &&
+		         (workers[i].answered || workers[i].retired);
 	if (dying <= nparked)
 		return 0;
 	parked[nparked++] = *g;

@@ -27,6 +27,7 @@
 static char **exec_roots;
 static size_t nexec_roots;
 
+/* Note which of PREP's system paths are their own real path. */
 void
 exec_prep(const struct msg_prep *p)
 {

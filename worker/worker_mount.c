@@ -264,10 +264,14 @@ attach_tree(int tree, const char *rel, int is_dir, struct error *e)
 /*
  * A system path (the admin's config, not the skill's to touch): bound
  * read-only at the same place; a symlink (merged-/usr /bin) is recreated
- * as a symlink; a missing one is skipped.
+ * as a symlink; a missing one is skipped. Only a directory (dirs 1) or
+ * only what is not one (dirs 0): a directory is bound at PREP (what the
+ * host renames into it shows), a file at the grant, since a bind keeps
+ * the file it found and the host replaces /etc/resolv.conf or
+ * /etc/ld.so.cache by a rename.
  */
 static int
-plan_system(struct plan *pl, const char *path, struct error *e)
+plan_system(struct plan *pl, const char *path, int dirs, struct error *e)
 {
 	char link[PATH_MAX];
 	struct stat st;
@@ -276,6 +280,8 @@ plan_system(struct plan *pl, const char *path, struct error *e)
 
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : merr(e, "lstat", path);
+	if ((S_ISDIR(st.st_mode) != 0) != dirs)
+		return 0;
 	if (S_ISLNK(st.st_mode)) {
 		if ((n = readlink(path, link, sizeof(link) - 1)) == -1)
 			return merr(e, "readlink", path);
@@ -781,14 +787,18 @@ fd_keep(int fd)
 	return hi;
 }
 
+/* The system directories' clones, attached once PREP's root is made. */
+static struct plan sys_binds;
+/* The system paths, for the files and links among them at the grant. */
+static char **sys_paths;
+static size_t nsys_paths;
+
 /*
  * The host paths every call sees, cloned while we still stand in the
- * daemon's namespace and root: the system paths (attached once the
- * root is made) and the library directories (kept for the grant's exec
- * view, which lies over what the grant binds).
+ * daemon's namespace and root: the system directories and the library
+ * directories (kept for the grant's exec view, which lies over what
+ * the grant binds).
  */
-static struct plan sys_binds;
-
 static int
 plan_every_call(const struct msg_prep *p, struct error *e)
 {
@@ -796,8 +806,12 @@ plan_every_call(const struct msg_prep *p, struct error *e)
 	int r = 0;
 
 	exec_prep(p);
+	sys_paths = xcalloc(p->nsys_paths + 1, sizeof(char *));
+	for (i = 0; i < p->nsys_paths; i++)
+		sys_paths[i] = xstrdup(p->sys_paths[i]);
+	nsys_paths = p->nsys_paths;
 	for (i = 0; i < p->nsys_paths && r == 0; i++)
-		r = plan_system(&sys_binds, p->sys_paths[i], e);
+		r = plan_system(&sys_binds, p->sys_paths[i], 1, e);
 	return r == 0 ? plan_lib_dirs(p, e) : -1;
 }
 
@@ -862,13 +876,19 @@ sandbox_root_prep(const struct msg_prep *p, struct error *e)
 
 /*
  * The grant's host paths, as clones taken in the daemon's namespace:
- * the skill, granted paths, the exec view.
+ * the system paths that are no directory, the skill, granted paths, the
+ * exec view.
  */
 static int
 plan_host(struct plan *pl, const struct grant *g, struct error *e)
 {
-	int fd, r;
+	size_t i;
+	int fd, r = 0;
 
+	for (i = 0; i < nsys_paths && r == 0; i++)
+		r = plan_system(pl, sys_paths[i], 0, e);
+	if (r == -1)
+		return -1;
 	if ((fd = open_nolinks(AT_FDCWD, g->skill_dir, 0)) == -1)
 		return merr(e, "open", g->skill_dir);
 	r = plan_clone(pl, PLAN_SKILL, fd, "skill", BIND_RO, e);

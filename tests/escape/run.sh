@@ -1734,7 +1734,7 @@ pool_new() {
 # warm worker, must not see it; and a call made while it was mounted
 # did (the system paths show as the host has them).
 t_fs_pool_unmounted() {
-	local g=$SYSP/gone before
+	local g=$SYSP/gone before refilled
 	fs_begin
 	! mountpoint -q "$g" 2>/dev/null || umount "$g" || umount -l "$g"
 	rm -rf "$g"
@@ -1749,6 +1749,7 @@ t_fs_pool_unmounted() {
 	sb_poll 10 pool_new "$before" ||
 		fail "the pool did not refill: $(pool_workers | tr '\n' ' ')"
 	sleep 0.5 # their PREP is done: they wait for a grant
+	refilled=$(pool_workers)
 	umount "$g" || { fail "cannot unmount $g"; return; }
 	inv gone2 fs-prop -- read "$g/secret" list "$g" source sb-escape-gone-sys
 	expect "the call after the unmount ($(errinfo))" "$(j .ok)" true
@@ -1759,6 +1760,9 @@ t_fs_pool_unmounted() {
 	    "$(probe_line "SOURCE sb-escape-gone-sys ")" "SOURCE sb-escape-gone-sys none"
 	! printf '%s' "$OUT" | grep -qF -- "$GONE_SYS_SECRET" ||
 		fail "the call after the unmount saw what was mounted: $(short "$SO")"
+	# the workers that bound it were retired, not only passed over
+	sb_poll 10 pool_new "$refilled" ||
+		fail "workers that bound the unmounted path are still warm: $(pool_workers | tr '\n' ' ')"
 	rm -rf "$g"
 }
 
