@@ -450,7 +450,7 @@ check_skill_info_ans(const struct msg_skill_info_ans *a)
 	    a->frontmatter_len > 0 && a->frontmatter_len <= SKILL_INFO_FM_MAX);
 	CHECK(strlen(a->body) <= SKILL_INFO_BODY_MAX);
 	for (i = 0; i < a->ncommands; i++)
-		CHECK(ident_valid(a->commands[i].name, NAME_MAX_LEN));
+		CHECK(command_name_valid(a->commands[i].name, COMMAND_MAX_LEN));
 	for (i = 0; i < a->nrefs; i++) {
 		const struct msg_info_ref *f = &a->refs[i];
 		CHECK(strncmp(f->path, "references/", 11) == 0 &&
