@@ -402,6 +402,17 @@ fmt_path(char *out, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+char **
+strarr_dup(char *const *v, size_t n)
+{
+	char **c = xcalloc(n + 1, sizeof(char *));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
 void
 strarr_free(char **v, size_t n)
 {

@@ -61,6 +61,8 @@ int hex_lower_n(const char *s, size_t n);
 int sha256_fd(int fd, char *hex);
 /* The sha256 (hex, 65 bytes) of len bytes at p: -1 on error. */
 int sha256_mem(const void *p, size_t len, char *hex);
+/* A copy of n strings, NULL-ended (strarr_free frees it). */
+char **strarr_dup(char *const *v, size_t n);
 /* Free n strings and the array holding them (NULL is fine). */
 void strarr_free(char **v, size_t n);
 /* snprintf that reports truncation: -1 if the result did not fit. */

@@ -433,7 +433,7 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
     const struct decision *d, struct grant *g)
 {
 	uint8_t rnd[GRANT_ID_LEN / 2];
-	size_t i, k;
+	size_t k;
 
 	memset(g, 0, sizeof(*g));
 	if (random_bytes(rnd, sizeof(rnd)) == -1)
@@ -444,14 +444,11 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	g->command = xstrdup(d->cmd->name);
 	g->skill_dir = xstrdup(d->skill->dir);
 	g->entry = xstrdup(d->cmd->path);
-	g->args = xcalloc(req->nargs + 1, sizeof(char *));
-	for (i = 0; i < req->nargs; i++)
-		g->args[i] = xstrdup(req->args[i]);
+	g->args = strarr_dup(req->args, req->nargs);
 	g->nargs = req->nargs;
 	for (k = 0; k < PERM__COUNT; k++) {
-		g->perm[k] = xcalloc(d->skill->perms.n[k] + 1, sizeof(char *));
-		for (i = 0; i < d->skill->perms.n[k]; i++)
-			g->perm[k][i] = xstrdup(d->skill->perms.v[k][i]);
+		g->perm[k] =
+		    strarr_dup(d->skill->perms.v[k], d->skill->perms.n[k]);
 		g->nperm[k] = d->skill->perms.n[k];
 	}
 	grant_env(req, d, g);
@@ -461,9 +458,7 @@ grant_build(const struct policy_env *pe, const struct msg_authz_req *req,
 	g->output_bytes = d->limits.output_bytes;
 	g->memory_mb = d->limits.memory_mb;
 	g->pids = d->limits.pids;
-	g->programs = xcalloc(d->nprograms + 1, sizeof(char *));
-	for (i = 0; i < d->nprograms; i++)
-		g->programs[i] = xstrdup(d->programs[i]);
+	g->programs = strarr_dup(d->programs, d->nprograms);
 	g->nprograms = d->nprograms;
 	g->interpreter = xstrdup(d->interpreter ? d->interpreter : "");
 	g->cwd = (uint64_t)d->cmd->cwd;

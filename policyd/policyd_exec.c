@@ -607,18 +607,6 @@ exec_memo_drop(struct exec_memo *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* A copy of a list of n strings, NULL-ended. */
-static char **
-exec_strarr_dup(char *const *v, size_t n)
-{
-	char **c = xcalloc(n + 1, sizeof(char *));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		c[i] = xstrdup(v[i]);
-	return c;
-}
-
 /* The entry of these arguments, if fresh; else resolved and kept. */
 int
 exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
@@ -637,7 +625,7 @@ exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
 	    memcmp(m->key, key, len) == 0 && now_ms >= m->at_ms &&
 	    now_ms - m->at_ms < EXEC_MEMO_MS) {
 		free(key);
-		*out = exec_strarr_dup(m->programs, m->nprograms);
+		*out = strarr_dup(m->programs, m->nprograms);
 		*nout = m->nprograms;
 		*interp_real =
 		    m->interp_real != NULL ? xstrdup(m->interp_real) : NULL;
@@ -652,7 +640,7 @@ exec_resolve_memo(uint64_t now_ms, const char *skill_dir, const char *entry,
 	m->key = key;
 	m->keylen = len;
 	m->at_ms = now_ms;
-	m->programs = exec_strarr_dup(*out, *nout);
+	m->programs = strarr_dup(*out, *nout);
 	m->nprograms = *nout;
 	m->interp_real = *interp_real != NULL ? xstrdup(*interp_real) : NULL;
 	return 0;

@@ -92,12 +92,8 @@ static size_t nprotected;
 void
 perms_protect(char *const *paths, size_t n)
 {
-	size_t i;
-
 	strarr_free(protected_paths, nprotected);
-	protected_paths = xcalloc(n + 1, sizeof(char *));
-	for (i = 0; i < n; i++)
-		protected_paths[i] = xstrdup(paths[i]);
+	protected_paths = strarr_dup(paths, n);
 	nprotected = n;
 }
 
@@ -335,14 +331,11 @@ perms_free(struct perms *p)
 void
 perms_copy(struct perms *dst, const struct perms *src)
 {
-	size_t i;
 	int k;
 
 	memset(dst, 0, sizeof(*dst));
 	for (k = 0; k < PERM__COUNT; k++) {
-		dst->v[k] = xcalloc(src->n[k] + 1, sizeof(char *));
-		for (i = 0; i < src->n[k]; i++)
-			dst->v[k][i] = xstrdup(src->v[k][i]);
+		dst->v[k] = strarr_dup(src->v[k], src->n[k]);
 		dst->n[k] = src->n[k];
 	}
 }

@@ -806,9 +806,7 @@ plan_every_call(const struct msg_prep *p, struct error *e)
 	int r = 0;
 
 	exec_prep(p);
-	sys_paths = xcalloc(p->nsys_paths + 1, sizeof(char *));
-	for (i = 0; i < p->nsys_paths; i++)
-		sys_paths[i] = xstrdup(p->sys_paths[i]);
+	sys_paths = strarr_dup(p->sys_paths, p->nsys_paths);
 	nsys_paths = p->nsys_paths;
 	for (i = 0; i < p->nsys_paths && r == 0; i++)
 		r = plan_system(&sys_binds, p->sys_paths[i], 1, e);

@@ -229,6 +229,29 @@ test_parse_uint(void **state)
 	assert_true(v == 12345);
 }
 
+/* A copy owns its strings: NULL-ended, equal, not the same storage. */
+static void
+test_strarr_dup(void **state)
+{
+	char a[] = "alpha", b[] = "";
+	char *v[] = {a, b};
+	char **c;
+
+	(void)state;
+	c = strarr_dup(v, 2);
+	assert_string_equal(c[0], "alpha");
+	assert_string_equal(c[1], "");
+	assert_null(c[2]);
+	assert_ptr_not_equal(c[0], a);
+	a[0] = 'A';
+	assert_string_equal(c[0], "alpha");
+	strarr_free(c, 2);
+	c = strarr_dup(NULL, 0);
+	assert_non_null(c);
+	assert_null(c[0]);
+	strarr_free(c, 0);
+}
+
 static void
 test_hex_encode(void **state)
 {
@@ -445,6 +468,7 @@ main(void)
 	    cmocka_unit_test(test_ident_valid),
 	    cmocka_unit_test(test_parse_uint),
 	    cmocka_unit_test(test_hex_encode),
+	    cmocka_unit_test(test_strarr_dup),
 	    cmocka_unit_test(test_path_normalize),
 	    cmocka_unit_test(test_mkdir_p),
 	    cmocka_unit_test(test_read_full_eof),
